@@ -1,0 +1,1 @@
+"""Analysis of Inspect logs: tables and statistics over many runs."""

@@ -1,0 +1,161 @@
+"""Expand cases x applicable interventions into scored tuples.
+
+Mirrors the CSS paper's Table 1: a tuple is *eligible* when the applicability filter
+passes; it is dropped as a *no-op* when the mutation leaves the packet unchanged, and as
+*incoherent* when the mutated record breaks a coherence rule (dates out of order, a
+stage that disagrees with metastatic status, ...). Only the rest are *scored*. Every
+drop is counted per intervention, never silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Literal
+
+from pydantic import ValidationError
+
+from clinical_cf.catalog.css.interventions import Catalog, Intervention
+from clinical_cf.catalog.css.mutate import MutationError, Packet, apply_regex, apply_structured, apply_structured_ops, render_case
+from clinical_cf.catalog.css.schema import Case
+
+MutationMode = Literal["regex", "structured"]
+
+
+@dataclass(frozen=True)
+class CSSTuple:
+    """One (case, intervention) pair with its baseline and counterfactual packets."""
+
+    case: Case
+    intervention: Intervention
+    baseline: Packet
+    counterfactual: Packet
+
+    @property
+    def id(self) -> str:
+        return f"{self.case.case_id}:{self.intervention.id}"
+
+
+@dataclass
+class InterventionCounts:
+    family: str
+    eligible: int = 0
+    noop: int = 0
+    incoherent: int = 0
+    scored: int = 0
+    incoherent_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Expansion:
+    tuples: list[CSSTuple]
+    counts: dict[str, InterventionCounts]
+    mode: MutationMode
+
+    def summary(self) -> dict[str, dict[str, int | str]]:
+        """Per-intervention counts, suitable for task metadata and the CLI table."""
+        return {
+            iid: {k: v for k, v in asdict(c).items() if k != "incoherent_reasons"} for iid, c in self.counts.items()
+        }
+
+
+def coherence_problems(case: Case) -> list[str]:
+    """Rules every (mutated) case must satisfy; see CLINICAL_CONTENT.md."""
+    problems: list[str] = []
+    record = case.record
+    if record is None:
+        return problems
+    if record.diagnosis_date > case.board_date:
+        problems.append("diagnosis after the board date")
+    if record.resection is not None:
+        if record.resection.date < record.diagnosis_date:
+            problems.append("resection before diagnosis")
+        if case.metastatic and "oligometast" not in (record.resection.pathology or "").lower():
+            problems.append("metastatic disease recorded as resected without an oligometastatic resection")
+    for line in record.treatment_lines:
+        if line.start < record.diagnosis_date:
+            problems.append(f"{line.regimen} starts before diagnosis")
+        if line.end is not None and line.end < line.start:
+            problems.append(f"{line.regimen} ends before it starts")
+        setting = line.setting.lower()
+        if "adjuvant" in setting and "neoadjuvant" not in setting:
+            if record.resection is None or line.start < record.resection.date:
+                problems.append(f"adjuvant {line.regimen} without a preceding resection")
+    return problems
+
+
+def _baseline(case: Case, mode: MutationMode, scale: float) -> Packet:
+    if mode == "structured" or scale != 1.0:
+        return render_case(case, scale=scale)
+    return Packet(dict(case.sections))
+
+
+def _structured_counterfactual(case: Case, intervention: Intervention, scale: float) -> tuple[Packet | None, str | None]:
+    """The structured counterfactual, or the reason it is incoherent."""
+    try:
+        mutated = apply_structured_ops(case, intervention)
+    except ValidationError as ex:
+        return None, "; ".join(e["msg"] for e in ex.errors())
+    problems = coherence_problems(mutated)
+    if problems:
+        return None, "; ".join(problems)
+    return apply_structured(case, intervention, scale=scale), None
+
+
+def expand_tuples(
+    cases: Iterable[Case],
+    catalog: Catalog,
+    mode: MutationMode = "regex",
+    scale: float = 1.0,
+    families: Iterable[str] | None = None,
+) -> Expansion:
+    """Expand cases into tuples for the selected families, counting every drop."""
+    wanted = set(families) if families is not None else None
+    interventions = [i for i in catalog.interventions if wanted is None or i.family in wanted]
+    counts = {i.id: InterventionCounts(family=i.family) for i in interventions}
+    tuples: list[CSSTuple] = []
+    for case in cases:
+        baseline: Packet | None = None
+        for intervention in interventions:
+            if not intervention.applies_to.matches(case):
+                continue
+            count = counts[intervention.id]
+            count.eligible += 1
+            baseline = baseline or _baseline(case, mode, scale)
+
+            structured: Packet | None = None
+            if case.record is not None and intervention.structured:
+                structured, reason = _structured_counterfactual(case, intervention, scale)
+                if reason is not None:
+                    count.incoherent += 1
+                    count.incoherent_reasons.append(f"{case.case_id}: {reason}")
+                    continue
+            elif mode == "structured":
+                raise MutationError(
+                    f"structured mode needs a record on case '{case.case_id}' and structured ops on "
+                    f"intervention '{intervention.id}'"
+                )
+
+            counterfactual = structured if mode == "structured" else apply_regex(case, intervention, baseline)
+            assert counterfactual is not None
+            if counterfactual == baseline:
+                count.noop += 1
+                continue
+            count.scored += 1
+            tuples.append(CSSTuple(case, intervention, baseline, counterfactual))
+    return Expansion(tuples, counts, mode)
+
+
+def mode_differences(cases: list[Case], catalog: Catalog, families: Iterable[str] | None = None) -> dict[str, int]:
+    """How many tuples' counterfactual packets differ between regex and structured mode."""
+    regex = {t.id: t.counterfactual.text for t in expand_tuples(cases, catalog, "regex", families=families).tuples}
+    structured = {
+        t.id: t.counterfactual.text for t in expand_tuples(cases, catalog, "structured", families=families).tuples
+    }
+    ids = set(regex) | set(structured)
+    return {
+        "tuples_regex": len(regex),
+        "tuples_structured": len(structured),
+        "only_regex": len(set(regex) - set(structured)),
+        "only_structured": len(set(structured) - set(regex)),
+        "differ": sum(1 for i in ids if regex.get(i) != structured.get(i)),
+    }

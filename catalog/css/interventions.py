@@ -1,0 +1,286 @@
+"""The pre-registered CSS intervention catalog: schema, loading and validation.
+
+Each intervention carries the CSS paper's five fields (applicability filter, mutation
+rule, expected change, scoring rule, family) plus id, rationale and source. The regex
+`mutation` acts on the packet text; the optional `structured` ops act on the patient
+record and re-render the packet (`mutation_mode=structured`).
+
+Text templates (`text`, `replacement`, structured string params) may use
+`{board_date}`, any name declared under `dates` (days relative to the board date) and
+any name declared under `values` (chosen per case by the first matching `when` filter).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName
+from clinical_cf.catalog.errors import CatalogError, validation_errors
+
+Family = Literal["A", "B", "C", "D", "E", "N"]
+
+FAMILY_NAMES: dict[str, str] = {
+    "A": "biomarker flip",
+    "B": "prior treatment failure",
+    "C": "biomarker strip",
+    "D": "surgery status",
+    "E": "stage perturbation",
+    "N": "negative control",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Applicability(_Strict):
+    """Which cases an intervention applies to; every given condition must hold."""
+
+    cancer_types: list[CancerType] | None = None
+    sex: Literal["F", "M"] | None = None
+    metastatic: bool | None = None
+    resected: bool | None = None
+    stages: list[str] | None = Field(default=None, description="Stage-group prefixes, e.g. ['II', 'III'].")
+    biomarkers: dict[str, BiomarkerStatus | list[BiomarkerStatus]] | None = Field(
+        default=None, description="Marker -> required status (or any of a list). A marker absent from the case is 'not_tested'."
+    )
+    min_prior_lines: int | None = Field(default=None, ge=0)
+    max_prior_lines: int | None = Field(default=None, ge=0)
+    packet_matches: str | None = Field(default=None, description="Regex the packet text must match.")
+    packet_excludes: str | None = Field(default=None, description="Regex the packet text must not match.")
+
+    @field_validator("packet_matches", "packet_excludes")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            _compile(value)
+        return value
+
+    def matches(self, case: Case) -> bool:
+        if self.cancer_types is not None and case.cancer_type not in self.cancer_types:
+            return False
+        if self.sex is not None and case.sex != self.sex:
+            return False
+        if self.metastatic is not None and case.metastatic != self.metastatic:
+            return False
+        if self.resected is not None and case.resected != self.resected:
+            return False
+        if self.stages is not None and not any(_stage_has_prefix(case.stage, s) for s in self.stages):
+            return False
+        for name, wanted in (self.biomarkers or {}).items():
+            status = case.biomarkers.get(name, "not_tested")
+            allowed = wanted if isinstance(wanted, list) else [wanted]
+            if status not in allowed:
+                return False
+        if self.min_prior_lines is not None and case.prior_lines < self.min_prior_lines:
+            return False
+        if self.max_prior_lines is not None and case.prior_lines > self.max_prior_lines:
+            return False
+        if self.packet_matches is not None and not re.search(self.packet_matches, case.packet):
+            return False
+        if self.packet_excludes is not None and re.search(self.packet_excludes, case.packet):
+            return False
+        return True
+
+
+def _stage_has_prefix(stage: str, prefix: str) -> bool:
+    # "I" must not match "II"/"III"/"IV": the character after the roman numeral must not be I or V.
+    if not stage.startswith(prefix):
+        return False
+    rest = stage[len(prefix) :]
+    return not rest[:1] in ("I", "V")
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as ex:
+        raise ValueError(f"invalid regex {pattern!r}: {ex}") from None
+
+
+class ReplaceOp(_Strict):
+    """Replace every match of `pattern` (Python `re.sub`, backrefs allowed) in the chosen sections."""
+
+    op: Literal["replace"]
+    pattern: str
+    replacement: str
+    sections: list[SectionName] | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        _compile(value)
+        return value
+
+
+class DeleteOp(_Strict):
+    """Delete every match of `pattern` in the chosen sections."""
+
+    op: Literal["delete"]
+    pattern: str
+    sections: list[SectionName] | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        _compile(value)
+        return value
+
+
+class InsertOp(_Strict):
+    """Insert `text` at the start or end of one section, or after the first match of `after`."""
+
+    op: Literal["insert"]
+    section: SectionName
+    text: str
+    position: Literal["start", "end"] = "end"
+    after: str | None = None
+
+    @field_validator("after")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            _compile(value)
+        return value
+
+
+class ReorderOp(_Strict):
+    """Present the sections in another order (a meaning-preserving control)."""
+
+    op: Literal["reorder"]
+    order: list[SectionName]
+
+    @field_validator("order")
+    @classmethod
+    def _permutation(cls, value: list[str]) -> list[str]:
+        if sorted(value) != sorted(SECTIONS):
+            raise ValueError(f"order must list each of the ten sections once: {', '.join(SECTIONS)}")
+        return value
+
+
+MutationOp = Annotated[Union[ReplaceOp, DeleteOp, InsertOp, ReorderOp], Field(discriminator="op")]
+
+
+class StructuredOp(_Strict):
+    """An operation on the patient record (see `catalog.css.mutate.STRUCTURED_OPS`)."""
+
+    op: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ConditionalValue(_Strict):
+    when: Applicability | None = None
+    value: str
+
+
+class Intervention(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    family: Family
+    title: str
+    applies_to: Applicability
+    mutation: list[MutationOp] = Field(min_length=1)
+    structured: list[StructuredOp] | None = None
+    expected_change: str = Field(min_length=10)
+    scoring_rule: str | None = None
+    rationale: str = Field(min_length=10)
+    source: str = Field(min_length=3)
+    dates: dict[str, int] = Field(default_factory=dict, description="Template name -> days relative to the board date.")
+    values: dict[str, list[ConditionalValue]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _templates_resolve(self) -> "Intervention":
+        known = {"board_date", *self.dates, *self.values}
+        for field, text in self._templates():
+            for _, name, _, _ in string.Formatter().parse(text):
+                if name is not None and name not in known:
+                    raise ValueError(f"{field}: unknown template field '{{{name}}}' (known: {', '.join(sorted(known))})")
+        for name, options in self.values.items():
+            if not options or options[-1].when is not None:
+                raise ValueError(f"values.{name}: the last option must have no 'when' (the default)")
+        from clinical_cf.catalog.css.mutate import STRUCTURED_OPS  # late import: mutate imports this module
+
+        for i, op in enumerate(self.structured or []):
+            if op.op not in STRUCTURED_OPS:
+                raise ValueError(f"structured[{i}].op: unknown op '{op.op}' (known: {', '.join(STRUCTURED_OPS)})")
+        return self
+
+    def _templates(self) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = [("expected_change", self.expected_change)]
+        for i, op in enumerate(self.mutation):
+            if isinstance(op, InsertOp):
+                out.append((f"mutation[{i}].text", op.text))
+            elif isinstance(op, ReplaceOp):
+                out.append((f"mutation[{i}].replacement", op.replacement))
+        for i, sop in enumerate(self.structured or []):
+            for key, val in sop.params.items():
+                if isinstance(val, str):
+                    out.append((f"structured[{i}].params.{key}", val))
+        return out
+
+    def expected_change_for(self, case: Case) -> str:
+        return self.expected_change.format_map(self.template_values(case))
+
+    def template_values(self, case: Case) -> dict[str, str]:
+        """Resolve this intervention's template fields for one case."""
+        resolved: dict[str, str] = {"board_date": case.board_date.isoformat()}
+        for name, offset in self.dates.items():
+            resolved[name] = (case.board_date + timedelta(days=offset)).isoformat()
+        for name, options in self.values.items():
+            resolved[name] = next(o.value for o in options if o.when is None or o.when.matches(case))
+        return resolved
+
+
+class Catalog(_Strict):
+    version: int
+    name: str
+    description: str
+    scoring_rule: str = Field(min_length=10, description="Default {0, 0.5, 1} rule the judge sees.")
+    interventions: list[Intervention] = Field(min_length=1)
+
+    def by_id(self, intervention_id: str) -> Intervention:
+        for item in self.interventions:
+            if item.id == intervention_id:
+                return item
+        raise KeyError(intervention_id)
+
+    def scoring_rule_for(self, intervention: Intervention) -> str:
+        return intervention.scoring_rule or self.scoring_rule
+
+
+def load_catalog(path: str | Path) -> Catalog:
+    """Load and validate an intervention catalog; errors name the file, entry id and field."""
+    path = Path(path)
+    if not path.exists():
+        raise CatalogError(path, "file not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as ex:
+        raise CatalogError(path, f"not valid YAML: {ex}") from None
+    if not isinstance(raw, dict):
+        raise CatalogError(path, "top level must be a mapping with 'interventions'")
+    entries = raw.get("interventions")
+    if not isinstance(entries, list):
+        raise CatalogError(path, "'interventions' must be a list", field="interventions")
+
+    # Validate entry by entry so an error names the intervention id, not a list index.
+    seen: set[str] = set()
+    for index, entry in enumerate(entries):
+        entry_id = str(entry.get("id")) if isinstance(entry, dict) and entry.get("id") else f"#{index}"
+        try:
+            Intervention.model_validate(entry)
+        except ValidationError as ex:
+            raise validation_errors(path, entry_id, ex) from None
+        if entry_id in seen:
+            raise CatalogError(path, "duplicate intervention id", entry=entry_id, field="id")
+        seen.add(entry_id)
+    try:
+        return Catalog.model_validate(raw)
+    except ValidationError as ex:
+        raise validation_errors(path, None, ex) from None

@@ -1,0 +1,267 @@
+"""Apply an intervention to a case, in either mutation mode.
+
+`regex` (the CSS paper's mode) edits the packet text section by section; a fact stated
+in a wording the pattern misses stays unchanged (the paper's "incomplete propagation").
+`structured` edits the patient record and re-renders every section from it, so the change
+reaches each place that states the fact. Both return a `Packet`; a packet equal to the
+original is a no-op.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any, Callable
+
+from clinical_cf.catalog.css.interventions import DeleteOp, InsertOp, Intervention, ReorderOp, ReplaceOp
+from clinical_cf.catalog.css.schema import (
+    SECTIONS,
+    Biomarker,
+    Case,
+    PatientRecord,
+    Resection,
+    TreatmentLine,
+    render_sections,
+)
+
+
+@dataclass(frozen=True)
+class Packet:
+    """A packet's sections and the order they are presented in."""
+
+    sections: dict[str, str]
+    order: tuple[str, ...] = SECTIONS
+
+    @property
+    def text(self) -> str:
+        return render_sections(self.sections, self.order)
+
+
+class MutationError(ValueError):
+    """An intervention could not be applied to a case (names both)."""
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    return text.format_map(values)
+
+
+def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = None) -> Packet:
+    """Apply the intervention's text mutation rules to the case's packet."""
+    packet = packet or Packet(dict(case.sections))
+    values = intervention.template_values(case)
+    sections = dict(packet.sections)
+    order = packet.order
+    for op in intervention.mutation:
+        if isinstance(op, ReplaceOp | DeleteOp):
+            pattern = re.compile(op.pattern)
+            replacement = _fill(op.replacement, values) if isinstance(op, ReplaceOp) else ""
+            for name in op.sections or SECTIONS:
+                if name in sections:
+                    sections[name] = pattern.sub(replacement, sections[name])
+        elif isinstance(op, InsertOp):
+            sections[op.section] = _insert(sections.get(op.section, ""), op, _fill(op.text, values))
+        elif isinstance(op, ReorderOp):
+            order = tuple(op.order)
+    return Packet({k: _tidy(v) for k, v in sections.items()}, order)
+
+
+def _insert(section: str, op: InsertOp, text: str) -> str:
+    if op.after is not None:
+        match = re.search(op.after, section)
+        if match:
+            return section[: match.end()] + "\n" + text + section[match.end() :]
+    if op.position == "start":
+        return text + "\n" + section
+    return section.rstrip("\n") + "\n" + text
+
+
+def _tidy(text: str) -> str:
+    """Clean what deletions leave behind: doubled spaces, orphan separators, empty bullets."""
+    lines = []
+    for line in text.split("\n"):
+        line = re.sub(r"[ \t]{2,}", " ", line)
+        line = re.sub(r"\(\s*[,;]?\s*\)", "", line)
+        line = re.sub(r"([,;:])(?:\s*[,;])+", r"\1", line)
+        line = re.sub(r"\s*[,;]\s*([.)])", r"\1", line)
+        line = re.sub(r"(?<=[.:])(?:\s*[.,;])+", "", line)
+        line = re.sub(r" +([,.;])", r"\1", line)
+        line = re.sub(r"^(\s*(?:[-*•]\s*)?)[,;.]\s*", r"\1", line)
+        if line.strip() in ("", "-", "*", "•") and line != "" and line.strip() != "":
+            continue
+        lines.append(line.rstrip() if line.strip() else line)
+    return "\n".join(lines)
+
+
+# --- structured mode -------------------------------------------------------------------
+
+
+def _days(case: Case, offset: int) -> date:
+    return case.board_date + timedelta(days=offset)
+
+
+def _set_biomarker(case: Case, values: dict[str, str], name: str, status: str, result: str, method: str | None = None) -> Case:
+    record = _record(case)
+    markers = [m for m in record.biomarkers if m.name != name]
+    old = next((m for m in record.biomarkers if m.name == name), None)
+    new = Biomarker(
+        name=name,
+        status=status,  # type: ignore[arg-type]
+        result=_fill(result, values),
+        method=method or (old.method if old else None),
+        date=old.date if old else case.board_date - timedelta(days=30),
+    )
+    index = next((i for i, m in enumerate(record.biomarkers) if m.name == name), len(markers))
+    markers.insert(index, new)
+    return _update(case, {"biomarkers": {**case.biomarkers, name: status}}, {"biomarkers": markers})
+
+
+def _remove_biomarkers(case: Case, values: dict[str, str], names: list[str]) -> Case:
+    record = _record(case)
+    return _update(
+        case,
+        {"biomarkers": {k: v for k, v in case.biomarkers.items() if k not in names}},
+        {"biomarkers": [m for m in record.biomarkers if m.name not in names]},
+    )
+
+
+def _add_treatment_line(
+    case: Case,
+    values: dict[str, str],
+    regimen: str,
+    setting: str,
+    start_days: int,
+    end_days: int | None,
+    outcome: str,
+    note: str | None = None,
+    counts_as_prior_line: bool = True,
+) -> Case:
+    record = _record(case)
+    line = TreatmentLine(
+        regimen=_fill(regimen, values),
+        setting=setting,
+        start=_days(case, start_days),
+        end=_days(case, end_days) if end_days is not None else None,
+        outcome=outcome,  # type: ignore[arg-type]
+        note=_fill(note, values) if note else None,
+    )
+    # A line that was ongoing when the new one started has, by then, ended.
+    lines = [
+        l.model_copy(update={"outcome": "progression", "end": line.start}) if l.outcome == "ongoing" else l
+        for l in record.treatment_lines
+    ]
+    prior = case.prior_lines + (1 if counts_as_prior_line else 0)
+    return _update(case, {"prior_lines": prior}, {"treatment_lines": [*lines, line]})
+
+
+def _remove_resection(case: Case, values: dict[str, str]) -> Case:
+    record = _record(case)
+    # Without a resection there was no adjuvant therapy either.
+    lines = [l for l in record.treatment_lines if not _is_adjuvant(l.setting)]
+    return _update(case, {"resected": False}, {"resection": None, "treatment_lines": lines})
+
+
+def _is_adjuvant(setting: str) -> bool:
+    return "adjuvant" in setting.lower() and "neoadjuvant" not in setting.lower()
+
+
+def _add_resection(
+    case: Case, values: dict[str, str], procedure: str, days: int, margin: str = "R0", pathology: str | None = None
+) -> Case:
+    resection = Resection(
+        procedure=_fill(procedure, values),
+        date=_days(case, days),
+        margin=margin,
+        pathology=_fill(pathology, values) if pathology else None,
+    )
+    return _update(case, {"resected": True}, {"resection": resection})
+
+
+def _set_stage(
+    case: Case, values: dict[str, str], stage: str, tnm: str | None = None, metastatic_sites: list[str] | None = None
+) -> Case:
+    metastatic = stage.startswith("IV")
+    if tnm is None:
+        # Keep T and N; only the M category follows the new stage group.
+        tnm = re.sub(r"M[01][a-d]?$", "M1" if metastatic else "M0", _record(case).tnm)
+    return _update(
+        case,
+        {"stage": stage, "metastatic": metastatic},
+        {"tnm": _fill(tnm, values), "metastatic_sites": list(metastatic_sites or [])},
+    )
+
+
+def _add_encounter(case: Case, values: dict[str, str], kind: str, author: str, note: str, days: int) -> Case:
+    from clinical_cf.catalog.css.schema import Encounter
+
+    record = _record(case)
+    encounter = Encounter(date=_days(case, days), kind=kind, author=author, note=_fill(note, values))
+    encounters = sorted([*record.encounters, encounter], key=lambda e: e.date)
+    return _update(case, {}, {"encounters": encounters})
+
+
+def _render_option(case: Case, values: dict[str, str], **_: Any) -> Case:
+    # Presentation-only ops (date format, section order) change no fact; see `render_options`.
+    return case
+
+
+STRUCTURED_OPS: dict[str, Callable[..., Case]] = {
+    "set_biomarker": _set_biomarker,
+    "remove_biomarkers": _remove_biomarkers,
+    "add_treatment_line": _add_treatment_line,
+    "remove_resection": _remove_resection,
+    "add_resection": _add_resection,
+    "set_stage": _set_stage,
+    "add_encounter": _add_encounter,
+    "render": _render_option,
+}
+"""Structured ops by name; YAML `params` are passed as keyword arguments."""
+
+
+def _record(case: Case) -> PatientRecord:
+    if case.record is None:
+        raise MutationError(f"case '{case.case_id}' has no structured record; structured mode needs one")
+    return case.record
+
+
+def _update(case: Case, facts: dict[str, Any], record: dict[str, Any]) -> Case:
+    new_record = _record(case).model_copy(update=record)
+    return case.model_copy(update={**facts, "record": new_record})
+
+
+def apply_structured_ops(case: Case, intervention: Intervention) -> Case:
+    """Apply the intervention's structured ops to the case's facts and record."""
+    if not intervention.structured:
+        raise MutationError(f"intervention '{intervention.id}' has no 'structured' ops")
+    values = intervention.template_values(case)
+    for op in intervention.structured:
+        try:
+            case = STRUCTURED_OPS[op.op](case, values, **op.params)
+        except TypeError as ex:
+            raise MutationError(f"intervention '{intervention.id}', structured op '{op.op}': {ex}") from None
+    # Re-validate: the mutated case must still satisfy the schema's coherence rules.
+    return Case.model_validate(case.model_dump())
+
+
+def render_options(intervention: Intervention) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    for op in intervention.structured or []:
+        if op.op == "render":
+            opts.update(op.params)
+    return opts
+
+
+def render_case(case: Case, scale: float = 1.0, date_format: str = "iso", order: tuple[str, ...] = SECTIONS) -> Packet:
+    """Render a case's packet from its record (structured mode and the `scale` knob)."""
+    from clinical_cf.catalog.css.render import render_case_sections
+
+    if case.record is None:
+        raise MutationError(f"case '{case.case_id}' has no structured record; it cannot be re-rendered")
+    return Packet(render_case_sections(case, scale=scale, date_format=date_format), order)  # type: ignore[arg-type]
+
+
+def apply_structured(case: Case, intervention: Intervention, scale: float = 1.0) -> Packet:
+    mutated = apply_structured_ops(case, intervention)
+    opts = render_options(intervention)
+    order = tuple(opts.get("order", SECTIONS))
+    return render_case(mutated, scale=scale, date_format=opts.get("date_format", "iso"), order=order)

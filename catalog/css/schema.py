@@ -1,0 +1,271 @@
+"""Schema of a CSS tumor-board case.
+
+A case is what a user brings (or what `catalog.css.cohort` generates): the ten chart
+sections of a packet, the key facts that intervention applicability filters read, and
+the consensus treatments that CMS scores against. A structured `record` is optional;
+when present, `mutation_mode=structured` applies interventions to it and re-renders the
+packet, so the change reaches every section that states the fact.
+
+Run `clinical-cf schema css-case` to print this schema as JSON Schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from clinical_cf.catalog.errors import CatalogError, validation_errors
+
+SECTIONS: tuple[str, ...] = (
+    "demographics",
+    "diagnoses",
+    "biomarkers",
+    "medications",
+    "procedures",
+    "encounters",
+    "labs",
+    "vitals",
+    "allergies",
+    "overview",
+)
+"""The ten chart sections of the CSS paper's agent tool, in packet order."""
+
+SectionName = Literal[
+    "demographics",
+    "diagnoses",
+    "biomarkers",
+    "medications",
+    "procedures",
+    "encounters",
+    "labs",
+    "vitals",
+    "allergies",
+    "overview",
+]
+
+CancerType = Literal[
+    "breast",
+    "nsclc",
+    "colorectal",
+    "pancreatic",
+    "gastric",
+    "melanoma",
+    "ovarian",
+    "prostate",
+]
+
+BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
+
+ConsensusLabel = Literal["strong", "tacit", "mixed", "refusal"]
+
+DecisionDriver = Literal[
+    "biomarker",
+    "stage",
+    "resection_status",
+    "prior_line",
+    "performance_status",
+    "histology",
+    "castration_status",
+    "comorbidity",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Biomarker(_Strict):
+    name: str = Field(description="Canonical marker name: HER2, ER, PR, EGFR, ALK, ROS1, KRAS, PD-L1, MSI, BRAF, BRCA1, BRCA2, HRD, NRAS, Ki-67 ...")
+    status: BiomarkerStatus
+    result: str = Field(description="The result as reported, e.g. 'IHC 3+', 'exon 19 deletion', 'TPS 80%'.")
+    method: str | None = Field(default=None, description="IHC, FISH, NGS, PCR ...")
+    date: date
+
+
+class Resection(_Strict):
+    procedure: str = Field(description="e.g. 'pancreaticoduodenectomy (Whipple)', 'right hemicolectomy'.")
+    date: date
+    margin: str | None = Field(default=None, description="R0, R1, R2")
+    pathology: str | None = Field(default=None, description="Pathologic stage and key findings, e.g. 'ypT2N1 (3/18 LN)'.")
+
+
+class TreatmentLine(_Strict):
+    regimen: str
+    setting: str = Field(description="neoadjuvant, adjuvant, first-line metastatic, second-line ...")
+    start: date
+    end: date | None = None
+    outcome: Literal["ongoing", "completed", "progression", "toxicity", "stopped"] = "completed"
+    note: str | None = None
+
+
+class Medication(_Strict):
+    name: str
+    dose: str
+    start: date | None = None
+    indication: str | None = None
+
+
+class LabResult(_Strict):
+    date: date
+    name: str
+    value: float
+    unit: str
+    flag: Literal["H", "L", ""] = ""
+
+
+class Vitals(_Strict):
+    date: date
+    systolic: int
+    diastolic: int
+    heart_rate: int
+    temperature_c: float
+    weight_kg: float
+    spo2: int
+
+
+class Encounter(_Strict):
+    date: date
+    kind: str = Field(description="e.g. 'Medical oncology consult', 'Surgical oncology f/u', 'Radiology'.")
+    author: str
+    note: str
+
+
+class PatientRecord(_Strict):
+    """The structured chart a packet is rendered from."""
+
+    name: str = Field(description="Synthetic name; never a real patient.")
+    mrn: str = Field(description="Synthetic medical record number.")
+    histology: str
+    primary_site: str
+    diagnosis_date: date
+    tnm: str
+    metastatic_sites: list[str] = Field(default_factory=list)
+    ecog: int = Field(ge=0, le=4)
+    castration_status: Literal["sensitive", "resistant"] | None = None
+    biomarkers: list[Biomarker]
+    resection: Resection | None = None
+    treatment_lines: list[TreatmentLine] = Field(default_factory=list)
+    medications: list[Medication] = Field(default_factory=list)
+    allergies: list[str] = Field(default_factory=list)
+    comorbidities: list[str] = Field(default_factory=list)
+    labs: list[LabResult] = Field(default_factory=list)
+    vitals: list[Vitals] = Field(default_factory=list)
+    encounters: list[Encounter] = Field(default_factory=list)
+    board_question: str
+
+
+class ConsensusTreatment(_Strict):
+    """A ground-truth tumor-board recommendation with its consensus label."""
+
+    treatment: str = Field(description="As a tumor board would write it, e.g. 'adjuvant capecitabine'.")
+    label: ConsensusLabel
+    driver: DecisionDriver = Field(description="The decision driver the label follows.")
+    rationale: str = Field(min_length=10, description="One line naming the guideline logic.")
+    match: list[str] | None = Field(
+        default=None,
+        description="Lexicon concept ids that must all appear in one recommendation for CMS to count it as "
+        "covered; derived from `treatment` through the lexicon when omitted.",
+    )
+
+
+class Case(_Strict):
+    """One tumor-board case: key facts, the ten-section packet and its consensus treatments."""
+
+    case_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    cancer_type: CancerType
+    sex: Literal["F", "M"]
+    age: int = Field(ge=18, le=100)
+    stage: str = Field(pattern=r"^(0|I|II|III|IV)[A-C]?[0-9]?$", description="AJCC stage group, e.g. 'IIIA', 'IV'.")
+    metastatic: bool
+    resected: bool
+    prior_lines: int = Field(ge=0, description="Lines of systemic therapy given for advanced/metastatic disease.")
+    biomarkers: dict[str, BiomarkerStatus] = Field(description="Canonical marker name -> status.")
+    board_date: date = Field(description="Date of the tumor board; dated insertions are placed relative to it.")
+    sections: dict[SectionName, str]
+    consensus: list[ConsensusTreatment] = Field(min_length=1)
+    record: PatientRecord | None = None
+    source: str = Field(default="synthetic", description="Provenance; only synthetic data belongs in this repo.")
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "Case":
+        missing = [name for name in SECTIONS if name not in self.sections]
+        if missing:
+            raise ValueError(f"sections missing: {', '.join(missing)}")
+        if self.cancer_type == "prostate" and self.sex != "M":
+            raise ValueError("prostate cancer in a record whose sex is not M")
+        if self.cancer_type == "ovarian" and self.sex != "F":
+            raise ValueError("ovarian cancer in a record whose sex is not F")
+        if self.metastatic != self.stage.startswith("IV"):
+            raise ValueError(f"metastatic={self.metastatic} disagrees with stage {self.stage}")
+        if self.record is not None:
+            if (self.record.resection is not None) != self.resected:
+                raise ValueError("resected disagrees with record.resection")
+            if self.record.castration_status is not None and self.cancer_type != "prostate":
+                raise ValueError("castration_status set on a non-prostate record")
+        return self
+
+    @property
+    def split(self) -> Literal["dev", "test"]:
+        return case_split(self.case_id)
+
+    @property
+    def packet(self) -> str:
+        return render_sections(self.sections)
+
+
+def case_split(case_id: str) -> Literal["dev", "test"]:
+    """Fixed dev/test split from a hash of the case id: 30% dev, 70% test.
+
+    Hashing the id (not the row order) keeps a case in the same split when a cohort
+    is extended or a user's file is reordered.
+    """
+    bucket = int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16) % 100
+    return "dev" if bucket < 30 else "test"
+
+
+def render_sections(sections: dict[str, str], order: tuple[str, ...] = SECTIONS) -> str:
+    """Join chart sections into one packet with a header per section."""
+    parts = []
+    for name in order:
+        if name in sections:
+            parts.append(f"=== {name.upper()} ===\n{sections[name].strip()}\n")
+    return "\n".join(parts)
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Load and validate a JSONL file of cases; errors name the file, line/case id and field."""
+    path = Path(path)
+    if not path.exists():
+        raise CatalogError(path, "file not found")
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as ex:
+            raise CatalogError(path, f"line {lineno} is not valid JSON ({ex.msg})") from None
+        entry = raw.get("case_id") if isinstance(raw, dict) else None
+        entry = str(entry) if entry is not None else f"line {lineno}"
+        try:
+            case = Case.model_validate(raw)
+        except ValidationError as ex:
+            raise validation_errors(path, entry, ex) from None
+        if case.case_id in seen:
+            raise CatalogError(path, "duplicate case_id", entry=entry, field="case_id")
+        seen.add(case.case_id)
+        cases.append(case)
+    if not cases:
+        raise CatalogError(path, "no cases in file")
+    return cases
+
+
+def case_json_schema() -> dict:
+    """JSON Schema for one line of a cases file."""
+    return Case.model_json_schema()

@@ -1,0 +1,9 @@
+"""Inspect entry point: registers every public task so `inspect eval clinical_cf/<task>` works."""
+
+# ruff: noqa: F401
+from clinical_cf.tasks.css.css import css
+from clinical_cf.tasks.css_family_a.css_family_a import css_family_a
+from clinical_cf.tasks.css_family_b.css_family_b import css_family_b
+from clinical_cf.tasks.css_family_c.css_family_c import css_family_c
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+from clinical_cf.tasks.css_family_e.css_family_e import css_family_e

@@ -1,0 +1,1 @@
+"""Inspect scorers and metrics for the counterfactual suites."""

@@ -1,0 +1,121 @@
+"""Metrics for counterfactual suites: CSS over the intervention families, per-family
+scores, verdict shares, and case-level means for per-case quantities such as CMS.
+
+Negative controls (family "N") are scored by the same judge but kept out of CSS: their
+mean is reported as `control_stability`, next to CSS, so a model that moves on every edit
+cannot look responsive.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from inspect_ai.scorer import Metric, SampleScore, Value, metric, stderr
+
+CONTROL_FAMILY = "N"
+
+
+def _family(score: SampleScore) -> str:
+    return str((score.sample_metadata or {}).get("family", ""))
+
+
+def _interventional(scores: list[SampleScore]) -> list[SampleScore]:
+    return [s for s in scores if _family(s) != CONTROL_FAMILY]
+
+
+def _values(scores: list[SampleScore]) -> list[float]:
+    return [float(s.score.as_float()) for s in scores]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+@metric
+def css() -> Metric:
+    """Causal Sensitivity Score: mean judge score over tuples of families A-E."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _mean(_values(_interventional(scores)))
+
+    return compute
+
+
+@metric
+def css_stderr(cluster: str = "case_id") -> Metric:
+    """Standard error of CSS, clustered by case (tuples of one case are not independent)."""
+    clustered = stderr(cluster=cluster)
+
+    def compute(scores: list[SampleScore]) -> Value:
+        kept = _interventional(scores)
+        if len({(s.sample_metadata or {}).get(cluster) for s in kept}) < 2:
+            return float("nan")
+        return clustered(kept)
+
+    return compute
+
+
+@metric
+def family_css() -> Metric:
+    """Mean judge score per family (A-E, and N for the controls)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        groups: dict[str, list[float]] = defaultdict(list)
+        for s in scores:
+            groups[_family(s)].append(s.score.as_float())
+        return {f"family_{name}": _mean(values) for name, values in sorted(groups.items())}
+
+    return compute
+
+
+@metric
+def control_stability() -> Metric:
+    """Mean judge score on negative controls: 1.0 means the model never moved when it should not."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _mean(_values([s for s in scores if _family(s) == CONTROL_FAMILY]))
+
+    return compute
+
+
+@metric
+def verdict_shares() -> Metric:
+    """Shares of wrong (0), partial (0.5) and correct (1) verdicts over families A-E (paper Table 4)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        values = _values(_interventional(scores))
+        n = len(values)
+        if n == 0:
+            return {"wrong": float("nan"), "partial": float("nan"), "correct": float("nan")}
+        return {
+            "wrong": sum(1 for v in values if v == 0.0) / n,
+            "partial": sum(1 for v in values if v == 0.5) / n,
+            "correct": sum(1 for v in values if v == 1.0) / n,
+        }
+
+    return compute
+
+
+def mean_by_case(scores: list[SampleScore], cluster: str = "case_id") -> float:
+    """Mean over cases of a per-case quantity repeated on every tuple of the case.
+
+    CMS scores the baseline arm, which every tuple of a case shares; averaging samples
+    would weight a case by how many interventions apply to it.
+    """
+    per_case: dict[str, list[float]] = defaultdict(list)
+    for s in scores:
+        value = s.score.as_float()
+        if not math.isnan(value):
+            per_case[str((s.sample_metadata or {}).get(cluster))].append(value)
+    return _mean([_mean(v) for v in per_case.values()])
+
+
+@metric
+def cases(cluster: str = "case_id") -> Metric:
+    """Number of distinct cases scored."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return len({(s.sample_metadata or {}).get(cluster) for s in scores})
+
+    return compute

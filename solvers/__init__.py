@@ -1,0 +1,1 @@
+"""Inspect solvers: how a model under test produces the outputs a suite scores."""

@@ -1,0 +1,202 @@
+"""Two-stage single-shot tumor-board solver with a baseline arm shared across tuples.
+
+Stage 1 summarises the packet; stage 2 turns the summary into a structured list of
+recommendations (the CSS paper's pipeline). Each sample is one (case, intervention)
+tuple: the counterfactual arm runs on the mutated packet; the baseline arm runs on the
+unmodified packet and is generated once per case and epoch. Inspect's generate cache is
+what shares it: the first tuple of a case generates and caches, the others wait for it on
+a per-case lock and then read the cache, so every sample's transcript still shows the
+baseline calls (marked as cache hits) and `inspect score` can re-judge any sample alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from typing import Any
+
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import StoreModel
+from pydantic import BaseModel, Field
+
+SYSTEM_PROMPT = (
+    "You are a medical oncologist presenting cases at a multidisciplinary tumor board. "
+    "Base every statement on the patient's chart."
+)
+
+SUMMARY_PROMPT = """Summarise the patient packet below for the tumor board. Cover: diagnosis, histology and stage; biomarkers; surgical history; prior systemic therapy and response; performance status; relevant comorbidities, labs and allergies. State only what the chart says, and say when something is not documented. Do not recommend treatment yet.
+
+<packet>
+{packet}
+</packet>"""
+
+RECOMMEND_PROMPT = """Using your case summary, give the tumor board's treatment recommendations for this patient now.
+
+Reply with a JSON object only, in this form:
+{{"recommendations": [{{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}}],
+  "not_recommended": [{{"treatment": "<option the board should avoid>", "reason": "<one sentence>"}}]}}
+
+List recommendations in order of preference. Name drugs and regimens explicitly."""
+
+
+class Recommendation(BaseModel):
+    treatment: str
+    rationale: str = ""
+
+
+class ArmResult(BaseModel):
+    """What one arm (baseline or counterfactual) of a tuple produced."""
+
+    summary: str
+    raw: str
+    recommendations: list[Recommendation] = Field(default_factory=list)
+    not_recommended: list[Recommendation] = Field(default_factory=list)
+    parsed: bool = Field(description="True when the reply was the requested JSON; False when list items were recovered from text.")
+
+
+class CSSArms(StoreModel):
+    """Both arms of a CSS tuple, kept in the sample store for scorers and `inspect score`."""
+
+    baseline: ArmResult | None = None
+    counterfactual: ArmResult | None = None
+
+
+# One lock per (model, case packet, epoch) so concurrent tuples of a case generate the
+# baseline once and then read it from the generate cache.
+_baseline_locks: dict[tuple[str, str, int], asyncio.Lock] = {}
+
+
+@solver
+def two_stage_recommendations(baseline_cache: bool | CachePolicy = True) -> Solver:
+    """Generate baseline and counterfactual recommendations for a CSS tuple.
+
+    Args:
+        baseline_cache: Cache policy for the baseline arm. `True` (default) uses Inspect's
+            generate cache per epoch, so the baseline is generated once per case and epoch
+            and reused by every tuple of that case (and by later runs while the cache lasts).
+            `False` regenerates it for every tuple (the CSS paper's naive pipeline).
+    """
+    policy: CachePolicy | bool = (
+        CachePolicy(expiry="1W", per_epoch=True) if baseline_cache is True else baseline_cache
+    )
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        model = get_model()
+        arms = state.store_as(CSSArms)
+        baseline_packet: str = state.metadata["baseline_packet"]
+
+        key = (str(model), hashlib.sha256(baseline_packet.encode()).hexdigest(), state.epoch)
+        lock = _baseline_locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            arms.baseline, _ = await run_arm(model, baseline_packet, cache=policy)
+
+        arms.counterfactual, messages = await run_arm(model, state.input_text, cache=False)
+        state.messages = messages
+        state.output.completion = arms.counterfactual.raw
+        return state
+
+    return solve
+
+
+async def run_arm(model: Model, packet: str, cache: bool | CachePolicy) -> tuple[ArmResult, list[ChatMessage]]:
+    """Summary then recommendations for one packet; returns the result and the conversation."""
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=SYSTEM_PROMPT),
+        ChatMessageUser(content=SUMMARY_PROMPT.format(packet=packet)),
+    ]
+    summary = await model.generate(messages, cache=cache)
+    messages.append(ChatMessageAssistant(content=summary.completion))
+    # Stage 2 sees the summary, not the packet, as in the CSS paper's pipeline.
+    stage2: list[ChatMessage] = [
+        ChatMessageSystem(content=SYSTEM_PROMPT),
+        ChatMessageUser(content=f"Case summary:\n{summary.completion}\n\n{RECOMMEND_PROMPT}"),
+    ]
+    output = await model.generate(stage2, config=GenerateConfig(), cache=cache)
+    messages.extend([stage2[1], ChatMessageAssistant(content=output.completion)])
+    recommendations, not_recommended, parsed = parse_recommendations(output.completion)
+    return (
+        ArmResult(
+            summary=summary.completion,
+            raw=output.completion,
+            recommendations=recommendations,
+            not_recommended=not_recommended,
+            parsed=parsed,
+        ),
+        messages,
+    )
+
+
+_NEGATED = re.compile(r"^\s*(?:avoid|do not|don't|not recommended|no\b|against|contraindicated)", re.IGNORECASE)
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+(.*\S)", re.IGNORECASE)
+
+
+def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:
+    """Parse the stage-2 reply: the requested JSON, or list items recovered from prose."""
+    data = _first_json_object(text)
+    if isinstance(data, dict) and isinstance(data.get("recommendations"), list):
+        return _items(data["recommendations"]), _items(data.get("not_recommended") or []), True
+    recommended: list[Recommendation] = []
+    avoided: list[Recommendation] = []
+    for line in text.splitlines():
+        match = _ITEM.match(line)
+        if not match:
+            continue
+        item = match.group(1).strip().strip("*").strip()
+        parts = re.split(r"\s+[-–—]\s+|:\s+", item, maxsplit=1)
+        treatment, rationale = parts[0], (parts[1] if len(parts) > 1 else "")
+        target = avoided if _NEGATED.match(item) else recommended
+        target.append(Recommendation(treatment=treatment.strip(), rationale=rationale.strip()))
+    return recommended, avoided, False
+
+
+def _items(raw: list[Any]) -> list[Recommendation]:
+    out: list[Recommendation] = []
+    for item in raw:
+        if isinstance(item, str) and item.strip():
+            out.append(Recommendation(treatment=item.strip()))
+        elif isinstance(item, dict):
+            treatment = item.get("treatment") or item.get("name") or item.get("regimen")
+            if treatment:
+                reason = item.get("rationale") or item.get("reason") or ""
+                out.append(Recommendation(treatment=str(treatment), rationale=str(reason)))
+    return out
+
+
+def _first_json_object(text: str) -> Any:
+    """The first JSON object in `text`, tolerating code fences and surrounding prose."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def format_recommendations(arm: ArmResult | None) -> str:
+    """A numbered list for the judge and the viewer; the raw reply when nothing parsed."""
+    if arm is None:
+        return "(no output)"
+    if not arm.recommendations:
+        return f"(no list could be parsed; raw reply follows)\n{arm.raw.strip() or '(empty)'}"
+    lines = [
+        f"{i}. {r.treatment}" + (f" — {r.rationale}" if r.rationale else "")
+        for i, r in enumerate(arm.recommendations, start=1)
+    ]
+    if arm.not_recommended:
+        lines.append("Not recommended: " + "; ".join(r.treatment for r in arm.not_recommended))
+    return "\n".join(lines)

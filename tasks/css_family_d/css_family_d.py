@@ -1,0 +1,39 @@
+"""CSS Family D: surgery status (resection history toggled).
+
+    inspect eval tasks/css_family_d --model-role judge=<model> [--model-role judge_alt=<model>]
+
+Arguments are those of `clinical_cf.tasks.css_task.build_css_task`.
+"""
+
+from typing import Literal
+
+from inspect_ai import Task, task
+
+from clinical_cf.tasks.css_task import build_css_task
+
+
+@task
+def css_family_d(
+    cases: str | None = None,
+    catalog: str | None = None,
+    mutation_mode: Literal["regex", "structured"] = "regex",
+    split: Literal["dev", "test", "all"] = "all",
+    controls: Literal["per_case", "all", "none"] = "per_case",
+    allow_unregistered: bool = False,
+    scale: float = 1.0,
+    cms_matching: Literal["lexicon", "judge"] = "lexicon",
+    baseline_cache: bool = True,
+) -> Task:
+    """CSS on Family D (surgery status (resection history toggled)) with paired negative controls."""
+    return build_css_task(
+        families="D",
+        cases=cases,
+        catalog=catalog,
+        mutation_mode=mutation_mode,
+        split=split,
+        controls=controls,
+        allow_unregistered=allow_unregistered,
+        scale=scale,
+        cms_matching=cms_matching,
+        baseline_cache=baseline_cache,
+    )

@@ -1,0 +1,149 @@
+"""Build a CSS task: load and lock the catalog, expand tuples, wire solver and scorers.
+
+Every public CSS task (`css`, `css_family_a` ... `css_family_e`) is a thin `@task` that
+calls `build_css_task`; this module is the one place the suite is assembled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Iterable, Literal
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from clinical_cf.catalog.css import CASES_PATH, CSS_DIR
+from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, expand_tuples
+from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_catalog
+from clinical_cf.catalog.css.schema import Case, load_cases
+from clinical_cf.catalog.lock import check_lock
+from clinical_cf.scorers.cms import consensus_match
+from clinical_cf.scorers.css_judge import judge_direction
+from clinical_cf.solvers.css import two_stage_recommendations
+
+CATALOG_PATH = CSS_DIR / "interventions.yaml"
+
+Controls = Literal["per_case", "all", "none"]
+Split = Literal["dev", "test", "all"]
+
+
+def build_css_task(
+    families: str | Iterable[str] = "ABCDE",
+    cases: str | None = None,
+    catalog: str | None = None,
+    mutation_mode: MutationMode = "regex",
+    split: Split = "all",
+    controls: Controls = "per_case",
+    allow_unregistered: bool = False,
+    scale: float = 1.0,
+    cms_matching: Literal["lexicon", "judge"] = "lexicon",
+    baseline_cache: bool = True,
+) -> Task:
+    """A CSS task over the given intervention families.
+
+    Args:
+        families: Families to evaluate, e.g. "D" or "ABCDE".
+        cases: JSONL file of cases (default: the bundled synthetic cohort).
+        catalog: Intervention catalog YAML (default: the bundled pre-registered catalog).
+        mutation_mode: "regex" edits packet text (the CSS paper); "structured" edits the
+            patient record and re-renders the packet.
+        split: Restrict to the fixed "dev" or "test" cases, or use "all".
+        controls: Negative controls (family N): "per_case" adds one control tuple per
+            evaluated case (chosen by a hash of the case id), "all" adds every control,
+            "none" adds none. Controls are scored but kept out of CSS.
+        allow_unregistered: Run even if the catalog does not match its lock.
+        scale: Re-render packets at this length multiple (needs structured records).
+        cms_matching: "lexicon" (deterministic) or "judge" coverage matching for CMS.
+        baseline_cache: Share the baseline arm across a case's tuples via Inspect's
+            generate cache (False regenerates it per tuple).
+    """
+    letters = families if not isinstance(families, str) else [c for c in families if c.isalpha()]
+    selected = sorted({f.strip().upper() for f in letters if f.strip()})
+    unknown = [f for f in selected if f not in FAMILY_NAMES or f == "N"]
+    if unknown or not selected:
+        raise ValueError(f"families must be letters among A-E, got {families!r}")
+
+    catalog_path = Path(catalog) if catalog else CATALOG_PATH
+    lock = check_lock(catalog_path, allow_unregistered=allow_unregistered)
+    loaded_catalog = load_catalog(catalog_path)
+    loaded_cases = _select_split(load_cases(cases or CASES_PATH), split)
+
+    expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected)
+    tuples = list(expansion.tuples)
+    control_expansion: Expansion | None = None
+    if controls != "none":
+        evaluated = {t.case.case_id for t in tuples}
+        control_cases = [c for c in loaded_cases if c.case_id in evaluated]
+        control_expansion = expand_tuples(control_cases, loaded_catalog, mutation_mode, scale, families=["N"])
+        tuples += _choose_controls(control_expansion.tuples, controls)
+
+    samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode) for t in tuples]
+    counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
+    return Task(
+        dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
+        solver=two_stage_recommendations(baseline_cache=baseline_cache),
+        scorer=[judge_direction(), consensus_match(matching=cms_matching)],
+        metadata={
+            "suite": "css",
+            "families": selected,
+            "catalog": str(catalog_path),
+            "catalog_version": loaded_catalog.version,
+            "catalog_sha256": lock.catalog_sha256,
+            "catalog_registered": lock.registered,
+            "mutation_mode": mutation_mode,
+            "split": split,
+            "controls": controls,
+            "cases": len(loaded_cases),
+            "tuples": len(samples),
+            "intervention_counts": counts,
+        },
+    )
+
+
+def _select_split(cases: list[Case], split: Split) -> list[Case]:
+    if split == "all":
+        return cases
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev', 'test' or 'all', not {split!r}")
+    return [c for c in cases if c.split == split]
+
+
+def _choose_controls(control_tuples: list[CSSTuple], controls: Controls) -> list[CSSTuple]:
+    if controls == "all":
+        return control_tuples
+    by_case: dict[str, list[CSSTuple]] = {}
+    for t in control_tuples:
+        by_case.setdefault(t.case.case_id, []).append(t)
+    chosen = []
+    for case_id, options in by_case.items():
+        # Rotate deterministically through the controls so each is used about equally.
+        index = int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16) % len(options)
+        chosen.append(options[index])
+    return chosen
+
+
+def _sample(t: CSSTuple, catalog: Catalog, sha256: str, registered: bool, mode: MutationMode) -> Sample:
+    case, intervention = t.case, t.intervention
+    expected = intervention.expected_change_for(case)
+    return Sample(
+        id=t.id,
+        input=t.counterfactual.text,
+        target=expected,
+        metadata={
+            "case_id": case.case_id,
+            "cancer_type": case.cancer_type,
+            "split": case.split,
+            "family": intervention.family,
+            "family_name": FAMILY_NAMES[intervention.family],
+            "intervention_id": intervention.id,
+            "intervention": intervention.title,
+            "expected_change": expected,
+            "scoring_rule": catalog.scoring_rule_for(intervention),
+            "mutation_mode": mode,
+            "catalog_sha256": sha256,
+            "catalog_registered": registered,
+            "consensus": [c.model_dump(mode="json") for c in case.consensus],
+            "baseline_packet": t.baseline.text,
+        },
+    )
