@@ -6,6 +6,7 @@ hand-written YAML or JSONL file never has to read a traceback to find the line.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -42,6 +43,23 @@ def validation_errors(
     for item in error.errors():
         loc = ".".join(str(part) for part in item["loc"]) or "(entry)"
         first_field = first_field or loc
-        problems.append(f"{loc}: {item['msg']}")
+        got = item.get("input")
+        shown = "" if isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
+        problems.append(f"{loc}: {item['msg']}{shown}")
     message = "; ".join(problems)
     return CatalogError(file, message, entry=entry, field=first_field)
+
+
+def resolve_user_path(path: str | Path) -> Path:
+    """Resolve a path a user passed as a task argument.
+
+    `inspect eval tasks/<name>` runs task code from the task's folder, so a relative path
+    is looked up from the directory the command was started in ($PWD) as well.
+    """
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    started_in = os.environ.get("PWD")
+    if started_in and (Path(started_in) / candidate).exists():
+        return Path(started_in) / candidate
+    return candidate

@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import json
 import re
+import weakref
 from typing import Any
 
 from inspect_ai.model import (
@@ -23,7 +24,6 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
-    GenerateConfig,
     Model,
     get_model,
 )
@@ -74,8 +74,16 @@ class CSSArms(StoreModel):
 
 
 # One lock per (model, case packet, epoch) so concurrent tuples of a case generate the
-# baseline once and then read it from the generate cache.
-_baseline_locks: dict[tuple[str, str, int], asyncio.Lock] = {}
+# baseline once and then read it from the generate cache. Locks belong to an event loop,
+# and each `eval()` runs its own, hence one table per loop.
+_baseline_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, int], asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _baseline_lock(key: tuple[str, str, int]) -> asyncio.Lock:
+    locks = _baseline_locks.setdefault(asyncio.get_running_loop(), {})
+    return locks.setdefault(key, asyncio.Lock())
 
 
 @solver
@@ -98,8 +106,7 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True) -> Solv
         baseline_packet: str = state.metadata["baseline_packet"]
 
         key = (str(model), hashlib.sha256(baseline_packet.encode()).hexdigest(), state.epoch)
-        lock = _baseline_locks.setdefault(key, asyncio.Lock())
-        async with lock:
+        async with _baseline_lock(key):
             arms.baseline, _ = await run_arm(model, baseline_packet, cache=policy)
 
         arms.counterfactual, messages = await run_arm(model, state.input_text, cache=False)
@@ -123,7 +130,7 @@ async def run_arm(model: Model, packet: str, cache: bool | CachePolicy) -> tuple
         ChatMessageSystem(content=SYSTEM_PROMPT),
         ChatMessageUser(content=f"Case summary:\n{summary.completion}\n\n{RECOMMEND_PROMPT}"),
     ]
-    output = await model.generate(stage2, config=GenerateConfig(), cache=cache)
+    output = await model.generate(stage2, cache=cache)
     messages.extend([stage2[1], ChatMessageAssistant(content=output.completion)])
     recommendations, not_recommended, parsed = parse_recommendations(output.completion)
     return (

@@ -7,7 +7,6 @@ calls `build_css_task`; this module is the one place the suite is assembled.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Iterable, Literal
 
 from inspect_ai import Task
@@ -17,6 +16,7 @@ from clinical_cf.catalog.css import CASES_PATH, CSS_DIR
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_catalog
 from clinical_cf.catalog.css.schema import Case, load_cases
+from clinical_cf.catalog.errors import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import judge_direction
@@ -64,10 +64,10 @@ def build_css_task(
     if unknown or not selected:
         raise ValueError(f"families must be letters among A-E, got {families!r}")
 
-    catalog_path = Path(catalog) if catalog else CATALOG_PATH
+    catalog_path = resolve_user_path(catalog) if catalog else CATALOG_PATH
     lock = check_lock(catalog_path, allow_unregistered=allow_unregistered)
     loaded_catalog = load_catalog(catalog_path)
-    loaded_cases = _select_split(load_cases(cases or CASES_PATH), split)
+    loaded_cases = _select_split(load_cases(resolve_user_path(cases) if cases else CASES_PATH), split)
 
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected)
     tuples = list(expansion.tuples)

@@ -1,0 +1,163 @@
+"""`clinical-cf`: catalog and cohort maintenance that Inspect's own CLI does not cover.
+
+    clinical-cf catalog lock [CATALOG]          record the catalog's SHA-256 (pre-registration)
+    clinical-cf catalog check [CATALOG]         validate the catalog and compare it with its lock
+    clinical-cf catalog summary [--families D]  eligible / no-op / incoherent / scored per intervention
+    clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
+    clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
+    clinical-cf schema css-case                 print the case JSON Schema
+
+Running evaluations is `inspect eval`; viewing logs is `inspect view`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from clinical_cf.catalog.css.mutate import MutationError
+from clinical_cf.catalog.errors import CatalogError, resolve_user_path
+
+
+def _catalog_default() -> Path:
+    from clinical_cf.tasks.css_task import CATALOG_PATH
+
+    return CATALOG_PATH
+
+
+def _cmd_lock(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.lock import read_lock, write_lock
+
+    path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
+    load_catalog(path)  # never lock a catalog that does not validate
+    before = read_lock(path)
+    lock = write_lock(path)
+    after = read_lock(path)
+    change = "unchanged" if before.locked_sha256 == after.catalog_sha256 else f"was {before.locked_sha256 or 'unlocked'}"
+    print(f"locked {path} -> {lock}\n  sha256 {after.catalog_sha256} ({change})")
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.lock import read_lock
+
+    path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
+    catalog = load_catalog(path)
+    status = read_lock(path)
+    print(f"{path}: {len(catalog.interventions)} interventions, valid")
+    print(f"  sha256 {status.catalog_sha256}")
+    if status.registered:
+        print(f"  matches its lock {status.lock_path}")
+        return 0
+    print(f"  DOES NOT match its lock {status.lock_path} (locked: {status.locked_sha256 or 'none'})")
+    return 1
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.css import CASES_PATH
+    from clinical_cf.catalog.css.expand import expand_tuples, mode_differences
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.css.schema import load_cases
+
+    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
+    families = [f for f in args.families.upper() if f.isalpha()] if args.families else None
+    expansion = expand_tuples(cases, catalog, args.mode, families=families)
+    rows = expansion.summary()
+    if args.json:
+        print(json.dumps({"mode": args.mode, "cases": len(cases), "interventions": rows}, indent=2))
+        return 0
+    print(f"{len(cases)} cases, mutation_mode={args.mode}")
+    header = f"{'intervention':<44}{'family':>7}{'eligible':>10}{'no-op':>8}{'incoherent':>12}{'scored':>8}"
+    print(header + "\n" + "-" * len(header))
+    totals = [0, 0, 0, 0]
+    for iid, row in rows.items():
+        values = [int(row["eligible"]), int(row["noop"]), int(row["incoherent"]), int(row["scored"])]
+        totals = [a + b for a, b in zip(totals, values)]
+        print(f"{iid:<44}{row['family']:>7}{values[0]:>10}{values[1]:>8}{values[2]:>12}{values[3]:>8}")
+    print("-" * len(header))
+    print(f"{'total':<44}{'':>7}{totals[0]:>10}{totals[1]:>8}{totals[2]:>12}{totals[3]:>8}")
+    if args.compare_modes:
+        diff = mode_differences(cases, catalog, families=families)
+        print(
+            f"\nregex vs structured: {diff['differ']} tuples differ "
+            f"({diff['tuples_regex']} regex tuples, {diff['tuples_structured']} structured; "
+            f"{diff['only_regex']} only in regex, {diff['only_structured']} only in structured)"
+        )
+    return 0
+
+
+def _cmd_validate_cases(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.css.schema import load_cases
+
+    cases = load_cases(resolve_user_path(args.path))
+    print(f"{args.path}: {len(cases)} cases, valid")
+    return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.css import CASES_PATH
+    from clinical_cf.catalog.css.cohort import write_cohort
+
+    out = write_cohort(Path(args.out) if args.out else CASES_PATH)
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.css.schema import case_json_schema
+
+    print(json.dumps(case_json_schema(), indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    catalog = sub.add_parser("catalog", help="pre-registered intervention catalogs").add_subparsers(dest="action", required=True)
+    lock = catalog.add_parser("lock", help="write the catalog's lock (a deliberate re-registration)")
+    lock.add_argument("catalog", nargs="?")
+    lock.set_defaults(func=_cmd_lock)
+    check = catalog.add_parser("check", help="validate a catalog and compare it with its lock")
+    check.add_argument("catalog", nargs="?")
+    check.set_defaults(func=_cmd_check)
+    summary = catalog.add_parser("summary", help="expansion counts per intervention (the CSS paper's Table 1)")
+    summary.add_argument("--catalog")
+    summary.add_argument("--cases")
+    summary.add_argument("--families", help="e.g. D or ABCDEN (default: all)")
+    summary.add_argument("--mode", choices=["regex", "structured"], default="regex")
+    summary.add_argument("--compare-modes", action="store_true", help="also count tuples that differ between modes")
+    summary.add_argument("--json", action="store_true")
+    summary.set_defaults(func=_cmd_summary)
+
+    cases = sub.add_parser("cases", help="case files").add_subparsers(dest="action", required=True)
+    validate = cases.add_parser("validate", help="validate a cases JSONL file")
+    validate.add_argument("path")
+    validate.set_defaults(func=_cmd_validate_cases)
+
+    generate = sub.add_parser("generate", help="regenerate bundled synthetic data").add_subparsers(dest="action", required=True)
+    css = generate.add_parser("css", help="the synthetic tumor-board cohort (catalog/css/cases.jsonl)")
+    css.add_argument("--out")
+    css.set_defaults(func=_cmd_generate)
+
+    schema = sub.add_parser("schema", help="print a JSON Schema").add_subparsers(dest="action", required=True)
+    schema.add_parser("css-case", help="one line of a CSS cases file").set_defaults(func=_cmd_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (CatalogError, MutationError) as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

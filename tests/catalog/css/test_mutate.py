@@ -1,0 +1,96 @@
+"""Regex mutations on hand-written packets (wording the generator never produces)."""
+
+from clinical_cf.catalog.css.interventions import Intervention, load_catalog
+from clinical_cf.catalog.css.mutate import Packet, apply_regex
+from clinical_cf.catalog.css.schema import load_cases
+from clinical_cf.tasks.css_task import CATALOG_PATH
+from helpers import HANDWRITTEN_CASES
+
+CASES = {c.case_id: c for c in load_cases(HANDWRITTEN_CASES)}
+CATALOG = load_catalog(CATALOG_PATH)
+
+
+def intervention(**fields) -> Intervention:
+    base = {
+        "id": "T",
+        "family": "A",
+        "title": "t",
+        "applies_to": {},
+        "expected_change": "something changes",
+        "rationale": "a test intervention",
+        "source": "test",
+    }
+    return Intervention.model_validate({**base, **fields})
+
+
+def test_replace_uses_backreferences_and_every_section():
+    case = CASES["fx-breast-1"]
+    item = intervention(mutation=[{"op": "replace", "pattern": r"(HER2)\+", "replacement": r"\g<1>-"}])
+    packet = apply_regex(case, item)
+    assert "HER2-" in packet.sections["overview"]
+    assert packet.sections["biomarkers"] == case.sections["biomarkers"]
+
+
+def test_delete_is_limited_to_named_sections():
+    case = CASES["fx-breast-1"]
+    item = intervention(mutation=[{"op": "delete", "pattern": r"Ki-67 \d+%\.?", "sections": ["overview"]}])
+    packet = apply_regex(case, item)
+    assert "Ki-67 45%" in packet.sections["biomarkers"]
+    assert packet == Packet(dict(case.sections))  # overview has no Ki-67: a no-op
+
+
+def test_insert_fills_date_and_value_templates():
+    case = CASES["fx-lung-1"]
+    item = intervention(
+        dates={"when": -14},
+        values={"drug": [{"when": {"cancer_types": ["breast"]}, "value": "letrozole"}, {"value": "docetaxel"}]},
+        mutation=[{"op": "insert", "section": "encounters", "text": "{when}: progression on {drug}."}],
+    )
+    packet = apply_regex(case, item)
+    assert packet.sections["encounters"].endswith("2025-07-18: progression on docetaxel.")
+
+
+def test_reorder_changes_only_the_presentation_order():
+    case = CASES["fx-lung-1"]
+    order = ["overview", "encounters", "labs", "vitals", "procedures", "medications", "biomarkers", "diagnoses", "allergies", "demographics"]
+    packet = apply_regex(case, intervention(mutation=[{"op": "reorder", "order": order}]))
+    assert packet.sections == dict(case.sections)
+    assert packet.text.index("=== OVERVIEW ===") < packet.text.index("=== DEMOGRAPHICS ===")
+
+
+def test_her2_flip_reaches_fish_ratio_and_narrative_wording():
+    packet = apply_regex(CASES["fx-breast-1"], CATALOG.by_id("A1_her2_positive_to_negative"))
+    assert "HER-2/neu not amplified by FISH (HER2/CEP17 ratio 1.2)" in packet.sections["biomarkers"]
+    assert "HER2-negative, HR-negative" in packet.sections["encounters"]
+    assert "HER2+" not in packet.text
+
+
+def test_pdl1_flip_handles_tps_and_adjectives():
+    packet = apply_regex(CASES["fx-lung-1"], CATALOG.by_id("A4_pdl1_high_to_negative"))
+    assert "TPS 90%" not in packet.text
+    assert "PD-L1 (22C3) TPS <1%" in packet.sections["biomarkers"]
+    assert "PD-L1 high" not in packet.text
+
+
+def test_receptor_strip_keeps_heart_rate_and_other_facts():
+    packet = apply_regex(CASES["fx-breast-1"], CATALOG.by_id("C1_strip_receptor_status"))
+    text = packet.text
+    for gone in ("HER-2", "HER2", "ER 0%", "PgR", "ER-/PR-"):
+        assert gone not in text
+    assert "HR 72" in text  # heart rate, not hormone receptor
+    assert "Ki-67 45%" in text
+    assert "stage IIA" in text
+
+
+def test_remove_resection_rewrites_procedures_and_status_post():
+    packet = apply_regex(CASES["fx-pancreas-1"], CATALOG.by_id("D1_remove_resection"))
+    assert "Pancreaticoduodenectomy" not in packet.sections["procedures"]
+    assert "No oncologic resection to date" in packet.sections["procedures"]
+    assert "s/p Whipple" not in packet.text
+    assert "ypT2N1" not in packet.text and "cT2N1" in packet.text
+
+
+def test_iso_date_control_is_a_noop_on_us_dated_packets():
+    case = CASES["fx-breast-1"]  # written with MM/DD/YYYY dates
+    packet = apply_regex(case, CATALOG.by_id("N1_date_format"))
+    assert packet == Packet(dict(case.sections))
