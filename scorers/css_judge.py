@@ -15,9 +15,19 @@ import re
 from dataclasses import dataclass
 
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, Model, get_model, model_roles
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ResponseSchema,
+    get_model,
+    model_roles,
+)
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
+from inspect_ai.util import JSONSchema
 
 from clinical_cf.scorers.metrics import control_stability, css, css_stderr, family_css, verdict_shares
 from clinical_cf.solvers.css import CSSArms, format_recommendations
@@ -42,6 +52,19 @@ Compare the two lists against the expected change and apply the scoring rule. Re
 RETRY_PROMPT = 'Your reply could not be read. Reply with only a JSON object such as {"score": 0.5, "rationale": "..."}; score must be 0, 0.5 or 1.'
 
 VALID_SCORES = (0.0, 0.5, 1.0)
+
+VERDICT_SCHEMA = ResponseSchema(
+    name="verdict",
+    description="CSS verdict: 0, 0.5 or 1 with a short rationale.",
+    json_schema=JSONSchema(
+        type="object",
+        properties={
+            "score": JSONSchema(type="number", enum=list(VALID_SCORES)),
+            "rationale": JSONSchema(type="string"),
+        },
+        required=["score", "rationale"],
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -104,14 +127,18 @@ def _as_score(value: object) -> float | None:
 @scorer(
     metrics=[css(), css_stderr(), family_css(), verdict_shares(), control_stability()],
 )
-def judge_direction(judge_role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2) -> Scorer:
+def judge_direction(
+    judge_role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2, json_schema: bool = True
+) -> Scorer:
     """Score {0, 0.5, 1}: did the counterfactual recommendations update in the expected direction?
 
     Args:
         judge_role: Model role of the judge.
         fallback_role: Role used when the judge would be the model under test.
         retries: Extra attempts when the judge's reply cannot be parsed.
+        json_schema: Send the verdict's JSON Schema as `response_schema`.
     """
+    config = GenerateConfig(response_schema=VERDICT_SCHEMA if json_schema else None)
 
     async def score(state: TaskState, target: Target) -> Score:
         arms = state.store_as(CSSArms)
@@ -144,7 +171,7 @@ def judge_direction(judge_role: str = "judge", fallback_role: str = "judge_alt",
         }
         replies: list[str] = []
         for _ in range(retries + 1):
-            output = await judge.model.generate(messages)
+            output = await judge.model.generate(messages, config=config)
             replies.append(output.completion)
             verdict = parse_verdict(output.completion)
             if verdict is not None:

@@ -24,11 +24,13 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
+    GenerateConfig,
     Model,
+    ResponseSchema,
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel
+from inspect_ai.util import StoreModel, json_schema
 from pydantic import BaseModel, Field
 
 SYSTEM_PROMPT = (
@@ -46,7 +48,7 @@ RECOMMEND_PROMPT = """Using your case summary, give the tumor board's treatment 
 
 Reply with a JSON object only, in this form:
 {{"recommendations": [{{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}}],
-  "not_recommended": [{{"treatment": "<option the board should avoid>", "reason": "<one sentence>"}}]}}
+  "not_recommended": [{{"treatment": "<option the board should avoid>", "rationale": "<one sentence>"}}]}}
 
 List recommendations in order of preference. Name drugs and regimens explicitly."""
 
@@ -54,6 +56,20 @@ List recommendations in order of preference. Name drugs and regimens explicitly.
 class Recommendation(BaseModel):
     treatment: str
     rationale: str = ""
+
+
+class RecommendationList(BaseModel):
+    """The stage-2 reply format, also sent as a response schema where the provider supports one."""
+
+    recommendations: list[Recommendation]
+    not_recommended: list[Recommendation] = Field(default_factory=list)
+
+
+RECOMMENDATIONS_SCHEMA = ResponseSchema(
+    name="recommendations",
+    description="Tumor-board treatment recommendations in order of preference.",
+    json_schema=json_schema(RecommendationList),
+)
 
 
 class ArmResult(BaseModel):
@@ -87,7 +103,7 @@ def _baseline_lock(key: tuple[str, str, int]) -> asyncio.Lock:
 
 
 @solver
-def two_stage_recommendations(baseline_cache: bool | CachePolicy = True) -> Solver:
+def two_stage_recommendations(baseline_cache: bool | CachePolicy = True, json_schema: bool = True) -> Solver:
     """Generate baseline and counterfactual recommendations for a CSS tuple.
 
     Args:
@@ -95,7 +111,10 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True) -> Solv
             generate cache per epoch, so the baseline is generated once per case and epoch
             and reused by every tuple of that case (and by later runs while the cache lasts).
             `False` regenerates it for every tuple (the CSS paper's naive pipeline).
+        json_schema: Send the recommendation list's JSON Schema as `response_schema`
+            (structured output / grammar). Turn off for servers that reject it.
     """
+    stage2_config = GenerateConfig(response_schema=RECOMMENDATIONS_SCHEMA if json_schema else None)
     policy: CachePolicy | bool = (
         CachePolicy(expiry="1W", per_epoch=True) if baseline_cache is True else baseline_cache
     )
@@ -107,9 +126,9 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True) -> Solv
 
         key = (str(model), hashlib.sha256(baseline_packet.encode()).hexdigest(), state.epoch)
         async with _baseline_lock(key):
-            arms.baseline, _ = await run_arm(model, baseline_packet, cache=policy)
+            arms.baseline, _ = await run_arm(model, baseline_packet, policy, stage2_config)
 
-        arms.counterfactual, messages = await run_arm(model, state.input_text, cache=False)
+        arms.counterfactual, messages = await run_arm(model, state.input_text, False, stage2_config)
         state.messages = messages
         state.output.completion = arms.counterfactual.raw
         return state
@@ -117,7 +136,9 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True) -> Solv
     return solve
 
 
-async def run_arm(model: Model, packet: str, cache: bool | CachePolicy) -> tuple[ArmResult, list[ChatMessage]]:
+async def run_arm(
+    model: Model, packet: str, cache: bool | CachePolicy, stage2_config: GenerateConfig
+) -> tuple[ArmResult, list[ChatMessage]]:
     """Summary then recommendations for one packet; returns the result and the conversation."""
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=SYSTEM_PROMPT),
@@ -130,7 +151,7 @@ async def run_arm(model: Model, packet: str, cache: bool | CachePolicy) -> tuple
         ChatMessageSystem(content=SYSTEM_PROMPT),
         ChatMessageUser(content=f"Case summary:\n{summary.completion}\n\n{RECOMMEND_PROMPT}"),
     ]
-    output = await model.generate(stage2, cache=cache)
+    output = await model.generate(stage2, config=stage2_config, cache=cache)
     messages.extend([stage2[1], ChatMessageAssistant(content=output.completion)])
     recommendations, not_recommended, parsed = parse_recommendations(output.completion)
     return (

@@ -39,6 +39,7 @@ def build_css_task(
     scale: float = 1.0,
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
+    json_schema: bool = True,
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -57,6 +58,8 @@ def build_css_task(
         cms_matching: "lexicon" (deterministic) or "judge" coverage matching for CMS.
         baseline_cache: Share the baseline arm across a case's tuples via Inspect's
             generate cache (False regenerates it per tuple).
+        json_schema: Ask for structured output (`response_schema`) from the model under
+            test and the judge; turn off for servers that reject it.
     """
     letters = families if not isinstance(families, str) else [c for c in families if c.isalpha()]
     selected = sorted({f.strip().upper() for f in letters if f.strip()})
@@ -82,8 +85,8 @@ def build_css_task(
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     return Task(
         dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
-        solver=two_stage_recommendations(baseline_cache=baseline_cache),
-        scorer=[judge_direction(), consensus_match(matching=cms_matching)],
+        solver=two_stage_recommendations(baseline_cache=baseline_cache, json_schema=json_schema),
+        scorer=[judge_direction(json_schema=json_schema), consensus_match(matching=cms_matching)],
         metadata={
             "suite": "css",
             "families": selected,

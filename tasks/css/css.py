@@ -24,6 +24,7 @@ def css(
     scale: float = 1.0,
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
+    json_schema: bool = True,
 ) -> Task:
     """Causal Sensitivity Score over the selected families (default all, A-E)."""
     return build_css_task(
@@ -37,4 +38,5 @@ def css(
         scale=scale,
         cms_matching=cms_matching,
         baseline_cache=baseline_cache,
+        json_schema=json_schema,
     )

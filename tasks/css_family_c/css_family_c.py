@@ -23,6 +23,7 @@ def css_family_c(
     scale: float = 1.0,
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
+    json_schema: bool = True,
 ) -> Task:
     """CSS on Family C (biomarker strip (biomarker results deleted)) with paired negative controls."""
     return build_css_task(
@@ -36,4 +37,5 @@ def css_family_c(
         scale=scale,
         cms_matching=cms_matching,
         baseline_cache=baseline_cache,
+        json_schema=json_schema,
     )
