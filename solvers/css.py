@@ -58,17 +58,22 @@ class Recommendation(BaseModel):
     rationale: str = ""
 
 
-class RecommendationList(BaseModel):
-    """The stage-2 reply format, also sent as a response schema where the provider supports one."""
-
-    recommendations: list[Recommendation]
-    not_recommended: list[Recommendation] = Field(default_factory=list)
+class _ReplyItem(BaseModel):
+    treatment: str = Field(max_length=160)
+    rationale: str = Field(max_length=300)
 
 
+class _Reply(BaseModel):
+    recommendations: list[_ReplyItem]
+    not_recommended: list[_ReplyItem]
+
+
+# Sent as `response_schema`: the length bounds keep a grammar-constrained small model from
+# looping inside a string until max_tokens cuts the JSON off.
 RECOMMENDATIONS_SCHEMA = ResponseSchema(
     name="recommendations",
     description="Tumor-board treatment recommendations in order of preference.",
-    json_schema=json_schema(RecommendationList),
+    json_schema=json_schema(_Reply),
 )
 
 

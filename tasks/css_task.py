@@ -80,6 +80,10 @@ def build_css_task(
         control_cases = [c for c in loaded_cases if c.case_id in evaluated]
         control_expansion = expand_tuples(control_cases, loaded_catalog, mutation_mode, scale, families=["N"])
         tuples += _choose_controls(control_expansion.tuples, controls)
+    # Group each case's tuples (its control last) so a case's baseline is generated once and
+    # read from the cache while still fresh, and a small --limit sees controls too.
+    case_order = {c.case_id: i for i, c in enumerate(loaded_cases)}
+    tuples.sort(key=lambda t: (case_order[t.case.case_id], t.intervention.family == "N", t.intervention.id))
 
     samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode) for t in tuples]
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})

