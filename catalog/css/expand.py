@@ -66,20 +66,24 @@ def coherence_problems(case: Case) -> list[str]:
         return problems
     if record.diagnosis_date > case.board_date:
         problems.append("diagnosis after the board date")
-    if record.resection is not None:
-        if record.resection.date < record.diagnosis_date:
-            problems.append("resection before diagnosis")
-        if case.metastatic and "oligometast" not in (record.resection.pathology or "").lower():
-            problems.append("metastatic disease recorded as resected without an oligometastatic resection")
+    if record.resection is not None and record.resection.date < record.diagnosis_date:
+        problems.append("resection before diagnosis")
     for line in record.treatment_lines:
         if line.start < record.diagnosis_date:
             problems.append(f"{line.regimen} starts before diagnosis")
         if line.end is not None and line.end < line.start:
             problems.append(f"{line.regimen} ends before it starts")
+        if line.end is not None and line.end > case.board_date:
+            problems.append(f"{line.regimen} ends after the board date")
         setting = line.setting.lower()
         if "adjuvant" in setting and "neoadjuvant" not in setting:
             if record.resection is None or line.start < record.resection.date:
                 problems.append(f"adjuvant {line.regimen} without a preceding resection")
+    # Lines for advanced disease follow one another: a line starts after the previous one ended.
+    advanced = sorted((l for l in record.treatment_lines if "metastatic" in l.setting.lower()), key=lambda l: l.start)
+    for earlier, later in zip(advanced, advanced[1:]):
+        if earlier.end is None or later.start < earlier.end:
+            problems.append(f"{later.regimen} starts while {earlier.regimen} is still running")
     return problems
 
 

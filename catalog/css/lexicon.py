@@ -87,7 +87,7 @@ class Lexicon:
         return bool(treatment_slots) and all(slot & named for slot in treatment_slots)
 
 
-_ALTERNATIVE = re.compile(r"\s*(?:/|,?\s*or|\(|,)\s*(?:e\.g\.,?\s*)?", re.IGNORECASE)
+_ALTERNATIVE = re.compile(r"\s*(?:/|,?\s*or|\()\s*(?:e\.g\.,?\s*)?", re.IGNORECASE)
 
 
 def _normalise(text: str) -> str:

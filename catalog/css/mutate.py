@@ -63,7 +63,7 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
             sections[op.section] = _insert(sections.get(op.section, ""), op, _fill(op.text, values))
         elif isinstance(op, ReorderOp):
             order = tuple(op.order)
-    return Packet({k: _tidy(v) for k, v in sections.items()}, order)
+    return Packet({k: _tidy(v, packet.sections.get(k, "")) for k, v in sections.items()}, order)
 
 
 def _insert(section: str, op: InsertOp, text: str) -> str:
@@ -76,20 +76,29 @@ def _insert(section: str, op: InsertOp, text: str) -> str:
     return section.rstrip("\n") + "\n" + text
 
 
-def _tidy(text: str) -> str:
-    """Clean what deletions leave behind: doubled spaces, orphan separators, empty bullets."""
+def _tidy(text: str, original: str) -> str:
+    """Clean what deletions leave on the lines they touched: doubled spaces, orphan separators.
+
+    Lines the mutation did not change are kept byte for byte (tables keep their alignment).
+    """
+    untouched = set(original.split("\n"))
     lines = []
     for line in text.split("\n"):
-        line = re.sub(r"[ \t]{2,}", " ", line)
-        line = re.sub(r"\(\s*[,;]?\s*\)", "", line)
-        line = re.sub(r"([,;:])(?:\s*[,;])+", r"\1", line)
-        line = re.sub(r"\s*[,;]\s*([.)])", r"\1", line)
-        line = re.sub(r"(?<=[.:])(?:\s*[.,;])+", "", line)
-        line = re.sub(r" +([,.;])", r"\1", line)
-        line = re.sub(r"^(\s*(?:[-*•]\s*)?)[,;.]\s*", r"\1", line)
-        if line.strip() in ("", "-", "*", "•") and line != "" and line.strip() != "":
+        if line in untouched:
+            lines.append(line)
             continue
-        lines.append(line.rstrip() if line.strip() else line)
+        indent = line[: len(line) - len(line.lstrip())]
+        body = line.strip()
+        body = re.sub(r"[ \t]{2,}", " ", body)
+        body = re.sub(r"\(\s*[,;]?\s*\)", "", body)
+        body = re.sub(r"([,;:])(?:\s*[,;])+", r"\1", body)
+        body = re.sub(r"\s*[,;]\s*([.)])", r"\1", body)
+        body = re.sub(r"(?<=[.:])(?:\s*[.,;])+", "", body)
+        body = re.sub(r" +([,.;])", r"\1", body)
+        body = re.sub(r"^([-*•]\s*)?[,;.]\s*", r"\1", body)
+        if re.fullmatch(r"[-*•]?\s*(?:[\d/.-]+\s*)?[:;,.]?", body):
+            continue  # a line, bullet or dated entry the deletion emptied
+        lines.append(indent + body if body else line)
     return "\n".join(lines)
 
 
@@ -154,6 +163,14 @@ def _add_treatment_line(
     return _update(case, {"prior_lines": prior}, {"treatment_lines": [*lines, line]})
 
 
+def _progress_ongoing_line(case: Case, values: dict[str, str], days: int) -> Case:
+    """End every ongoing line with progression on board date + `days`."""
+    record = _record(case)
+    end = _days(case, days)
+    lines = [l.model_copy(update={"outcome": "progression", "end": end}) if l.outcome == "ongoing" else l for l in record.treatment_lines]
+    return _update(case, {}, {"treatment_lines": lines})
+
+
 def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     record = _record(case)
     # Without a resection there was no adjuvant therapy either.
@@ -209,6 +226,7 @@ STRUCTURED_OPS: dict[str, Callable[..., Case]] = {
     "set_biomarker": _set_biomarker,
     "remove_biomarkers": _remove_biomarkers,
     "add_treatment_line": _add_treatment_line,
+    "progress_ongoing_line": _progress_ongoing_line,
     "remove_resection": _remove_resection,
     "add_resection": _add_resection,
     "set_stage": _set_stage,

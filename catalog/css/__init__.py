@@ -1,0 +1,6 @@
+"""Clinical-summary-set (CSS) tumor-board cases: schema, synthetic cohort and chart renderer."""
+
+from pathlib import Path
+
+CSS_DIR = Path(__file__).parent
+CASES_PATH = CSS_DIR / "cases.jsonl"

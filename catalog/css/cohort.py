@@ -1,0 +1,931 @@
+"""Deterministic generator of the synthetic CSS tumor-board cohort (`cases.jsonl`).
+
+Everything here is synthetic: names, MRNs, dates and values are drawn from a
+`random.Random` seeded with `seed` and the case id, so `write_cohort()` produces the same
+bytes on every run (a test checks this). No real patient data is used or represented.
+
+The cohort has 30 cases for each of eight cancer types (breast, NSCLC, colorectal,
+pancreatic, gastric, melanoma, ovarian, prostate) in four scenarios per type: resected
+stage I-III (adjuvant decisions), unresected stage I-III (neoadjuvant, definitive or
+surgical decisions), treatment-naive stage IV (first-line) and previously treated stage
+IV (next-line). Each case's decision drivers are the real ones for its tumour (breast
+HER2/ER/PR, NSCLC EGFR/ALK/PD-L1, colorectal RAS/BRAF/MSI, pancreatic resection status and
+germline BRCA, gastric HER2/PD-L1 CPS/CLDN18.2, melanoma BRAF, ovarian BRCA/HRD, prostate
+castration status), and its consensus treatments are labelled strong / tacit / mixed /
+refusal with a one-line rationale citing the guideline logic (NCCN 2025-2026 versions,
+ESMO, and the pivotal trials they rest on), paraphrased.
+
+Regimen and drug names used in consensus treatments (the CMS lexicon covers them):
+letrozole, tamoxifen, aromatase inhibitor, CDK4/6 inhibitor (palbociclib/ribociclib/
+abemaciclib), abemaciclib, fulvestrant, capivasertib, everolimus, elacestrant, T-DM1,
+T-DXd, trastuzumab, pertuzumab, TCHP, THP, paclitaxel, capecitabine, olaparib,
+pembrolizumab, carboplatin, sacituzumab govitecan, osimertinib, alectinib, atezolizumab,
+durvalumab, nivolumab, cisplatin, pemetrexed, vinorelbine, amivantamab, docetaxel,
+ramucirumab, chemoradiation, CAPOX, FOLFOX, FOLFIRI, bevacizumab, panitumumab, cetuximab,
+encorafenib, FOLFIRINOX, gemcitabine, nab-paclitaxel, liposomal irinotecan, FLOT,
+zolbetuximab, ipilimumab, relatlimab, dabrafenib, trametinib, niraparib, pegylated
+liposomal doxorubicin, ADT, abiraterone, enzalutamide, apalutamide, darolutamide,
+lutetium-177 PSMA-617, radiotherapy, surgery, surveillance, clinical trial, biomarker
+testing, genomic assay (21-gene recurrence score).
+
+    python -m clinical_cf.catalog.css.cohort      # or: clinical-cf generate css
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Callable
+
+from clinical_cf.catalog.css import CASES_PATH
+from clinical_cf.catalog.css.render import render_case_sections, synthetic_panel, synthetic_vitals
+from clinical_cf.catalog.css.schema import (
+    Biomarker,
+    Case,
+    ConsensusTreatment,
+    Encounter,
+    LabResult,
+    Medication,
+    PatientRecord,
+    Resection,
+    TreatmentLine,
+    Vitals,
+)
+
+SEED = 20261129
+CASES_PER_TYPE = 30
+SCENARIOS: tuple[tuple[str, int], ...] = (("resected", 12), ("unresected", 6), ("met_naive", 6), ("met_pretreated", 6))
+"""Scenario and number of cases per cancer type (NSCLC shifts some to met_naive, below)."""
+
+FIRST_NAMES_F = ("Maria", "Linda", "Aisha", "Grace", "Elena", "Joanne", "Priya", "Hannah", "Rosa", "Mei", "Claire", "Fatima", "Ingrid", "Nora", "Beatriz")
+FIRST_NAMES_M = ("James", "Omar", "Daniel", "Kenji", "Robert", "Luis", "Ahmed", "Peter", "Samuel", "Viktor", "Andre", "Thomas", "Hugo", "Ravi", "Walter")
+LAST_NAMES = ("Alvarez", "Brennan", "Chowdhury", "Dubois", "Eriksen", "Fischer", "Gallo", "Haddad", "Ivanova", "Jensen", "Kowalczyk", "Lindgren",
+              "Moreau", "Nakamura", "Okonkwo", "Petrov", "Quinn", "Rossi", "Santos", "Tanaka", "Umarov", "Varga", "Whitaker", "Yilmaz", "Zhou")
+
+COMORBIDITIES: tuple[tuple[str, Medication], ...] = (
+    ("Hypertension", Medication(name="Lisinopril", dose="10 mg PO daily", indication="HTN")),
+    ("Type 2 diabetes mellitus", Medication(name="Metformin", dose="1000 mg PO BID", indication="T2DM")),
+    ("Hyperlipidemia", Medication(name="Atorvastatin", dose="40 mg PO nightly", indication="HLD")),
+    ("Hypothyroidism", Medication(name="Levothyroxine", dose="75 mcg PO daily", indication="hypothyroidism")),
+    ("GERD", Medication(name="Omeprazole", dose="20 mg PO daily", indication="GERD")),
+    ("Osteoarthritis of the knees", Medication(name="Acetaminophen", dose="650 mg PO q6h PRN", indication="OA pain")),
+    ("Depression, well controlled", Medication(name="Sertraline", dose="50 mg PO daily", indication="depression")),
+    ("Atrial fibrillation", Medication(name="Apixaban", dose="5 mg PO BID", indication="AF")),
+)
+ALLERGIES = ((), (), (), ("Penicillin (rash)",), ("Sulfa drugs (hives)",), ("Iodinated contrast (urticaria; premedicate)",), ("Codeine (nausea)",))
+
+TUMOR_MARKERS: dict[str, tuple[str, str, float, float]] = {
+    "breast": ("CA 15-3", "U/mL", 18.0, 95.0),
+    "nsclc": ("CEA", "ng/mL", 2.5, 38.0),
+    "colorectal": ("CEA", "ng/mL", 2.0, 160.0),
+    "pancreatic": ("CA 19-9", "U/mL", 20.0, 1800.0),
+    "gastric": ("CEA", "ng/mL", 2.0, 45.0),
+    "melanoma": ("LDH", "U/L", 160.0, 420.0),
+    "ovarian": ("CA-125", "U/mL", 25.0, 1400.0),
+    "prostate": ("PSA", "ng/mL", 0.1, 85.0),
+}
+
+PRESENTATIONS: dict[str, tuple[str, ...]] = {
+    "breast": ("Pt reports a painless lump in the {side} breast noticed in the shower ~3 weeks ago. No nipple discharge, no skin dimpling. "
+               "Menarche age 12; G2P2. Mother had breast cancer in her 60s. Referred for diagnostic mammogram and ultrasound.",
+               "Screening mammogram callback for a new irregular density in the {side} breast. Pt asymptomatic. No prior breast biopsies. "
+               "Uses no hormone therapy. Referred to breast imaging for diagnostic work-up."),
+    "nsclc": ("Pt c/o persistent cough x 2 months and 4 kg unintentional weight loss. {smoke}. No hemoptysis. CXR ordered, followed by CT chest.",
+              "Incidental pulmonary nodule on CT obtained for abdominal pain in the ED. {smoke}. Mild exertional dyspnea, baseline. Pulmonology referral placed."),
+    "colorectal": ("Pt reports intermittent bright red blood per rectum and change in bowel habits x 6 weeks; fatigue. Hgb low on screening labs. "
+                   "Referred to GI for colonoscopy.",
+                   "Positive FIT on routine screening. Pt reports mild left lower quadrant discomfort. No prior colonoscopy. GI referral placed."),
+    "pancreatic": ("Pt presents with painless jaundice, dark urine and pruritus x 10 days; 6 kg weight loss over 2 months. New-onset hyperglycemia. "
+                   "CT abdomen (pancreas protocol) ordered.",
+                   "Pt c/o epigastric pain radiating to the back, early satiety and weight loss. Lipase normal. CT abdomen ordered."),
+    "gastric": ("Pt c/o early satiety, epigastric discomfort and 5 kg weight loss over 3 months; iron-deficiency anemia on labs. Referred for EGD.",
+                "Progressive dysphagia to solids x 6 weeks with intermittent regurgitation. Referred to GI for urgent EGD."),
+    "melanoma": ("Pt noticed a changing pigmented lesion on the {skin} (darker, raised, occasionally bleeds). No prior skin cancers. "
+                 "Fair skin, hx of blistering sunburns. Dermatology referral placed.",
+                 "Partner noticed an irregular dark lesion on the {skin}. Pt unsure how long present. Dermatology saw pt same week."),
+    "ovarian": ("Pt c/o abdominal bloating, increasing girth and early satiety x 2 months; pelvic pressure. Pelvic US ordered, then CT A/P.",
+                "Pt reports pelvic pain and urinary frequency; exam notable for a pelvic mass. Transvaginal US ordered."),
+    "prostate": ("PSA elevated on routine screening. Pt reports nocturia x2, no hematuria, no bone pain. DRE: firm nodule, left lobe. Urology referral.",
+                 "Pt c/o urinary hesitancy and weak stream. PSA elevated on repeat testing. Urology referral for MRI prostate and biopsy."),
+}
+
+SOCIAL = ("Lives with {who}; retired {job}. {smoke}. Alcohol: {etoh}. Independent in ADLs and IADLs; drives.",
+          "Lives with {who}. Works part-time as a {job}. {smoke}. Alcohol: {etoh}. Active; walks daily.")
+JOBS = ("teacher", "electrician", "accountant", "nurse", "bus driver", "engineer", "store manager", "farmer", "librarian", "chef")
+
+
+@dataclass
+class Draft:
+    """What a cancer-type planner decides for one case; the timeline is assembled afterwards."""
+
+    histology: str
+    site: str
+    stage: str
+    tnm: str
+    markers: list[tuple[str, str, str, str | None]]
+    consensus: list[tuple[str, str, str, str]]
+    question: str
+    sites: list[str] = field(default_factory=list)
+    resection: tuple[str, str] | None = None
+    neoadjuvant: list[str] = field(default_factory=list)
+    prior_lines: list[str] = field(default_factory=list)
+    castration: str | None = None
+    ecog: int = 1
+    adjuvant: tuple[str, int] | None = None
+    """Completed adjuvant regimen and its duration in days (metachronous recurrences)."""
+    current_line: str | None = None
+    """A line of therapy still running at the board (restaging on treatment)."""
+
+
+# --------------------------------------------------------------------------------------
+# Cancer-type planners: (scenario, rng) -> Draft. Rationale strings cite the guideline
+# logic in our own words.
+# --------------------------------------------------------------------------------------
+
+
+def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
+    subtype = rng.choices(("hr_pos", "her2_pos", "tnbc"), weights=(5, 3, 2))[0]
+    hr_pos = subtype == "hr_pos" or (subtype == "her2_pos" and rng.random() < 0.5)
+    er = ("ER", "positive", f"{rng.choice((70, 80, 90, 95, 100))}%", "IHC") if hr_pos else ("ER", "negative", "<1%", "IHC")
+    pr = ("PR", "positive", f"{rng.choice((10, 20, 40, 60, 80))}%", "IHC") if hr_pos and rng.random() < 0.85 else ("PR", "negative", "<1%", "IHC")
+    if subtype == "her2_pos":
+        her2 = ("HER2", "positive", rng.choice(("IHC 3+", "IHC 2+, ISH ratio 2.6", "FISH ratio 4.1")), "IHC/ISH")
+    else:
+        her2 = ("HER2", "negative", rng.choice(("IHC 1+", "IHC 0", "IHC 2+, FISH ratio 1.3")), "IHC")
+    markers = [er, pr, her2]
+    side = rng.choice(("left", "right"))
+    histology = "Invasive lobular carcinoma, grade 2" if hr_pos and subtype == "hr_pos" and rng.random() < 0.2 else f"Invasive ductal carcinoma, grade {rng.choice((2, 3))}"
+    site = f"{side} breast"
+    premenopausal = age < 50
+    endocrine = "tamoxifen" if premenopausal else "letrozole"
+    endocrine_why = ("NCCN Breast v.2026: premenopausal HR+ disease -> tamoxifen (or OFS + AI for higher risk)" if premenopausal
+                     else "NCCN Breast v.2026: postmenopausal HR+ disease -> adjuvant aromatase inhibitor for 5+ years")
+    no_her2 = ("trastuzumab", "refusal", "biomarker", "HER2-directed therapy has no indication in HER2-negative disease (ASCO/CAP HER2 2023; NCCN Breast)")
+    no_endocrine = ("tamoxifen", "refusal", "biomarker", "Endocrine therapy is ineffective in ER/PR-negative disease (ASCO/CAP ER/PgR 2020)")
+
+    if scenario == "resected":
+        lumpectomy = rng.random() < 0.6
+        procedure = "lumpectomy with sentinel lymph node biopsy" if lumpectomy else f"{side} total mastectomy with sentinel lymph node biopsy"
+        rt = [("whole-breast radiotherapy", "strong", "resection_status", "NCCN Breast v.2026: breast-conserving surgery is followed by whole-breast RT")] if lumpectomy else []
+        if subtype == "her2_pos":
+            path = f"ypT1c ypN1a (1/{rng.randint(3, 6)} SLN), residual invasive disease after neoadjuvant therapy, margins negative"
+            cons = [("T-DM1 (trastuzumab emtansine)", "strong", "biomarker", "NCCN Breast / KATHERINE: residual invasive HER2+ disease after neoadjuvant TCHP -> adjuvant T-DM1 x 14 cycles")]
+            cons += rt
+            cons.append((endocrine, "strong", "biomarker", endocrine_why) if hr_pos else no_endocrine)
+            cons.append(("trastuzumab + pertuzumab", "mixed", "biomarker", "Continuing dual HER2 blockade instead of T-DM1 is reserved for pCR; contested with residual disease"))
+            return Draft(histology, site, "IIA", "ypT1cN1aM0", markers, cons, "Adjuvant therapy after neoadjuvant TCHP and surgery with residual disease?",
+                         resection=(procedure, path), neoadjuvant=["TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab)"], ecog=0)
+        if subtype == "tnbc":
+            brca = rng.random() < 0.35
+            markers.append(("BRCA1", "positive" if brca else "negative", "germline pathogenic variant" if brca else "no pathogenic variant", "germline panel"))
+            path = f"ypT1b ypN0 (0/{rng.randint(2, 4)} SLN), residual invasive carcinoma (RCB-II), margins negative"
+            cons = [("pembrolizumab (complete 1 year)", "strong", "prior_line", "KEYNOTE-522 / NCCN Breast: continue adjuvant pembrolizumab after neoadjuvant chemo-immunotherapy")]
+            if brca:
+                cons.append(("olaparib", "strong", "biomarker", "OlympiA / NCCN Breast: gBRCA carriers with residual disease -> adjuvant olaparib x 1 year"))
+                cons.append(("capecitabine", "mixed", "biomarker", "CREATE-X capecitabine is an alternative to olaparib in gBRCA carriers; sequencing debated"))
+            else:
+                cons.append(("capecitabine", "strong", "stage", "CREATE-X / NCCN Breast: residual TNBC after neoadjuvant chemotherapy -> adjuvant capecitabine"))
+            cons += rt
+            cons.append(no_endocrine)
+            return Draft(histology, site, "IA", "ypT1bN0M0", markers, cons, "Adjuvant therapy for residual triple-negative disease after neoadjuvant therapy?",
+                         resection=(procedure, path), neoadjuvant=["pembrolizumab + carboplatin + paclitaxel, then AC (KEYNOTE-522)"], ecog=0)
+        nodes = rng.random() < 0.4
+        t = rng.choice(("1c", "2"))
+        path = f"pT{t} pN{'1a (2/3 SLN)' if nodes else '0 (0/3 SLN)'}, margins negative"
+        # AJCC 8 anatomic stage: T1N0 IA, T1N1 / T2N0 IIA, T2N1 IIB.
+        stage = {("1c", False): "IA", ("1c", True): "IIA", ("2", False): "IIA", ("2", True): "IIB"}[(t, nodes)]
+        tnm = f"pT{t}N{'1a' if nodes else '0'}M0"
+        cons = [(endocrine, "strong", "biomarker", endocrine_why)] + rt
+        if nodes:
+            cons.append(("abemaciclib + endocrine therapy", "mixed", "stage", "monarchE / NCCN: adjuvant abemaciclib for high-risk node-positive HR+ disease; benefit in 1-3 nodes without other risk debated"))
+        else:
+            cons.append(("21-gene recurrence score (Oncotype DX) testing", "tacit", "biomarker", "NCCN Breast v.2026 / TAILORx: genomic assay guides adjuvant chemotherapy in HR+ HER2- pN0 disease"))
+        cons.append(no_her2)
+        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant systemic therapy recommendation after surgery?", resection=(procedure, path), ecog=0)
+
+    if scenario == "unresected":
+        if subtype == "her2_pos":
+            cons = [("neoadjuvant TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab)", "strong", "biomarker", "NCCN Breast / ESMO: cT2N1 HER2+ disease -> neoadjuvant chemo + dual HER2 blockade, then surgery"),
+                    ("surgery after neoadjuvant therapy", "strong", "stage", "Definitive surgery follows neoadjuvant systemic therapy"),
+                    (("tamoxifen" if not hr_pos else "trastuzumab emtansine (T-DM1) upfront"), "refusal" if not hr_pos else "mixed", "biomarker",
+                     "No endocrine therapy for HR-negative disease" if not hr_pos else "T-DM1 is a post-neoadjuvant option for residual disease, not first therapy")]
+            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Initial management of newly diagnosed HER2-positive breast cancer?", ecog=0)
+        if subtype == "tnbc":
+            cons = [("neoadjuvant pembrolizumab + carboplatin + paclitaxel (KEYNOTE-522)", "strong", "biomarker", "NCCN Breast / KEYNOTE-522: stage II-III TNBC -> neoadjuvant chemo-immunotherapy"),
+                    ("surgery after neoadjuvant therapy", "strong", "stage", "Definitive surgery follows neoadjuvant systemic therapy"), no_endocrine, no_her2]
+            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Initial management of newly diagnosed triple-negative breast cancer?", ecog=0)
+        cons = [("surgery (lumpectomy with sentinel lymph node biopsy)", "strong", "stage", "NCCN Breast: cT1-2N0 HR+ HER2- disease -> primary surgery, adjuvant therapy by pathology"),
+                ("neoadjuvant endocrine therapy", "mixed", "biomarker", "Neoadjuvant endocrine therapy is an option mainly for postmenopausal pts who are poor surgical candidates"),
+                no_her2]
+        return Draft(histology, site, "IA", "cT1cN0M0", markers, cons, "Initial management of newly diagnosed early breast cancer?", ecog=0)
+
+    sites = rng.choice((["bone"], ["liver", "bone"], ["lung", "bone"], ["liver"]))
+    bone = ("zoledronic acid or denosumab", "tacit", "stage", "NCCN Breast: bone metastases -> bone-modifying agent to reduce skeletal events")
+    if scenario == "met_naive":
+        if subtype == "hr_pos":
+            cons = [("letrozole + CDK4/6 inhibitor (palbociclib/ribociclib/abemaciclib)", "strong", "biomarker", "NCCN Breast / PALOMA-2, MONALEESA-2, MONARCH-3: first-line AI + CDK4/6i for HR+ HER2- MBC"), no_her2]
+        elif subtype == "her2_pos":
+            cons = [("docetaxel + trastuzumab + pertuzumab (THP)", "strong", "biomarker", "NCCN Breast / CLEOPATRA: first-line THP for HER2+ MBC"),
+                    (no_endocrine if not hr_pos else ("endocrine therapy after THP induction", "tacit", "biomarker", "Maintenance endocrine therapy with HER2 blockade in HR+ HER2+ MBC"))]
+        else:
+            cps = rng.choice((1, 5, 15, 30))
+            markers.append(("PD-L1", "positive" if cps >= 10 else "negative", f"CPS {cps}", "IHC 22C3"))
+            if cps >= 10:
+                cons = [("pembrolizumab + paclitaxel (or nab-paclitaxel or gemcitabine/carboplatin)", "strong", "biomarker", "KEYNOTE-355 / NCCN: PD-L1 CPS >=10 TNBC -> first-line pembrolizumab + chemotherapy")]
+            else:
+                cons = [("paclitaxel", "strong", "biomarker", "NCCN Breast: PD-L1 CPS <10 TNBC -> single-agent taxane or other chemotherapy first line"),
+                        ("pembrolizumab + chemotherapy", "refusal", "biomarker", "Pembrolizumab benefit in MBC is limited to PD-L1 CPS >=10 (KEYNOTE-355)")]
+            cons.append(no_endocrine)
+        if "bone" in sites:
+            cons.append(bone)
+        return Draft(histology, site, "IV", f"cT2N1M1", markers, cons, "First-line treatment for newly diagnosed metastatic breast cancer?", sites=sites, ecog=rng.choice((0, 1)))
+
+    # met_pretreated
+    if subtype == "hr_pos":
+        pik3ca = rng.random() < 0.45
+        markers.append(("PIK3CA", "positive" if pik3ca else "negative", "H1047R" if pik3ca else "wild-type", "NGS (ctDNA)"))
+        first = "letrozole + palbociclib"
+        cons = [(("fulvestrant + capivasertib", "strong", "biomarker", "CAPItello-291 / NCCN: PIK3CA/AKT1/PTEN-altered HR+ MBC after AI + CDK4/6i -> fulvestrant + capivasertib") if pik3ca
+                 else ("fulvestrant + everolimus", "tacit", "prior_line", "NCCN Breast: after AI + CDK4/6i without actionable alteration -> fulvestrant-based therapy (e.g. + everolimus)")),
+                ("letrozole + palbociclib", "refusal", "prior_line", "Progression on AI + CDK4/6i: do not repeat the failed regimen"),
+                ("capecitabine", "mixed", "prior_line", "Chemotherapy is an option when endocrine resistance or visceral crisis is suspected"), no_her2]
+    elif subtype == "her2_pos":
+        first = "docetaxel + trastuzumab + pertuzumab"
+        cons = [("trastuzumab deruxtecan (T-DXd)", "strong", "prior_line", "DESTINY-Breast03 / NCCN: second-line HER2+ MBC after taxane + trastuzumab -> T-DXd"),
+                ("docetaxel + trastuzumab + pertuzumab", "refusal", "prior_line", "Progression on THP: do not repeat the failed regimen"),
+                ("tucatinib + trastuzumab + capecitabine", "tacit", "prior_line", "HER2CLIMB: later-line option, preferred with brain metastases")]
+    else:
+        first = "carboplatin + paclitaxel"
+        cons = [("sacituzumab govitecan", "strong", "prior_line", "ASCENT / NCCN: TNBC after >=2 prior therapies (>=1 metastatic) -> sacituzumab govitecan"),
+                ("carboplatin + paclitaxel", "refusal", "prior_line", "Progression on platinum-taxane: do not repeat the failed regimen"), no_endocrine]
+    if "bone" in sites:
+        cons.append(bone)
+    return Draft(histology, site, "IV", "cT2N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+
+
+def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
+    site = rng.choice(("right upper lobe", "left upper lobe", "right lower lobe", "left lower lobe"))
+    histology = "Adenocarcinoma, acinar predominant"
+
+    def panel(egfr: str | None = None, alk: bool = False, tps: int = 5) -> list[tuple[str, str, str, str | None]]:
+        rows = [("EGFR", "positive" if egfr else "negative", egfr or "wild-type", "NGS"),
+                ("ALK", "positive" if alk else "negative", "EML4-ALK fusion" if alk else "negative", "NGS/IHC"),
+                ("PD-L1", "positive" if tps >= 1 else "negative", f"TPS {tps}%" if tps >= 1 else "TPS <1%", "IHC 22C3")]
+        if not egfr and not alk:
+            rows.append(("KRAS", rng.choice(("positive", "negative")), rng.choice(("G12V", "G12D", "G13C")), "NGS"))
+        return rows
+
+    no_egfr_tki = ("osimertinib", "refusal", "biomarker", "EGFR TKIs have no role in EGFR wild-type NSCLC")
+    if scenario == "resected":
+        kind = rng.choices(("egfr", "alk", "neg"), weights=(4, 1, 5))[0]
+        egfr = rng.choice(("exon 19 deletion", "L858R")) if kind == "egfr" else None
+        markers = panel(egfr, kind == "alk", rng.choice((0, 5, 30, 60)))
+        stage, tnm = rng.choice((("IIB", "pT2bN1M0"), ("IIIA", "pT2aN2M0"), ("IIA", "pT2bN0M0")))
+        path = f"{tnm[:-2]} ({rng.randint(1, 3)}/{rng.randint(12, 20)} LN), margins negative"
+        chemo = ("cisplatin + pemetrexed (adjuvant, 4 cycles)", "strong" if kind == "neg" else "tacit", "stage",
+                 "NCCN NSCLC v.2026 / LACE: resected stage II-IIIA -> adjuvant cisplatin-based chemotherapy")
+        if kind == "egfr":
+            cons = [("osimertinib (adjuvant, 3 years)", "strong", "biomarker", "ADAURA / NCCN NSCLC: resected stage IB-IIIA EGFR ex19del/L858R -> adjuvant osimertinib"), chemo,
+                    ("atezolizumab (adjuvant)", "refusal", "biomarker", "Adjuvant checkpoint inhibitors are not used in EGFR-mutant NSCLC (IMpower010 subgroup, NCCN)")]
+        elif kind == "alk":
+            cons = [("alectinib (adjuvant, 2 years)", "strong", "biomarker", "ALINA / NCCN NSCLC: resected stage IB-IIIA ALK+ -> adjuvant alectinib"),
+                    ("atezolizumab (adjuvant)", "refusal", "biomarker", "Adjuvant checkpoint inhibitors are not used in ALK-rearranged NSCLC")]
+        else:
+            cons = [chemo, ("atezolizumab or pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker", "IMpower010 / PEARLS: adjuvant IO after chemotherapy, PD-L1 >=1% preferred"), no_egfr_tki]
+        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after lobectomy?", resection=("VATS lobectomy with mediastinal lymph node dissection", path), ecog=rng.choice((0, 1)))
+
+    if scenario == "unresected":
+        markers = panel(None, False, rng.choice((5, 20, 60)))
+        if variant % 2 == 0:
+            cons = [("neoadjuvant nivolumab + platinum-doublet chemotherapy, then lobectomy", "strong", "stage", "CheckMate 816 / NCCN NSCLC: resectable stage II-IIIA driver-negative -> neoadjuvant chemo-IO then surgery"),
+                    ("surgery (lobectomy)", "strong", "stage", "Resectable disease: anatomic lobectomy with nodal dissection"), no_egfr_tki]
+            return Draft(histology, site, "IIB", "cT3N0M0", markers, cons, "Initial management of resectable non-small cell lung cancer?", ecog=0)
+        cons = [("concurrent chemoradiation (carboplatin + paclitaxel with thoracic radiotherapy)", "strong", "stage", "NCCN NSCLC / PACIFIC: unresectable stage III -> definitive concurrent chemoradiation"),
+                ("durvalumab consolidation", "strong", "stage", "PACIFIC: durvalumab for 12 months after chemoradiation without progression"), no_egfr_tki]
+        return Draft(histology, site, "IIIB", "cT3N2M0", markers, cons, "Management of unresectable stage III NSCLC?", ecog=1)
+
+    sites = rng.choice((["liver", "bone"], ["contralateral lung", "adrenal gland"], ["brain", "bone"], ["bone"]))
+    if scenario == "met_naive":
+        # variant 0-1 EGFR, 2 ALK, 3-6 PD-L1 >= 50%, 7-8 PD-L1 1-49%
+        if variant < 2:
+            markers = panel(rng.choice(("exon 19 deletion", "L858R")), False, rng.choice((0, 10)))
+            cons = [("osimertinib", "strong", "biomarker", "FLAURA / NCCN NSCLC: first-line osimertinib for EGFR ex19del/L858R metastatic NSCLC"),
+                    ("osimertinib + carboplatin + pemetrexed", "tacit", "biomarker", "FLAURA2: chemotherapy added to osimertinib, preferred with high disease burden"),
+                    ("pembrolizumab", "refusal", "biomarker", "Checkpoint-inhibitor monotherapy is ineffective first line in EGFR-mutant NSCLC")]
+        elif variant == 2:
+            markers = panel(None, True, 10)
+            cons = [("alectinib", "strong", "biomarker", "ALEX / NCCN NSCLC: first-line alectinib (or lorlatinib) for ALK+ metastatic NSCLC"),
+                    ("lorlatinib", "tacit", "biomarker", "CROWN: first-line lorlatinib, especially with brain metastases"),
+                    ("pembrolizumab", "refusal", "biomarker", "Checkpoint inhibitors are not used first line in ALK-rearranged NSCLC")]
+        elif variant < 7:
+            markers = panel(None, False, rng.choice((50, 60, 75, 90)))
+            cons = [("pembrolizumab", "strong", "biomarker", "KEYNOTE-024 / NCCN NSCLC: PD-L1 TPS >=50%, no driver -> first-line pembrolizumab monotherapy"),
+                    ("carboplatin + pemetrexed + pembrolizumab", "tacit", "biomarker", "KEYNOTE-189: chemo-IO is also acceptable at TPS >=50%"), no_egfr_tki]
+        else:
+            markers = panel(None, False, rng.choice((5, 20, 40)))
+            cons = [("carboplatin + pemetrexed + pembrolizumab", "strong", "biomarker", "KEYNOTE-189 / NCCN NSCLC: PD-L1 1-49%, no driver -> platinum doublet + pembrolizumab"),
+                    ("pembrolizumab", "mixed", "biomarker", "Single-agent pembrolizumab at TPS 1-49% (KEYNOTE-042) is inferior to chemo-IO for fit patients"), no_egfr_tki]
+        return Draft(histology, site, "IVB" if len(sites) > 1 else "IVA", "cT2bN2M1c" if len(sites) > 1 else "cT2bN2M1b", markers, cons,
+                     "First-line treatment for metastatic NSCLC?", sites=sites, ecog=rng.choice((0, 1)))
+
+    if variant % 2 == 0:
+        markers = panel(rng.choice(("exon 19 deletion", "L858R")), False, 5)
+        cons = [("amivantamab + carboplatin + pemetrexed", "strong", "prior_line", "MARIPOSA-2 / NCCN NSCLC: progression on osimertinib -> amivantamab + platinum-pemetrexed"),
+                ("carboplatin + pemetrexed", "tacit", "prior_line", "Platinum-pemetrexed after osimertinib when amivantamab is unavailable"),
+                ("osimertinib", "refusal", "prior_line", "Do not continue the TKI alone after systemic progression"),
+                ("biomarker testing (tissue or plasma NGS for resistance mechanisms)", "tacit", "biomarker", "NCCN: re-biopsy/plasma NGS at progression on osimertinib (MET, histologic transformation)")]
+        first = "osimertinib"
+    else:
+        markers = panel(None, False, rng.choice((5, 30)))
+        cons = [("docetaxel + ramucirumab", "strong", "prior_line", "REVEL / NCCN NSCLC: second line after platinum-IO -> docetaxel +/- ramucirumab"),
+                ("pembrolizumab", "refusal", "prior_line", "Do not rechallenge the checkpoint inhibitor on which disease progressed"),
+                ("clinical trial", "tacit", "prior_line", "Trial enrolment is preferred after progression on chemo-IO")]
+        first = "carboplatin + pemetrexed + pembrolizumab"
+    return Draft(histology, site, "IVB", "cT2bN2M1c", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+
+
+def _colorectal(scenario: str, rng: random.Random, age: int) -> Draft:
+    site = rng.choice(("sigmoid colon", "descending colon", "ascending colon", "cecum", "transverse colon"))
+    left = site in ("sigmoid colon", "descending colon")
+    msi = rng.random() < (0.15 if scenario.startswith("met") else 0.2)
+    kras = not msi and rng.random() < 0.45
+    braf = not kras and not msi and rng.random() < 0.15
+    markers = [("KRAS", "positive" if kras else "negative", rng.choice(("G12D", "G12V", "G13D")) if kras else "wild-type", "NGS"),
+               ("NRAS", "negative", "wild-type", "NGS"),
+               ("BRAF", "positive" if braf else "negative", "V600E" if braf else "wild-type", "NGS"),
+               ("MSI", "positive" if msi else "negative", "MSI-H" if msi else "MSS", "IHC/PCR")]
+    histology = "Adenocarcinoma, moderately differentiated"
+    no_anti_egfr = ("cetuximab", "refusal", "biomarker", "Anti-EGFR antibodies are ineffective in RAS-mutant CRC (NCCN Colon)")
+
+    if scenario == "resected":
+        procedure = "laparoscopic sigmoid colectomy" if left else "laparoscopic right hemicolectomy"
+        if msi and rng.random() < 0.5:
+            path = f"pT3 pN0 (0/{rng.randint(14, 24)} LN), margins negative, no LVI"
+            cons = [("surveillance", "strong", "biomarker", "NCCN Colon: stage II dMMR/MSI-H -> observation; fluoropyrimidine alone gives no benefit"),
+                    ("capecitabine", "refusal", "biomarker", "Single-agent fluoropyrimidine is not used for stage II MSI-H colon cancer")]
+            return Draft(histology, site, "IIA", "pT3N0M0", markers, cons, "Adjuvant therapy after colectomy?", resection=(procedure, path), ecog=0)
+        high_risk = rng.random() < 0.5
+        path = f"pT{'4a' if high_risk else '3'} pN{'2a (5' if high_risk else '1a (1'}/{rng.randint(14, 24)} LN), margins negative"
+        stage, tnm = ("IIIC", "pT4aN2aM0") if high_risk else ("IIIB", "pT3N1aM0")
+        cons = [("CAPOX (adjuvant)" if not high_risk else "FOLFOX or CAPOX (adjuvant, 6 months)", "strong", "stage",
+                 "IDEA / NCCN Colon: low-risk stage III -> 3 months CAPOX" if not high_risk else "IDEA / NCCN Colon: high-risk stage III (T4 or N2) -> 6 months oxaliplatin doublet"),
+                ("FOLFOX (adjuvant)" if not high_risk else "capecitabine alone", "tacit" if not high_risk else "mixed", "comorbidity",
+                 "FOLFOX is the infusional alternative" if not high_risk else "Fluoropyrimidine alone only if oxaliplatin is contraindicated"),
+                ("bevacizumab (adjuvant)", "refusal", "stage", "NSABP C-08 / AVANT: no role for bevacizumab in the adjuvant setting")]
+        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after colectomy?", resection=(procedure, path), ecog=0)
+
+    if scenario == "unresected":
+        cons = [("surgery (colectomy with en bloc lymphadenectomy)", "strong", "stage", "NCCN Colon: resectable non-metastatic colon cancer -> colectomy with en bloc lymphadenectomy"),
+                ("CAPOX or FOLFOX (adjuvant) if node-positive at surgery", "tacit", "stage", "NCCN Colon: adjuvant oxaliplatin doublet for pathologic stage III after colectomy")]
+        if msi:
+            cons.append(("neoadjuvant immunotherapy (pembrolizumab or nivolumab + ipilimumab)", "mixed", "biomarker", "NICHE-2: neoadjuvant IO in dMMR colon cancer; not yet standard outside trials"))
+        else:
+            cons.append(("neoadjuvant FOLFOX", "mixed", "stage", "FOxTROT: neoadjuvant chemotherapy for radiologic T4 colon cancer; contested"))
+        return Draft(histology, site, "IIIB", "cT3N1M0", markers, cons, "Initial management of newly diagnosed colon cancer?", ecog=0)
+
+    sites = rng.choice((["liver"], ["liver", "lung"], ["peritoneum"], ["liver", "peritoneum"]))
+    stage = "IVC" if "peritoneum" in sites else ("IVB" if len(sites) > 1 else "IVA")
+    tnm = f"cT3N1M1{'c' if stage == 'IVC' else 'b' if stage == 'IVB' else 'a'}"
+    if scenario == "met_naive":
+        if msi:
+            cons = [("pembrolizumab", "strong", "biomarker", "KEYNOTE-177 / NCCN Colon: MSI-H/dMMR mCRC -> first-line pembrolizumab"),
+                    ("nivolumab + ipilimumab", "tacit", "biomarker", "CheckMate 8HW: first-line nivolumab + ipilimumab for MSI-H mCRC"),
+                    ("FOLFOX + bevacizumab", "mixed", "biomarker", "Chemotherapy first line is inferior to IO in MSI-H disease")]
+        elif braf:
+            cons = [("encorafenib + cetuximab + FOLFOX", "strong", "biomarker", "BREAKWATER / NCCN Colon 2025: BRAF V600E mCRC -> first-line encorafenib + cetuximab + mFOLFOX6"),
+                    ("FOLFOXIRI + bevacizumab", "mixed", "biomarker", "Triplet + bevacizumab was the prior standard for fit BRAF-mutant pts")]
+        elif kras:
+            cons = [("FOLFOX + bevacizumab", "strong", "biomarker", "NCCN Colon: RAS-mutant mCRC -> oxaliplatin or irinotecan doublet + bevacizumab"),
+                    ("FOLFIRI + bevacizumab", "tacit", "biomarker", "Irinotecan-based doublet is an equivalent first-line backbone"), no_anti_egfr]
+        elif left:
+            cons = [("FOLFOX + panitumumab", "strong", "biomarker", "PARADIGM / NCCN Colon: left-sided RAS/BRAF wild-type mCRC -> doublet + anti-EGFR antibody"),
+                    ("FOLFOX + bevacizumab", "tacit", "biomarker", "Bevacizumab is an acceptable alternative biologic")]
+        else:
+            cons = [("FOLFOX + bevacizumab", "strong", "histology", "NCCN Colon: right-sided primary -> bevacizumab preferred over anti-EGFR even if RAS wild-type"),
+                    ("FOLFOX + cetuximab", "mixed", "histology", "Anti-EGFR benefit is limited in right-sided primaries")]
+        return Draft(histology, site, stage, tnm, markers, cons, "First-line treatment for metastatic colorectal cancer?", sites=sites, ecog=rng.choice((0, 1)))
+
+    if braf:
+        first = "FOLFOX + bevacizumab"
+        cons = [("encorafenib + cetuximab", "strong", "biomarker", "BEACON / NCCN Colon: BRAF V600E mCRC after prior therapy -> encorafenib + cetuximab"),
+                ("FOLFOX + bevacizumab", "refusal", "prior_line", "Progression on FOLFOX-bevacizumab: do not repeat")]
+    else:
+        first = "FOLFOX + bevacizumab"
+        cons = [("FOLFIRI + bevacizumab", "strong", "prior_line", "NCCN Colon / ML18147: after oxaliplatin-based first line -> FOLFIRI with continued VEGF blockade"),
+                ("FOLFOX + bevacizumab", "refusal", "prior_line", "Progression on FOLFOX-bevacizumab: do not repeat")]
+        if kras:
+            cons.append(no_anti_egfr)
+        else:
+            cons.append(("FOLFIRI + panitumumab", "tacit", "biomarker", "RAS wild-type: anti-EGFR may be added in second line if not used before"))
+    if msi:
+        cons = [("pembrolizumab", "strong", "biomarker", "NCCN Colon: IO-naive MSI-H mCRC after chemotherapy -> pembrolizumab"), *cons[1:]]
+    return Draft(histology, site, stage, tnm, markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+
+
+def _pancreatic(scenario: str, rng: random.Random, age: int) -> Draft:
+    site = rng.choice(("pancreatic head", "pancreatic head", "pancreatic body", "pancreatic tail"))
+    gbrca = rng.random() < 0.12
+    markers = [("BRCA2", "positive" if gbrca else "negative", "germline pathogenic variant" if gbrca else "no pathogenic variant", "germline panel"),
+               ("KRAS", "positive", rng.choice(("G12D", "G12V", "G12R")), "NGS"),
+               ("MSI", "negative", "MSS", "IHC")]
+    histology = "Pancreatic ductal adenocarcinoma"
+    ecog = rng.choice((0, 1, 1))
+    if scenario == "resected":
+        procedure = "pancreaticoduodenectomy (Whipple)" if site == "pancreatic head" else "distal pancreatectomy with splenectomy"
+        stage, tnm = rng.choice((("IIB", "pT2N1M0"), ("IIA", "pT3N0M0"), ("IB", "pT2N0M0")))
+        path = f"{tnm[:-2]} ({0 if 'N0' in tnm else rng.randint(1, 3)}/{rng.randint(14, 24)} LN), margins negative"
+        cons = [("modified FOLFIRINOX (adjuvant, 6 months)", "strong", "resection_status", "PRODIGE 24 / NCCN Pancreatic: resected PDAC, ECOG 0-1 -> adjuvant mFOLFIRINOX"),
+                ("gemcitabine + capecitabine (adjuvant)", "tacit", "performance_status", "ESPAC-4: alternative when mFOLFIRINOX is not suitable"),
+                ("olaparib", "refusal", "biomarker", "PARP inhibitors have no adjuvant role in PDAC (POLO is a metastatic maintenance trial)")]
+        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after pancreatic resection?", resection=(procedure, path), ecog=ecog)
+    if scenario == "unresected":
+        tnm = rng.choice(("cT2N1M0", "cT3N1M0"))
+        cons = [("neoadjuvant FOLFIRINOX, then restaging for resection", "strong", "stage", "NCCN Pancreatic: borderline resectable PDAC -> neoadjuvant chemotherapy (+/- RT) before surgery"),
+                ("gemcitabine + nab-paclitaxel (neoadjuvant)", "tacit", "performance_status", "Alternative neoadjuvant regimen for less fit patients"),
+                ("upfront pancreaticoduodenectomy", "refusal", "stage", "Upfront surgery is not recommended for borderline resectable disease (NCCN)")]
+        return Draft(histology, site, "IIB" if "N1" in tnm else "IIA", tnm, markers, cons, "Initial management of borderline resectable pancreatic cancer?", ecog=0)
+    sites = rng.choice((["liver"], ["liver", "peritoneum"], ["lung"]))
+    if scenario == "met_naive":
+        cons = [("FOLFIRINOX", "strong", "performance_status", "PRODIGE 4 / NCCN Pancreatic: metastatic PDAC, ECOG 0-1 -> FOLFIRINOX (or NALIRIFOX)"),
+                ("gemcitabine + nab-paclitaxel", "tacit", "performance_status", "MPACT: alternative first-line doublet")]
+        if gbrca:
+            cons.append(("olaparib maintenance after >=16 weeks of platinum without progression", "tacit", "biomarker", "POLO: gBRCA metastatic PDAC -> olaparib maintenance after platinum"))
+        else:
+            cons.append(("olaparib", "refusal", "biomarker", "PARP inhibitor maintenance needs a germline BRCA1/2 mutation"))
+        return Draft(histology, site, "IV", "cT3N1M1", markers, cons, "First-line treatment for metastatic pancreatic cancer?", sites=sites, ecog=ecog)
+    first = rng.choice(("FOLFIRINOX", "gemcitabine + nab-paclitaxel"))
+    if first == "FOLFIRINOX":
+        cons = [("gemcitabine + nab-paclitaxel", "strong", "prior_line", "NCCN Pancreatic: after fluoropyrimidine-based first line -> gemcitabine-based second line"),
+                ("FOLFIRINOX", "refusal", "prior_line", "Progression on FOLFIRINOX: do not repeat")]
+    else:
+        cons = [("liposomal irinotecan + 5-FU/leucovorin", "strong", "prior_line", "NAPOLI-1 / NCCN Pancreatic: after gemcitabine-based first line -> nal-IRI + 5-FU/LV"),
+                ("gemcitabine + nab-paclitaxel", "refusal", "prior_line", "Progression on gemcitabine/nab-paclitaxel: do not repeat")]
+    cons.append(("best supportive care", "mixed", "performance_status", "BSC alone is reasonable if performance status declines"))
+    return Draft(histology, site, "IV", "cT3N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+
+
+def _gastric(scenario: str, rng: random.Random, age: int) -> Draft:
+    site = rng.choice(("gastric antrum", "gastric body", "gastroesophageal junction"))
+    her2 = rng.random() < 0.22
+    cps = rng.choice((0, 2, 5, 10))
+    cldn = not her2 and rng.random() < 0.35
+    markers = [("HER2", "positive" if her2 else "negative", "IHC 3+" if her2 else rng.choice(("IHC 0", "IHC 1+")), "IHC"),
+               ("PD-L1", "positive" if cps >= 1 else "negative", f"CPS {cps}", "IHC 22C3"),
+               ("MSI", "negative", "MSS", "IHC"),
+               ("CLDN18.2", "positive" if cldn else "negative", "75% of tumor cells 2+/3+" if cldn else "<75% of tumor cells", "IHC")]
+    histology = rng.choice(("Adenocarcinoma, intestinal type", "Adenocarcinoma, diffuse type (signet-ring cells)"))
+    no_her2 = ("trastuzumab", "refusal", "biomarker", "Trastuzumab has no benefit in HER2-negative gastric cancer (ToGA)")
+    if scenario == "resected":
+        periop = rng.random() < 0.6
+        stage, tnm = (("III", "ypT3N1M0") if periop else ("IIIB", "pT3N2M0"))
+        path = f"{tnm[:-2]} ({rng.randint(1, 6)}/{rng.randint(18, 32)} LN), R0"
+        if periop:
+            cons = [("FLOT (complete the 4 postoperative cycles)", "strong", "prior_line", "FLOT4 / NCCN Gastric: perioperative FLOT -> complete adjuvant cycles after gastrectomy"),
+                    ("nivolumab (adjuvant)", "mixed", "stage", "CheckMate 577 applies to esophageal/GEJ cancer after chemoradiation, not to this setting"),
+                    no_her2 if not her2 else ("trastuzumab (adjuvant)", "mixed", "biomarker", "Adding trastuzumab perioperatively is investigational (PETRARCA)")]
+            return Draft(histology, site, stage, tnm, markers, cons, "Postoperative therapy after perioperative FLOT and gastrectomy?",
+                         resection=("total gastrectomy with D2 lymphadenectomy", path), neoadjuvant=["FLOT (perioperative)"], ecog=0)
+        cons = [("CAPOX (adjuvant, 6 months)", "strong", "stage", "CLASSIC / NCCN Gastric: upfront D2 gastrectomy, stage II-III -> adjuvant CAPOX"),
+                ("S-1 (adjuvant)", "tacit", "stage", "ACTS-GC: adjuvant S-1 (mainly in Asia)"),
+                no_her2 if not her2 else ("trastuzumab (adjuvant)", "mixed", "biomarker", "No adjuvant trastuzumab indication in gastric cancer")]
+        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after gastrectomy?", resection=("total gastrectomy with D2 lymphadenectomy", path), ecog=0)
+    if scenario == "unresected":
+        cons = [("perioperative FLOT, then gastrectomy", "strong", "stage", "FLOT4 / NCCN Gastric: cT2+ or N+ resectable gastric cancer -> perioperative FLOT"),
+                ("surgery (gastrectomy with D2 lymphadenectomy)", "strong", "stage", "Definitive gastrectomy after neoadjuvant chemotherapy"),
+                ("pembrolizumab + FLOT (perioperative)", "mixed", "biomarker", "KEYNOTE-585 was negative for EFS; not standard")]
+        return Draft(histology, site, "III", "cT3N1M0", markers, cons, "Initial management of newly diagnosed gastric cancer?", ecog=0)
+    sites = rng.choice((["liver"], ["peritoneum"], ["liver", "distant lymph nodes"]))
+    if scenario == "met_naive":
+        if her2:
+            cons = [("CAPOX + trastuzumab + pembrolizumab", "strong", "biomarker", "KEYNOTE-811 / NCCN Gastric: HER2+ PD-L1 CPS >=1 -> fluoropyrimidine-platinum + trastuzumab + pembrolizumab") if cps >= 1
+                    else ("CAPOX + trastuzumab", "strong", "biomarker", "ToGA / NCCN Gastric: HER2+ -> fluoropyrimidine-platinum + trastuzumab"),
+                    ("FOLFOX + nivolumab", "mixed", "biomarker", "HER2-directed therapy is preferred over IO-chemo alone in HER2+ disease")]
+        elif cps >= 5:
+            cons = [("FOLFOX + nivolumab", "strong", "biomarker", "CheckMate 649 / NCCN Gastric: HER2- PD-L1 CPS >=5 -> chemo + nivolumab"),
+                    ("CAPOX + pembrolizumab", "tacit", "biomarker", "KEYNOTE-859: chemo + pembrolizumab"), no_her2]
+        elif cldn:
+            cons = [("FOLFOX + zolbetuximab", "strong", "biomarker", "SPOTLIGHT / GLOW: CLDN18.2-positive HER2- disease -> chemo + zolbetuximab"), no_her2]
+        else:
+            cons = [("FOLFOX", "strong", "biomarker", "NCCN Gastric: HER2-, low PD-L1, CLDN18.2-negative -> fluoropyrimidine-platinum doublet"),
+                    ("FOLFOX + nivolumab", "mixed", "biomarker", "IO benefit at CPS <5 is small and contested"), no_her2]
+        return Draft(histology, site, "IV", "cT3N2M1", markers, cons, "First-line treatment for metastatic gastric cancer?", sites=sites, ecog=rng.choice((0, 1)))
+    if her2:
+        first = "CAPOX + trastuzumab + pembrolizumab"
+        cons = [("trastuzumab deruxtecan (T-DXd)", "strong", "biomarker", "DESTINY-Gastric01/04 / NCCN Gastric: HER2+ after trastuzumab-based first line -> T-DXd"),
+                ("paclitaxel + ramucirumab", "tacit", "prior_line", "RAINBOW: standard second line regardless of HER2")]
+    else:
+        first = "FOLFOX + nivolumab"
+        cons = [("paclitaxel + ramucirumab", "strong", "prior_line", "RAINBOW / NCCN Gastric: second line after fluoropyrimidine-platinum -> paclitaxel + ramucirumab"),
+                ("FOLFOX + nivolumab", "refusal", "prior_line", "Progression on FOLFOX-nivolumab: do not repeat"), no_her2]
+    return Draft(histology, site, "IV", "cT3N2M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+
+
+def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
+    site = rng.choice(("upper back", "left calf", "right shoulder", "scalp", "left forearm", "right thigh"))
+    braf = rng.random() < 0.45
+    variant = rng.choice(("V600E", "V600E", "V600K"))
+    markers = [("BRAF", "positive" if braf else "negative", variant if braf else "wild-type", "NGS")]
+    breslow = rng.choice(("2.4", "3.1", "4.6", "1.8"))
+    histology = f"Cutaneous melanoma, superficial spreading type, Breslow {breslow} mm, {'ulcerated' if rng.random() < 0.5 else 'non-ulcerated'}"
+    no_braf = ("dabrafenib + trametinib", "refusal", "biomarker", "BRAF/MEK inhibitors have no activity in BRAF wild-type melanoma")
+    if scenario == "resected":
+        stage, tnm = rng.choice((("IIIB", "pT3aN1aM0"), ("IIIC", "pT3bN2aM0"), ("IIIA", "pT2aN1aM0")))
+        path = f"{tnm[:-2]}; SLN {rng.randint(1, 2)}/{rng.randint(2, 4)} positive (micrometastasis); excision margins clear"
+        cons = [("adjuvant pembrolizumab or nivolumab (1 year)", "strong", "stage", "KEYNOTE-054 / CheckMate 238 / NCCN Melanoma: resected stage III -> 1 year anti-PD-1")]
+        cons.append(("dabrafenib + trametinib (adjuvant, 1 year)", "tacit", "biomarker", "COMBI-AD: adjuvant BRAF/MEK for resected stage III BRAF V600") if braf else no_braf)
+        cons.append(("surveillance", "mixed", "stage", "Observation is an option for lower-risk stage IIIA after discussion"))
+        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after wide local excision and sentinel node biopsy?",
+                     resection=("wide local excision with sentinel lymph node biopsy", path), ecog=0)
+    if scenario == "unresected":
+        cons = [("neoadjuvant pembrolizumab, then surgery", "strong", "stage", "SWOG S1801 / NCCN Melanoma: clinically node-positive resectable stage III -> neoadjuvant pembrolizumab then resection"),
+                ("wide local excision with therapeutic lymph node dissection", "tacit", "stage", "Upfront surgery followed by adjuvant therapy remains acceptable")]
+        if not braf:
+            cons.append(no_braf)
+        return Draft(histology, site, "IIIB", "cT3aN1bM0", markers, cons, "Management of newly diagnosed node-positive melanoma?", ecog=0)
+    sites = rng.choice((["lung", "liver"], ["lung"], ["brain", "lung"], ["subcutaneous tissue", "liver"]))
+    if scenario == "met_naive":
+        cons = [("nivolumab + ipilimumab", "strong", "stage", "CheckMate 067 / NCCN Melanoma: first-line combination anti-PD-1/CTLA-4 for fit pts"),
+                ("nivolumab + relatlimab", "tacit", "stage", "RELATIVITY-047: first-line nivolumab + relatlimab")]
+        cons.append(("dabrafenib + trametinib", "mixed", "biomarker", "DREAMseq: immunotherapy first is preferred; BRAF/MEK first line only in selected cases") if braf else no_braf)
+        return Draft(histology, site, "IV", "pT3bN1aM1c" if "liver" in sites else "pT3bN1aM1b", markers, cons, "First-line treatment for metastatic melanoma?", sites=sites, ecog=rng.choice((0, 1)))
+    first = "nivolumab + ipilimumab"
+    if braf:
+        cons = [("dabrafenib + trametinib", "strong", "biomarker", "NCCN Melanoma: BRAF V600 melanoma progressing after first-line IO -> BRAF/MEK inhibitors"),
+                ("nivolumab + ipilimumab", "refusal", "prior_line", "Progression on nivolumab + ipilimumab: do not repeat")]
+    else:
+        cons = [("clinical trial", "strong", "prior_line", "NCCN Melanoma: BRAF wild-type progression after anti-PD-1/CTLA-4 -> clinical trial preferred"),
+                ("carboplatin + paclitaxel", "mixed", "prior_line", "Chemotherapy has low response rates; used when no trial is available"),
+                ("nivolumab + ipilimumab", "refusal", "prior_line", "Progression on nivolumab + ipilimumab: do not repeat"), no_braf]
+    return Draft(histology, site, "IV", "pT3bN1aM1c", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+
+
+def _ovarian(scenario: str, rng: random.Random, age: int) -> Draft:
+    brca = rng.random() < 0.25
+    hrd = brca or rng.random() < 0.3
+    markers = [("BRCA1", "positive" if brca else "negative", "germline pathogenic variant" if brca else "no pathogenic variant", "germline panel"),
+               ("HRD", "positive" if hrd else "negative", f"GIS {rng.randint(45, 70) if hrd else rng.randint(15, 38)}", "Myriad myChoice")]
+    histology = "High-grade serous carcinoma"
+    site = "ovaries (bilateral adnexal masses)"
+    maintenance = (("olaparib maintenance (2 years)", "strong", "biomarker", "SOLO-1 / NCCN Ovarian: BRCA-mutated advanced ovarian cancer -> olaparib maintenance after response to platinum") if brca
+                   else ("olaparib + bevacizumab maintenance", "strong", "biomarker", "PAOLA-1 / NCCN Ovarian: HRD-positive -> olaparib + bevacizumab maintenance") if hrd
+                   else ("niraparib maintenance", "tacit", "biomarker", "PRIMA: niraparib maintenance regardless of HRD, smaller benefit in HR-proficient disease"))
+    if scenario == "resected":
+        stage, tnm = rng.choice((("IIIC", "pT3cN0M0"), ("IIIB", "pT3bN1M0"), ("IIIA", "pT3aN0M0")))
+        path = f"{tnm[:-2]}; HGSC involving both ovaries and omentum; optimal cytoreduction (no gross residual disease)"
+        cons = [("carboplatin + paclitaxel (6 cycles)", "strong", "stage", "GOG-158 / NCCN Ovarian: stage II-IV HGSC after cytoreduction -> carboplatin + paclitaxel x 6"), maintenance,
+                ("surveillance", "refusal", "stage", "Observation without chemotherapy is inappropriate for stage III HGSC")]
+        return Draft(histology, site, stage, tnm, markers, cons, "Postoperative therapy after primary cytoreductive surgery?",
+                     resection=("total abdominal hysterectomy, bilateral salpingo-oophorectomy and omentectomy (TAH/BSO)", path), ecog=rng.choice((0, 1)))
+    if scenario == "unresected":
+        cons = [("neoadjuvant carboplatin + paclitaxel, then interval debulking surgery", "strong", "stage", "EORTC 55971 / NCCN Ovarian: not a candidate for optimal primary cytoreduction -> NACT then interval debulking"),
+                ("primary cytoreductive surgery", "mixed", "stage", "Primary debulking is preferred only when complete resection is judged feasible"), maintenance]
+        return Draft(histology, site, "IIIC", "cT3cN1M0", markers, cons, "Initial management of advanced ovarian cancer?", ecog=1)
+    sites = rng.choice((["pleura"], ["liver parenchyma"], ["pleura", "liver parenchyma"]))
+    if scenario == "met_naive":
+        cons = [("carboplatin + paclitaxel (neoadjuvant), then interval debulking surgery", "strong", "stage", "NCCN Ovarian: stage IV -> neoadjuvant platinum-taxane, interval debulking if response"),
+                ("carboplatin + paclitaxel + bevacizumab", "tacit", "stage", "ICON7 / GOG-218: bevacizumab adds PFS in high-risk stage IV"), maintenance]
+        return Draft(histology, site, "IVB" if "liver parenchyma" in sites else "IVA", "cT3cN1M1", markers, cons, "First-line treatment for stage IV ovarian cancer?", sites=sites, ecog=1)
+    first = "carboplatin + paclitaxel"
+    cons = [("weekly paclitaxel + bevacizumab", "strong", "prior_line", "AURELIA / NCCN Ovarian: platinum-resistant recurrence -> non-platinum single agent + bevacizumab"),
+            ("pegylated liposomal doxorubicin + bevacizumab", "tacit", "prior_line", "AURELIA: PLD is an alternative partner for bevacizumab"),
+            ("carboplatin + paclitaxel", "refusal", "prior_line", "Platinum re-treatment is not indicated for platinum-resistant (<6 months) recurrence")]
+    return Draft(histology, site, "IVB", "cT3cN1M1", markers, cons, "Treatment of platinum-resistant recurrence?", sites=sites, prior_lines=[first], ecog=1)
+
+
+def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
+    gleason = rng.choice(("4+3=7 (Grade Group 3)", "4+4=8 (Grade Group 4)", "4+5=9 (Grade Group 5)"))
+    brca2 = rng.random() < 0.15
+    markers = [("BRCA2", "positive" if brca2 else "negative", "germline pathogenic variant" if brca2 else "no pathogenic variant", "germline panel")]
+    histology = f"Acinar adenocarcinoma, Gleason {gleason}"
+    site = "prostate"
+    if scenario == "resected":
+        persistent = rng.random() < 0.6
+        stage, tnm = (("IIIB", "pT3bN0M0") if persistent else ("IIIB", "pT3aN0M0"))
+        path = f"{tnm[:-2]}, Gleason {gleason}; {'positive margin at the apex' if persistent else 'margins negative'}; 0/{rng.randint(8, 16)} LN"
+        if persistent:
+            cons = [("salvage radiotherapy + ADT (6 months)", "strong", "stage", "NCCN Prostate / RTOG 0534: persistent or rising PSA after prostatectomy -> salvage RT with short-term ADT"),
+                    ("PSMA PET before salvage therapy", "tacit", "stage", "NCCN: PSMA PET to localise recurrence before salvage RT"),
+                    ("surveillance", "refusal", "stage", "Observation is inappropriate with persistent detectable PSA and adverse pathology")]
+        else:
+            cons = [("surveillance (PSA monitoring)", "strong", "stage", "RADICALS-RT / NCCN Prostate: undetectable PSA after prostatectomy -> observation with early salvage RT if PSA rises"),
+                    ("adjuvant radiotherapy", "mixed", "stage", "Adjuvant RT for pT3 disease was not better than early salvage (RADICALS, RAVES, GETUG-AFU 17)")]
+        return Draft(histology, site, stage, tnm, markers, cons, "Post-prostatectomy management?",
+                     resection=("robotic-assisted radical prostatectomy with pelvic lymph node dissection", path), ecog=0)
+    if scenario == "unresected":
+        cons = [("radiotherapy + ADT (18-36 months)", "strong", "stage", "NCCN Prostate: high-risk localized disease -> external-beam RT with long-term ADT"),
+                ("radical prostatectomy with pelvic lymph node dissection", "tacit", "stage", "Surgery is an accepted alternative for high-risk localized disease"),
+                ("abiraterone + ADT with radiotherapy", "mixed", "stage", "STAMPEDE: abiraterone for very-high-risk localized disease")]
+        return Draft(histology, site, "IIIA", "cT2cN0M0", markers, cons, "Initial management of high-risk localized prostate cancer?", ecog=0)
+    sites = rng.choice((["bone"], ["bone", "retroperitoneal lymph nodes"], ["bone", "liver"]))
+    if scenario == "met_naive":
+        cons = [("ADT + androgen receptor pathway inhibitor (abiraterone/enzalutamide/apalutamide)", "strong", "castration_status",
+                 "LATITUDE, ARCHES, TITAN / NCCN Prostate: mCSPC -> ADT + ARPI"),
+                ("ADT + docetaxel + darolutamide", "tacit", "castration_status", "ARASENS: triplet for high-volume mCSPC in fit pts")]
+        if brca2:
+            cons.append(("olaparib", "mixed", "biomarker", "PARP inhibitors are used in mCRPC, not yet in castration-sensitive disease"))
+        return Draft(histology, site, "IVB", "cT3aN1M1b", markers, cons, "Treatment of newly diagnosed metastatic castration-sensitive prostate cancer?",
+                     sites=sites, castration="sensitive", ecog=rng.choice((0, 1)))
+    first = "ADT + abiraterone"
+    cons = [("docetaxel (continue ADT)", "strong", "castration_status", "NCCN Prostate: mCRPC after ARPI without prior docetaxel -> docetaxel")]
+    if brca2:
+        cons.insert(0, ("olaparib (continue ADT)", "strong", "biomarker", "PROfound / NCCN Prostate: BRCA2-mutated mCRPC after ARPI -> olaparib"))
+    cons += [("enzalutamide", "refusal", "castration_status", "Switching ARPI after abiraterone has low activity (cross-resistance; CARD)"),
+             ("lutetium-177 PSMA-617", "mixed", "castration_status", "VISION/PSMAfore: PSMA-positive mCRPC; sequencing before or after taxane debated")]
+    return Draft(histology, site, "IVB", "cT3aN1M1b", markers, cons, "Treatment of metastatic castration-resistant prostate cancer?",
+                 sites=sites, prior_lines=[first], castration="resistant", ecog=1)
+
+
+PLANNERS: dict[str, Callable[..., Draft]] = {
+    "breast": _breast,
+    "nsclc": _nsclc,
+    "colorectal": _colorectal,
+    "pancreatic": _pancreatic,
+    "gastric": _gastric,
+    "melanoma": _melanoma,
+    "ovarian": _ovarian,
+    "prostate": _prostate,
+}
+SEX: dict[str, str | None] = {"breast": "F", "ovarian": "F", "prostate": "M"}
+
+
+def _scenarios(cancer_type: str) -> list[tuple[str, int]]:
+    """(scenario, variant index) for the type's 30 cases."""
+    plan = dict(SCENARIOS)
+    if cancer_type == "nsclc":
+        # More treatment-naive metastatic cases: EGFR, ALK, PD-L1 high and low all need representation.
+        plan = {"resected": 10, "unresected": 5, "met_naive": 9, "met_pretreated": 6}
+    return [(scenario, i) for scenario, n in plan.items() for i in range(n)]
+
+
+RECURRENCE: dict[str, tuple[str, str, str]] = {
+    "breast": ("lumpectomy with sentinel lymph node biopsy", "pT2 pN1a (1/3 SLN), margins negative", "pT2N1aM0"),
+    "nsclc": ("VATS lobectomy with mediastinal lymph node dissection", "pT2a pN1 (1/14 LN), margins negative", "pT2aN1M0"),
+    "colorectal": ("laparoscopic segmental colectomy", "pT3 pN1a (1/18 LN), margins negative", "pT3N1aM0"),
+    "pancreatic": ("pancreaticoduodenectomy (Whipple)", "pT2 pN1 (2/19 LN), margins negative", "pT2N1M0"),
+    "gastric": ("total gastrectomy with D2 lymphadenectomy", "pT3 pN1 (2/27 LN), R0", "pT3N1M0"),
+    "melanoma": ("wide local excision with sentinel lymph node biopsy", "pT3a pN1a; SLN 1/2 positive; margins clear", "pT3aN1aM0"),
+    "prostate": ("robotic-assisted radical prostatectomy with pelvic lymph node dissection", "pT3a pN0 (0/12 LN), margins negative", "pT3aN0M0"),
+}
+"""Primary resection, pathology and pathologic TNM of a metachronous recurrence (stage IV now,
+treatment-naive for metastatic disease). Ovarian recurrences are platinum-sensitivity
+decisions with other consensus, so the ovarian cohort has none."""
+
+
+def _adjuvant(cancer_type: str, markers: dict[str, str]) -> tuple[str, int] | None:
+    """The adjuvant regimen completed before a metachronous recurrence, with its duration."""
+    if cancer_type == "breast":
+        if markers.get("ER") == "positive":
+            return "letrozole (adjuvant, 5 years)", 1826
+        if markers.get("HER2") == "positive":
+            return "paclitaxel + trastuzumab (adjuvant)", 365
+        return "AC-T (doxorubicin, cyclophosphamide, then paclitaxel)", 150
+    return {
+        "nsclc": ("cisplatin + pemetrexed (adjuvant)", 84),
+        "colorectal": ("CAPOX (adjuvant)", 91),
+        "pancreatic": ("modified FOLFIRINOX (adjuvant)", 168),
+        "gastric": ("CAPOX (adjuvant)", 182),
+        "melanoma": ("pembrolizumab (adjuvant)", 365),
+    }.get(cancer_type)
+
+
+def _is_recurrence(cancer_type: str, scenario: str, variant: int) -> bool:
+    if scenario != "met_naive" or cancer_type not in RECURRENCE:
+        return False
+    # NSCLC variants 0-2 carry drivers whose adjuvant therapy would change first line.
+    return variant in (4, 6, 8) if cancer_type == "nsclc" else variant % 2 == 1
+
+
+def _as_recurrence(draft: Draft, cancer_type: str) -> Draft:
+    procedure, pathology, tnm = RECURRENCE[cancer_type]
+    markers = {n: s for n, s, _, _ in draft.markers}
+    draft.resection, draft.tnm = (procedure, pathology), tnm
+    draft.adjuvant = _adjuvant(cancer_type, markers)
+    draft.question = "First-line treatment for metastatic recurrence?"
+    return draft
+
+
+def _as_on_treatment(draft: Draft) -> Draft:
+    """Restaging on the next line: the first line failed, the following one is running."""
+    running = next(t for t, label, _, _ in draft.consensus if label != "refusal" and t not in ("clinical trial", "best supportive care"))
+    failed = draft.prior_lines[0]
+    draft.current_line = running
+    draft.consensus = [
+        (f"continue {running}", "strong", "prior_line", "NCCN (all tumour types): responding or stable disease on the current line -> continue until progression or unacceptable toxicity"),
+        (failed, "refusal", "prior_line", "Disease progressed on this regimen earlier; do not return to it"),
+        ("best supportive care", "mixed", "performance_status", "Stopping active therapy is reserved for declining performance status or patient choice"),
+    ]
+    draft.question = "Restaging on current therapy: continue or change?"
+    return draft
+
+
+# --------------------------------------------------------------------------------------
+# Timeline and record assembly
+# --------------------------------------------------------------------------------------
+
+
+def _rng(seed: int, case_id: str, key: str) -> random.Random:
+    digest = hashlib.sha256(f"{seed}:{case_id}:{key}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, date, Resection | None, list[TreatmentLine]]:
+    """Diagnosis date, board date, resection and treatment lines, in forward order."""
+    dx = date(2023, 6, 1) + timedelta(days=rng.randint(0, 480))
+    if draft.adjuvant is not None or (draft.resection is not None and draft.sites):
+        # Metachronous recurrence: primary resected years ago, adjuvant therapy completed.
+        dx = date(2018, 1, 15) + timedelta(days=rng.randint(0, 700))
+    lines: list[TreatmentLine] = []
+    resection = None
+    cursor = dx + timedelta(days=rng.randint(18, 30))
+    for regimen in draft.neoadjuvant:
+        end = cursor + timedelta(days=rng.choice((84, 105, 126, 147)))
+        lines.append(TreatmentLine(regimen=regimen, setting="neoadjuvant", start=cursor, end=end, outcome="completed"))
+        cursor = end + timedelta(days=rng.randint(21, 35))
+    if draft.resection is not None:
+        procedure, pathology = draft.resection
+        resection = Resection(procedure=procedure, date=cursor, margin="R0", pathology=pathology)
+        board = cursor + timedelta(days=rng.randint(24, 45))
+        if draft.sites:  # recurrence
+            cursor += timedelta(days=rng.randint(28, 42))
+            if draft.adjuvant is not None:
+                regimen, days = draft.adjuvant
+                end = cursor + timedelta(days=days)
+                lines.append(TreatmentLine(regimen=regimen, setting="adjuvant", start=cursor, end=end, outcome="completed"))
+                cursor = end
+            board = cursor + timedelta(days=rng.randint(400, 900))
+    elif draft.prior_lines:
+        for i, regimen in enumerate(draft.prior_lines):
+            setting = "first-line metastatic" if i == 0 else "second-line metastatic"
+            end = cursor + timedelta(days=rng.randint(150, 330))
+            lines.append(TreatmentLine(regimen=regimen, setting=setting, start=cursor, end=end, outcome="progression"))
+            cursor = end + timedelta(days=14)
+        if draft.current_line is not None:
+            lines.append(TreatmentLine(regimen=draft.current_line, setting="second-line metastatic", start=cursor, outcome="ongoing"))
+            board = cursor + timedelta(days=rng.randint(120, 200))
+        else:
+            board = lines[-1].end + timedelta(days=rng.randint(10, 21))  # type: ignore[operator]
+    elif scenario == "unresected":
+        # Staging, multidisciplinary work-up and surgical consultation before the board.
+        board = cursor + timedelta(days=rng.randint(14, 35))
+    else:
+        board = cursor + timedelta(days=rng.randint(0, 10))
+    return dx, board, resection, lines
+
+
+def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection: Resection | None, rng: random.Random, sex: str) -> list[Encounter]:
+    """Fact-neutral stored encounters; the renderer appends the facts each kind of note carries."""
+    side = draft.site.split()[0] if cancer_type == "breast" else ""
+    smoke = rng.choice(("Former smoker, 30 pack-years, quit 2015", "Never smoker", "Current smoker, 1 ppd", "Former smoker, 10 pack-years"))
+    presentation = rng.choice(PRESENTATIONS[cancer_type]).format(side=side, smoke=smoke, skin=draft.site)
+    who = rng.choice(("spouse", "partner", "daughter", "son", "alone"))
+    social = rng.choice(SOCIAL).format(who=who, job=rng.choice(JOBS), smoke=smoke, etoh=rng.choice(("none", "social", "1-2 drinks/week")))
+    pronoun = "She" if sex == "F" else "He"
+    exam = ("Exam: Gen well-appearing, NAD. HEENT: anicteric, oropharynx clear. Neck: supple, no JVD. Lungs: CTAB. CV: RRR, no murmurs. "
+            "Abd: soft, NT/ND, no HSM appreciated. Ext: no edema. Skin: no rash. Neuro: A&Ox3, nonfocal.")
+    onc = [Encounter(date=dx - timedelta(days=30), kind="Primary care", author="PCP", note=presentation),
+           Encounter(date=dx - timedelta(days=10), kind="Radiology - CT chest/abdomen/pelvis with IV contrast", author="Radiology",
+                     note="Technique: helical CT of the chest, abdomen and pelvis after IV contrast. Comparison: none available. "
+                          "Lines/tubes: none. Full findings in PACS; key observations summarised below."),
+           Encounter(date=dx + timedelta(days=8), kind="Medical oncology consult", author="Med onc",
+                     note=f"New patient consultation. HPI: {presentation} Tissue diagnosis obtained; results reviewed with pt today. "
+                          f"{pronoun} is here with family. ROS otherwise negative except fatigue. Social: {social} {exam} "
+                          f"Discussed the role of the multidisciplinary tumor board; questions answered. Goals of care: {rng.choice(('cure if possible', 'longevity and quality of life', 'wants all reasonable treatment'))}.")]
+    if resection is not None or not draft.sites:
+        surg_date = (resection.date - timedelta(days=12)) if resection is not None else dx + timedelta(days=12)
+        onc.append(Encounter(date=surg_date, kind="Surgical oncology consult", author="Surgery",
+                             note=f"Seen in surgical clinic with imaging and pathology reviewed. {pronoun} has no prior abdominal or thoracic surgery of note. "
+                                  f"Functional status good; climbs 2 flights of stairs without stopping. Anesthesia risk discussed. "
+                                  f"Smoking cessation and prehabilitation counseling provided."))
+    onc.append(Encounter(date=dx + timedelta(days=3), kind="Oncology nurse navigation", author="RN navigator",
+                         note=f"Intake call after new diagnosis. Reviewed upcoming appointments (imaging, consults, tumor board) and how to reach the "
+                              f"clinic after hours. Pt {rng.choice(('anxious but engaged', 'calm, asking good questions', 'tearful; support offered'))}. "
+                              f"Barriers: {rng.choice(('transportation (ride program enrolled)', 'none identified', 'work schedule; FMLA forms provided', 'cost of parking; vouchers given'))}. "
+                              f"Advance directive: {rng.choice(('on file', 'not on file; information provided', 'pt will bring copy'))}. Distress screen {rng.randint(2, 6)}/10."))
+    onc.append(Encounter(date=dx + timedelta(days=rng.randint(14, 26)), kind="Social work", author="LCSW",
+                         note=f"Psychosocial assessment. Lives with {who}; {rng.choice(('strong family support', 'limited local support', 'supportive friends nearby'))}. "
+                              f"Finances: {rng.choice(('stable', 'concerned about copays; referred to financial counseling', 'on fixed income'))}. "
+                              f"Coping: {rng.choice(('adequate', 'some anxiety and insomnia', 'using faith community for support'))}. Caregiver identified. "
+                              f"Resources for lodging and transportation reviewed. SW to follow during treatment."))
+    onc.append(Encounter(date=dx + timedelta(days=rng.randint(20, 34)), kind="Genetic counseling", author="Genetic counselor",
+                         note=f"Pre-test counseling. Three-generation pedigree obtained: {rng.choice(('no known hereditary cancer syndromes', 'maternal aunt with cancer in her 50s', 'paternal grandfather with cancer, age unknown'))}. "
+                              f"Discussed implications of germline results for the pt and relatives, GINA protections and possible variants of uncertain "
+                              f"significance. Pt consented to multigene panel testing; results to be discussed with the treating team."))
+    onc.append(Encounter(date=dx + timedelta(days=rng.randint(20, 40)), kind="Nutrition", author="RD",
+                         note=f"Dietitian visit. Usual weight ~{rng.randint(55, 95)} kg. Reports {rng.choice(('good', 'fair', 'reduced'))} appetite. "
+                              f"Encouraged protein 1.2 g/kg/day; oral nutrition supplement BID. Will follow."))
+    if draft.sites:
+        onc.append(Encounter(date=board - timedelta(days=9), kind="Radiology - restaging CT chest/abdomen/pelvis", author="Radiology",
+                             note="Technique: CT C/A/P with IV contrast. Comparison: prior staging CT. Full findings in PACS."))
+    onc.append(Encounter(date=board - timedelta(days=4), kind="Medical oncology visit (pre-tumor board)", author="Med onc",
+                         note=f"Seen ahead of tumor board. Interval hx: {rng.choice(('no new complaints', 'mild fatigue', 'intermittent nausea, controlled', 'poor sleep'))}. "
+                              f"Weight stable. Reviewed labs and imaging with pt. {exam} Case to be presented at multidisciplinary tumor board; "
+                              f"pt agreeable and wishes to hear all options."))
+    # Stored encounters must precede the board date and stay in order.
+    return sorted([e for e in onc if e.date < board], key=lambda e: e.date)
+
+
+def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random) -> list[LabResult]:
+    labs: list[LabResult] = []
+    for d in dates:
+        labs += synthetic_panel(case_id, d)
+    name, unit, lo, hi = TUMOR_MARKERS[cancer_type]
+    for d in dates[1::2]:
+        labs.append(LabResult(date=d, name=name, value=round(rng.uniform(lo, hi), 1), unit=unit))
+    return labs
+
+
+def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) -> Case:
+    case_id = f"css-{cancer_type}-{index:03d}"
+    rng = _rng(seed, case_id, "plan")
+    sex = SEX.get(cancer_type) or rng.choice(("F", "M"))
+    age = rng.randint(38, 82) if cancer_type != "breast" else rng.randint(34, 80)
+    planner = PLANNERS[cancer_type]
+    draft = planner(scenario, rng, age, variant) if cancer_type == "nsclc" else planner(scenario, rng, age)
+    if _is_recurrence(cancer_type, scenario, variant):
+        draft = _as_recurrence(draft, cancer_type)
+    elif scenario == "met_pretreated" and variant % 2 == 1:
+        draft = _as_on_treatment(draft)
+    dx, board, resection, lines = _timeline(draft, scenario, _rng(seed, case_id, "timeline"))
+
+    names = FIRST_NAMES_F if sex == "F" else FIRST_NAMES_M
+    trng = _rng(seed, case_id, "person")
+    name = f"{trng.choice(names)} {trng.choice(LAST_NAMES)} (synthetic)"
+    mrn = f"SYN{int(hashlib.sha256(case_id.encode()).hexdigest()[:7], 16) % 10_000_000:07d}"
+    comorbid = trng.sample(COMORBIDITIES, k=trng.randint(1, 3))
+    medications = [m.model_copy(update={"start": dx - timedelta(days=trng.randint(400, 2500))}) for _, m in comorbid]
+    if draft.sites:
+        medications.append(Medication(name="Oxycodone", dose="5 mg PO q6h PRN", indication="cancer-related pain", start=board - timedelta(days=40)))
+    if lines:
+        medications.append(Medication(name="Ondansetron", dose="8 mg PO q8h PRN", indication="nausea", start=lines[0].start))
+
+    lab_dates = sorted({dx - timedelta(days=12), dx + timedelta(days=8), board - timedelta(days=5),
+                        *([resection.date - timedelta(days=3)] if resection else []),
+                        *[ln.start - timedelta(days=1) for ln in lines], *[ln.end for ln in lines if ln.end]})
+    labs = _labs(case_id, cancer_type, lab_dates, _rng(seed, case_id, "labs"))
+    base_vitals = synthetic_vitals(case_id, dx - timedelta(days=30), None)
+    vitals = [base_vitals] + [synthetic_vitals(case_id, d, base_vitals) for d in (dx + timedelta(days=8), board - timedelta(days=4), *[ln.start for ln in lines])]
+    vitals = sorted({v.date: v for v in vitals}.values(), key=lambda v: v.date)
+
+    markers = [Biomarker(name=n, status=s, result=r, method=m, date=dx + timedelta(days=6)) for n, s, r, m in draft.markers]  # type: ignore[arg-type]
+    record = PatientRecord(
+        name=name,
+        mrn=mrn,
+        histology=draft.histology,
+        primary_site=draft.site,
+        diagnosis_date=dx,
+        tnm=draft.tnm,
+        metastatic_sites=draft.sites,
+        ecog=draft.ecog,
+        castration_status=draft.castration,  # type: ignore[arg-type]
+        biomarkers=markers,
+        resection=resection,
+        treatment_lines=lines,
+        medications=medications,
+        allergies=list(trng.choice(ALLERGIES)),
+        comorbidities=[c for c, _ in comorbid],
+        labs=labs,
+        vitals=vitals,
+        encounters=_encounters(cancer_type, draft, dx, board, resection, _rng(seed, case_id, "notes"), sex),
+        board_question=draft.question,
+    )
+    prior = sum(1 for ln in lines if "metastatic" in ln.setting)
+    case = Case(
+        case_id=case_id,
+        cancer_type=cancer_type,  # type: ignore[arg-type]
+        sex=sex,  # type: ignore[arg-type]
+        age=age,
+        stage=draft.stage,
+        metastatic=draft.stage.startswith("IV"),
+        resected=resection is not None,
+        prior_lines=prior,
+        biomarkers={n: s for n, s, _, _ in draft.markers},  # type: ignore[misc]
+        board_date=board,
+        sections={name: "" for name in ("demographics", "diagnoses", "biomarkers", "medications", "procedures", "encounters", "labs", "vitals", "allergies", "overview")},  # type: ignore[misc]
+        consensus=[ConsensusTreatment(treatment=t, label=l, driver=d, rationale=r) for t, l, d, r in draft.consensus],  # type: ignore[arg-type]
+        record=record,
+    )
+    return case.model_copy(update={"sections": render_case_sections(case)})
+
+
+def generate_cohort(seed: int = SEED) -> list[Case]:
+    """The synthetic cohort: 30 cases per cancer type, sorted by case id."""
+    cases = []
+    for cancer_type in PLANNERS:
+        for index, (scenario, variant) in enumerate(_scenarios(cancer_type), start=1):
+            cases.append(_case(seed, cancer_type, index, scenario, variant))
+    return sorted(cases, key=lambda c: c.case_id)
+
+
+def write_cohort(path: Path = CASES_PATH, seed: int = SEED) -> Path:
+    """Write the cohort as JSONL (one case per line); byte-identical for a given seed."""
+    path = Path(path)
+    text = "".join(case.model_dump_json() + "\n" for case in generate_cohort(seed))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    print(write_cohort())
