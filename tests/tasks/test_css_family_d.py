@@ -90,3 +90,20 @@ def test_baseline_is_generated_once_per_case(run):
     assert model.total_calls == 2 * 2 + 4 * 2
     assert judge_model.total_calls == 4
     assert all(model.calls[p] == 1 for p in baseline_summaries if "=== DEMOGRAPHICS ===\n" in p)
+
+
+def test_rejudging_a_log_with_another_judge_regenerates_nothing(run):
+    from inspect_ai import score
+
+    from clinical_cf.scorers.css_judge import judge_direction
+
+    log, model, _ = run
+    calls_before = model.total_calls
+    strict = MockModel("mockllm/strict-judge", lambda prompt: json.dumps({"score": 0, "rationale": "strict"}))
+    rescored = score(log, judge_direction(), model_roles={"judge": strict.model}, action="append", display="none")
+    assert model.total_calls == calls_before
+    assert strict.total_calls == len(log.samples)
+    names = [s.name for s in rescored.results.scores]
+    assert "judge_direction" in names and "judge_direction1" in names
+    for sample in rescored.samples:
+        assert sample.scores["judge_direction1"].metadata["judge_model"] == "mockllm/strict-judge"

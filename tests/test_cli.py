@@ -1,0 +1,68 @@
+"""`clinical-cf`: catalog lock/check/summary, case validation, schema; errors name file, entry and field."""
+
+import json
+import shutil
+
+import pytest
+
+from clinical_cf.cli import main
+from clinical_cf.tasks.css_task import CATALOG_PATH
+from helpers import HANDWRITTEN_CASES
+
+
+def test_summary_prints_counts_per_intervention(capsys):
+    assert main(["catalog", "summary", "--cases", str(HANDWRITTEN_CASES), "--families", "D"]) == 0
+    out = capsys.readouterr().out
+    assert "D1_remove_resection" in out and "eligible" in out and "no-op" in out
+
+
+def test_summary_json_and_mode_comparison(capsys):
+    assert main(["catalog", "summary", "--cases", str(HANDWRITTEN_CASES), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["interventions"]["N1_date_format"]["noop"] == 2
+
+
+def test_lock_then_check(tmp_path, capsys):
+    catalog = tmp_path / "interventions.yaml"
+    shutil.copy(CATALOG_PATH, catalog)
+    assert main(["catalog", "check", str(catalog)]) == 1
+    assert main(["catalog", "lock", str(catalog)]) == 0
+    assert main(["catalog", "check", str(catalog)]) == 0
+    assert "matches its lock" in capsys.readouterr().out
+
+
+def test_lock_refuses_an_invalid_catalog(tmp_path, capsys):
+    catalog = tmp_path / "bad.yaml"
+    catalog.write_text(CATALOG_PATH.read_text().replace("family: D", "family: Q", 1))
+    assert main(["catalog", "lock", str(catalog)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml" in err and "D1_remove_resection" in err and "family" in err
+    assert not catalog.with_suffix(".lock").exists()
+
+
+@pytest.mark.parametrize(
+    "mutate, words",
+    [
+        (lambda c: c.pop("consensus"), ["fx-breast-1", "consensus", "Field required"]),
+        (lambda c: c.update(stage="stage 2"), ["fx-breast-1", "stage", "stage 2"]),
+        (lambda c: c["sections"].pop("labs"), ["fx-breast-1", "sections missing: labs"]),
+        (lambda c: c.update(cancer_type="prostate"), ["fx-breast-1", "prostate cancer in a record whose sex is not M"]),
+        (lambda c: c["consensus"][0].update(label="preferred"), ["fx-breast-1", "consensus.0.label", "preferred"]),
+    ],
+)
+def test_invalid_cases_name_file_case_and_field(tmp_path, capsys, mutate, words):
+    rows = [json.loads(line) for line in HANDWRITTEN_CASES.read_text().splitlines()]
+    mutate(rows[0])
+    path = tmp_path / "my_cases.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert main(["cases", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "my_cases.jsonl" in err
+    for word in words:
+        assert word in err
+
+
+def test_schema_is_printed(capsys):
+    assert main(["schema", "css-case"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert "sections" in schema["properties"] and "consensus" in schema["required"]
