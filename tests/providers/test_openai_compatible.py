@@ -4,19 +4,21 @@ The server is llama-cpp-python's, serving the bundled SmolLM2 GGUF on loopback, 
 here: the path a vLLM or hosted-endpoint user takes, exercised by a real HTTP client.
 """
 
+import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
-from inspect_ai import eval
+from inspect_ai.log import read_eval_log
 
 from clinical_cf.providers.gguf import default_weights
-from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES
 
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = "openai-api/llamacpp/smollm2"
 
 
@@ -60,27 +62,35 @@ def server_url(tmp_path_factory):
         proc.kill()
 
 
-def test_css_family_d_against_a_loopback_server(server_url, monkeypatch):
-    monkeypatch.setenv("LLAMACPP_BASE_URL", server_url)
-    monkeypatch.setenv("LLAMACPP_API_KEY", "not-needed")
-    log = eval(
-        # llama.cpp's server rejects OpenAI's json_schema response format: ask for JSON in the prompt only.
-        css_family_d(cases=str(HANDWRITTEN_CASES), json_schema=False),
-        model=MODEL,
-        model_roles={"judge": MODEL},
-        limit=1,
-        max_tokens=160,
-        max_retries=1,
-        timeout=180,
-        fail_on_error=True,
-        display="none",
-    )[0]
+def test_css_family_d_from_the_cli_against_a_loopback_server(server_url, tmp_path):
+    """The README's form: model under test via <SERVICE>_BASE_URL, judge on its own base_url by --model-role."""
+    env = {
+        **os.environ,
+        "LLAMACPP_BASE_URL": server_url,
+        "LLAMACPP_API_KEY": "not-needed",
+        "JUDGE_API_KEY": "not-needed",
+    }
+    judge = f"judge={{model: openai-api/judge/smollm2, model_args: {{base_url: '{server_url}'}}}}"
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "inspect"), "eval", "tasks/css_family_d",
+            "--model", MODEL, "--model-role", judge,
+            # llama.cpp's server rejects OpenAI's json_schema response format: ask for JSON in the prompt only.
+            "-T", f"cases={HANDWRITTEN_CASES}", "-T", "json_schema=false",
+            "--limit", "1", "--max-tokens", "160", "--max-retries", "1", "--timeout", "180",
+            "--fail-on-error", "--log-dir", str(tmp_path), "--display", "plain",
+        ],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    log = read_eval_log(next(tmp_path.glob("*.eval")))
     assert log.status == "success", log.error
-    usage = log.stats.model_usage[MODEL]
-    assert usage.input_tokens > 0 and usage.output_tokens > 0
+    usage = log.stats.model_usage
+    assert usage[MODEL].input_tokens > 0 and usage["openai-api/judge/smollm2"].input_tokens > 0
     for sample in log.samples:
         arms = [sample.store[f"CSSArms:{arm}"] for arm in ("baseline", "counterfactual")]
         assert all(arm["raw"] for arm in arms)
         score = sample.scores["judge_direction"]
+        assert score.metadata["judge_model"] == "openai-api/judge/smollm2"
         # A 135M model may not produce a readable verdict; it must then be unscored, not zero.
         assert score.value in (0.0, 0.5, 1.0) or score.reason == "grader_failed"
