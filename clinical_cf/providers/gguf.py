@@ -163,6 +163,21 @@ class GGUFModelAPI(ModelAPI):
             return self.llm.create_chat_completion(**request)  # type: ignore[return-value]
 
 
+_SAMPLING_ARGS = (
+    ("max_tokens", "max_tokens"),
+    ("temperature", "temperature"),
+    ("top_p", "top_p"),
+    ("top_k", "top_k"),
+    ("stop_seqs", "stop"),
+    ("frequency_penalty", "frequency_penalty"),
+    ("presence_penalty", "presence_penalty"),
+)
+"""GenerateConfig fields passed through to `create_chat_completion` under its own names."""
+
+_UNSUPPORTED = ("logit_bias", "best_of", "reasoning_effort", "reasoning_tokens", "reasoning_summary")
+"""Options llama.cpp cannot honour: refused rather than silently ignored."""
+
+
 def completion_request(
     input: list[ChatMessage],
     tools: list[ToolInfo],
@@ -174,25 +189,18 @@ def completion_request(
     """Translate Inspect's request into `create_chat_completion` keyword arguments."""
     if config.num_choices not in (None, 1):
         raise UnsupportedOption("gguf provider: num_choices > 1 is not supported")
+    for field in _UNSUPPORTED:
+        if getattr(config, field, None) is not None:
+            raise UnsupportedOption(f"gguf provider: generate option '{field}' is not supported")
     if (config.logprobs or config.top_logprobs) and not logits_all:
         raise UnsupportedOption("gguf provider: logprobs need the model loaded with -M logits_all=true")
     if config.response_schema is not None and tools:
         raise UnsupportedOption("gguf provider: response_schema cannot be combined with tools")
     request: dict[str, Any] = {"messages": [chat_message(m) for m in input]}
-    if config.max_tokens is not None:
-        request["max_tokens"] = config.max_tokens
-    if config.temperature is not None:
-        request["temperature"] = config.temperature
-    if config.top_p is not None:
-        request["top_p"] = config.top_p
-    if config.top_k is not None:
-        request["top_k"] = config.top_k
-    if config.stop_seqs:
-        request["stop"] = config.stop_seqs
-    if config.frequency_penalty is not None:
-        request["frequency_penalty"] = config.frequency_penalty
-    if config.presence_penalty is not None:
-        request["presence_penalty"] = config.presence_penalty
+    for field, argument in _SAMPLING_ARGS:
+        value = getattr(config, field)
+        if value is not None and value != []:
+            request[argument] = value
     if config.logprobs:
         request["logprobs"] = True
         request["top_logprobs"] = config.top_logprobs or 1

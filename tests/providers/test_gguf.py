@@ -63,6 +63,7 @@ def test_messages_tools_and_schema_are_translated():
         ([ChatMessageUser(content=[ContentImage(image="data:image/png;base64,AAAA")])], GenerateConfig(), [], "image"),
         ([ChatMessageUser(content="x")], GenerateConfig(num_choices=2), [], "num_choices"),
         ([ChatMessageUser(content="x")], GenerateConfig(logprobs=True), [], "logits_all"),
+        ([ChatMessageUser(content="x")], GenerateConfig(reasoning_effort="high"), [], "reasoning_effort"),
         (
             [ChatMessageUser(content="x")],
             GenerateConfig(response_schema=ResponseSchema(name="v", json_schema=JSONSchema(type="object"))),
