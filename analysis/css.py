@@ -1,0 +1,54 @@
+"""CSS results from Inspect logs as tidy pandas tables.
+
+`css_samples` gives one row per scored (model, case, intervention) tuple, read through
+`inspect_ai.analysis.samples_df`, so every number a table shows traces back to a sample in a log.
+The comparison report (tables, figures, statistics across models) builds on these frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+from inspect_ai.analysis import EvalInfo, EvalModel, SampleSummary, samples_df
+
+KEEP = {
+    "model": "model",
+    "task_name": "task",
+    "log": "log",
+    "id": "sample_id",
+    "epoch": "epoch",
+    "metadata_case_id": "case_id",
+    "metadata_cancer_type": "cancer_type",
+    "metadata_split": "split",
+    "metadata_family": "family",
+    "metadata_intervention_id": "intervention_id",
+    "metadata_mutation_mode": "mutation_mode",
+    "metadata_catalog_sha256": "catalog_sha256",
+}
+
+
+def css_samples(logs: str | Path | Sequence[str | Path], judge_score: str = "judge_direction") -> pd.DataFrame:
+    """One row per CSS tuple: model, task, case, family, intervention, `css` (the judge's score) and `cms`.
+
+    Args:
+        logs: Log files or directories.
+        judge_score: Which judge score to read (`judge_direction1` after an appended re-judging).
+    """
+    paths = [str(logs)] if isinstance(logs, (str, Path)) else [str(p) for p in logs]
+    frame = samples_df(paths, columns=SampleSummary + EvalModel + EvalInfo, quiet=True)
+    if f"score_{judge_score}" not in frame.columns:
+        raise ValueError(f"no score named '{judge_score}' in {', '.join(paths)}; is this a CSS log?")
+    out = frame[[c for c in KEEP if c in frame.columns]].rename(columns=KEEP)
+    out["css"] = pd.to_numeric(frame[f"score_{judge_score}"], errors="coerce")
+    out["cms"] = pd.to_numeric(frame.get("score_cms"), errors="coerce")
+    return out.reset_index(drop=True)
+
+
+def family_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """Mean CSS per model (rows) and family (columns), with tuple counts; unscored tuples excluded."""
+    scored = samples.dropna(subset=["css"])
+    means = scored.pivot_table(index="model", columns="family", values="css", aggfunc="mean")
+    counts = scored.pivot_table(index="model", columns="family", values="css", aggfunc="count")
+    return means.join(counts, rsuffix="_n")
