@@ -21,8 +21,6 @@ decides coverage instead, for free-text consensus the lexicon cannot read.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 
 from inspect_ai.model import Model
@@ -32,7 +30,7 @@ from inspect_ai.solver import TaskState
 from clinical_cf.catalog.css.lexicon import Lexicon, default_lexicon
 from clinical_cf.scorers.css_judge import resolve_judge
 from clinical_cf.scorers.metrics import cases, mean_by_case
-from clinical_cf.solvers.css import CSSArms, Recommendation
+from clinical_cf.solvers.css import CSSArms, Recommendation, first_json_object
 
 WEIGHTS = {"strong": 0.6, "tacit": 0.2, "refusal": 0.15, "extra": 0.05}
 
@@ -101,12 +99,8 @@ async def judge_coverage(
         recommendations="\n".join(f"{j + 1}. {r.treatment}" for j, r in enumerate(recommendations)) or "(none)",
     )
     output = await judge.generate(prompt)
-    match = re.search(r"\{.*\}", output.completion, re.DOTALL)
-    if not match:
-        return None
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
+    data = first_json_object(output.completion)
+    if data is None:
         return None
     covered: dict[int, list[int]] = {}
     for i in range(len(consensus)):

@@ -10,7 +10,6 @@ is `Score.unscored(reason="grader_failed")`, which Inspect counts as unscored.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -30,7 +29,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from clinical_cf.scorers.metrics import control_stability, css, css_stderr, family_css, verdict_shares
-from clinical_cf.solvers.css import CSSArms, format_recommendations
+from clinical_cf.solvers.css import CSSArms, first_json_object, format_recommendations
 
 JUDGE_PROMPT = """You are auditing whether a clinical AI updated its oncology tumor-board recommendations correctly after one fact in the patient's chart was changed. You do not see the chart. You see the recommendations made before the change (BASELINE) and after it (COUNTERFACTUAL), the pre-registered expected change, and the scoring rule.
 
@@ -98,16 +97,9 @@ def _same_model(a: Model, b: Model) -> bool:
 
 def parse_verdict(text: str) -> Verdict | None:
     """Read {"score": ..., "rationale": ...}; accept a bare `score: x` line as a fallback."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            data, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict) and "score" in data:
-            score = _as_score(data["score"])
-            if score is not None:
-                return Verdict(score, str(data.get("rationale") or data.get("reason") or "").strip())
+    data = first_json_object(text, lambda d: _as_score(d.get("score")) is not None)
+    if data is not None:
+        return Verdict(_as_score(data["score"]), str(data.get("rationale") or data.get("reason") or "").strip())  # type: ignore[arg-type]
     match = re.search(r"\bscore\b\W{0,4}(1(?:\.0+)?|0?\.5|0(?:\.0+)?)(?![\d.])", text, re.IGNORECASE)
     if match:
         score = _as_score(match.group(1))

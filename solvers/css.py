@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from inspect_ai.model import (
     CachePolicy,
@@ -177,8 +177,8 @@ _ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+(.*\S)", re.IGNORECASE)
 
 def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:
     """Parse the stage-2 reply: the requested JSON, or list items recovered from prose."""
-    data = _first_json_object(text)
-    if isinstance(data, dict) and isinstance(data.get("recommendations"), list):
+    data = first_json_object(text, lambda d: isinstance(d.get("recommendations"), list))
+    if data is not None:
         return _items(data["recommendations"]), _items(data.get("not_recommended") or []), True
     recommended: list[Recommendation] = []
     avoided: list[Recommendation] = []
@@ -207,15 +207,15 @@ def _items(raw: list[Any]) -> list[Recommendation]:
     return out
 
 
-def _first_json_object(text: str) -> Any:
-    """The first JSON object in `text`, tolerating code fences and surrounding prose."""
+def first_json_object(text: str, accept: Callable[[dict[str, Any]], bool] = lambda _: True) -> dict[str, Any] | None:
+    """The first JSON object in `text` that `accept` takes, tolerating code fences and prose around it."""
     decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and accept(value):
             return value
     return None
 

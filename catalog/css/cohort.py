@@ -52,7 +52,6 @@ from clinical_cf.catalog.css.schema import (
     PatientRecord,
     Resection,
     TreatmentLine,
-    Vitals,
 )
 
 SEED = 20261129
@@ -241,7 +240,7 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
             cons.append(no_endocrine)
         if "bone" in sites:
             cons.append(bone)
-        return Draft(histology, site, "IV", f"cT2N1M1", markers, cons, "First-line treatment for newly diagnosed metastatic breast cancer?", sites=sites, ecog=rng.choice((0, 1)))
+        return Draft(histology, site, "IV", "cT2N1M1", markers, cons, "First-line treatment for newly diagnosed metastatic breast cancer?", sites=sites, ecog=rng.choice((0, 1)))
 
     # met_pretreated
     if subtype == "hr_pos":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import string
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 

@@ -19,7 +19,6 @@ from inspect_ai.tool import ToolCall, ToolFunction, ToolInfo, ToolParam, ToolPar
 from inspect_ai.util import JSONSchema
 
 from clinical_cf.providers.gguf import UnsupportedOption, completion_request, default_weights, model_output
-from clinical_cf.solvers.css import CSSArms
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES
 

@@ -63,3 +63,45 @@ def test_explicit_match_overrides_the_treatment_text():
         default_lexicon(),
     )
     assert covered[0] == [0]
+
+
+def test_judge_matching_uses_the_judge_role():
+    import json
+
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import solver
+
+    from clinical_cf.scorers.cms import consensus_match
+    from clinical_cf.solvers.css import ArmResult, CSSArms
+    from helpers import MockModel
+
+    @solver
+    def baseline_only():
+        async def solve(state, generate):
+            state.store_as(CSSArms).baseline = ArmResult(
+                summary="", raw="", parsed=True,
+                recommendations=[Recommendation(treatment="the usual doublet"), Recommendation(treatment="radiation")],
+            )
+            return state
+
+        return solve
+
+    consensus = [
+        {"treatment": "FOLFOX", "label": "strong"},
+        {"treatment": "radiotherapy", "label": "tacit"},
+        {"treatment": "cetuximab", "label": "refusal"},
+    ]
+    judge = MockModel("mockllm/judge", lambda prompt: json.dumps({"1": [1], "2": [2], "3": []}))
+    sample = Sample(id="c:X", input="x", metadata={"case_id": "c", "consensus": consensus})
+    log = eval(
+        Task(dataset=[sample], solver=baseline_only(), scorer=consensus_match(matching="judge")),
+        model=MockModel("mockllm/model", lambda p: "").model,
+        model_roles={"judge": judge.model},
+        display="none",
+    )[0]
+    score = log.samples[0].scores["cms"]
+    # The lexicon cannot read "the usual doublet"; the judge says it is FOLFOX: every term is 1.
+    assert score.value == pytest.approx(1.0)
+    assert score.metadata["matching"] == "judge"
+    assert judge.total_calls == 1
