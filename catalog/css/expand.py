@@ -15,7 +15,7 @@ from typing import Iterable, Literal
 from pydantic import ValidationError
 
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
-from clinical_cf.catalog.css.mutate import MutationError, Packet, apply_regex, apply_structured, apply_structured_ops, render_case
+from clinical_cf.catalog.css.mutate import MutationError, Packet, apply_regex, apply_structured_ops, render_case, render_mutated
 from clinical_cf.catalog.css.schema import Case
 
 MutationMode = Literal["regex", "structured"]
@@ -102,7 +102,7 @@ def _structured_counterfactual(case: Case, intervention: Intervention, scale: fl
     problems = coherence_problems(mutated)
     if problems:
         return None, "; ".join(problems)
-    return apply_structured(case, intervention, scale=scale), None
+    return render_mutated(mutated, intervention, scale), None
 
 
 def expand_tuples(

@@ -278,8 +278,12 @@ def render_case(case: Case, scale: float = 1.0, date_format: str = "iso", order:
     return Packet(render_case_sections(case, scale=scale, date_format=date_format), order)  # type: ignore[arg-type]
 
 
-def apply_structured(case: Case, intervention: Intervention, scale: float = 1.0) -> Packet:
-    mutated = apply_structured_ops(case, intervention)
+def render_mutated(mutated: Case, intervention: Intervention, scale: float = 1.0) -> Packet:
+    """Render a case that `apply_structured_ops` produced, with the intervention's presentation options."""
     opts = render_options(intervention)
     order = tuple(opts.get("order", SECTIONS))
     return render_case(mutated, scale=scale, date_format=opts.get("date_format", "iso"), order=order)
+
+
+def apply_structured(case: Case, intervention: Intervention, scale: float = 1.0) -> Packet:
+    return render_mutated(apply_structured_ops(case, intervention), intervention, scale)
