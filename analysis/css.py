@@ -52,3 +52,20 @@ def family_table(samples: pd.DataFrame) -> pd.DataFrame:
     means = scored.pivot_table(index="model", columns="family", values="css", aggfunc="mean")
     counts = scored.pivot_table(index="model", columns="family", values="css", aggfunc="count")
     return means.join(counts, rsuffix="_n")
+
+
+def agent_lift(single_shot: pd.DataFrame, agent: pd.DataFrame) -> pd.DataFrame:
+    """Single-shot -> agent CSS per model and family, on the tuples both settings scored.
+
+    The paper's Figure 3: the agent setting re-runs a subset, so the comparison is paired on
+    (model, case, intervention); `n` is how many tuples each difference rests on.
+    """
+    keys = ["model", "case_id", "intervention_id", "family"]
+    paired = single_shot.dropna(subset=["css"])[keys + ["css"]].merge(
+        agent.dropna(subset=["css"])[keys + ["css"]], on=keys, suffixes=("_single_shot", "_agent")
+    )
+    grouped = paired.groupby(["model", "family"])
+    table = grouped[["css_single_shot", "css_agent"]].mean()
+    table["lift"] = table["css_agent"] - table["css_single_shot"]
+    table["n"] = grouped.size()
+    return table.reset_index()

@@ -7,4 +7,6 @@ from clinical_cf.tasks.css_family_b.css_family_b import css_family_b
 from clinical_cf.tasks.css_family_c.css_family_c import css_family_c
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from clinical_cf.tasks.css_family_e.css_family_e import css_family_e
+from clinical_cf.tasks.css_agent.css_agent import css_agent
+from clinical_cf.tasks.css_agent_family_d.css_agent_family_d import css_agent_family_d
 from clinical_cf.providers.gguf import GGUFModelAPI

@@ -28,7 +28,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from clinical_cf.scorers.metrics import control_stability, css, css_stderr, family_css, verdict_shares
+from clinical_cf.scorers.metrics import agent_trace, control_stability, css, css_stderr, family_css, verdict_shares
 from clinical_cf.solvers.css import CSSArms, first_json_object, format_recommendations
 
 JUDGE_PROMPT = """You are auditing whether a clinical AI updated its oncology tumor-board recommendations correctly after one fact in the patient's chart was changed. You do not see the chart. You see the recommendations made before the change (BASELINE) and after it (COUNTERFACTUAL), the pre-registered expected change, and the scoring rule.
@@ -152,7 +152,13 @@ def judge_direction(
                 )
             )
         ]
+        trace = arms.counterfactual.trace if arms.counterfactual else None
         metadata = {
+            "trace": None if trace is None else {
+                **trace.model_dump(),
+                "procedures_read": trace.procedures_read,
+                "changed_section_read": trace.changed_section_read,
+            },
             "judge_model": str(judge.model),
             "judge_role": judge.role,
             "self_judged": judge.self_judged,
@@ -185,3 +191,13 @@ def judge_direction(
         )
 
     return score
+
+
+@scorer(
+    metrics=[css(), css_stderr(), family_css(), verdict_shares(), control_stability(), agent_trace()],
+)
+def agent_judge_direction(
+    judge_role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2, json_schema: bool = True
+) -> Scorer:
+    """`judge_direction` for the agent setting, with the chart-reading trace metrics added."""
+    return judge_direction(judge_role, fallback_role, retries, json_schema)

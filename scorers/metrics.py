@@ -119,3 +119,32 @@ def cases(cluster: str = "case_id") -> Metric:
         return len({(s.sample_metadata or {}).get(cluster) for s in scores})
 
     return compute
+
+
+@metric
+def agent_trace() -> Metric:
+    """Chart-reading metrics of the agent setting, from the counterfactual arm's trace.
+
+    `retrieved_not_updated` is the paper's "retrieved the same sections and still did not
+    update": among A-E tuples whose changed section the agent read, the share judged 0.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        traced = [s for s in scores if (s.score.metadata or {}).get("trace")]
+        if not traced:
+            return {"tool_calls": float("nan")}
+        traces = [s.score.metadata["trace"] for s in traced]  # type: ignore[index]
+        interventional = [s for s in _interventional(traced)]
+        read_changed = [s for s in interventional if s.score.metadata["trace"]["changed_section_read"]]  # type: ignore[index]
+        calls = sum(t["tool_calls"] for t in traces)
+        return {
+            "tool_calls": _mean([t["tool_calls"] for t in traces]),
+            "sections_read": _mean([len(set(t["sections_read"])) for t in traces]),
+            "procedures_read": _mean([float(t["procedures_read"]) for t in traces]),
+            "changed_section_read": _mean([float(s.score.metadata["trace"]["changed_section_read"]) for s in interventional]),  # type: ignore[index]
+            "retrieved_not_updated": _mean([float(s.score.as_float() == 0.0) for s in read_changed]),
+            "redundant_call_rate": sum(t["redundant_calls"] for t in traces) / calls if calls else float("nan"),
+            "limit_hit": _mean([float(t["limit"] is not None) for t in traces]),
+        }
+
+    return compute

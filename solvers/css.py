@@ -77,6 +77,25 @@ RECOMMENDATIONS_SCHEMA = ResponseSchema(
 )
 
 
+class AgentTrace(BaseModel):
+    """How an agent arm gathered the chart (the agent setting only)."""
+
+    tool_calls: int = 0
+    sections_read: list[str] = Field(default_factory=list, description="Sections in the order they were read (repeats kept).")
+    changed_sections: list[str] = Field(default_factory=list, description="Sections whose text the intervention changed.")
+    redundant_calls: int = Field(default=0, description="Calls identical to an earlier call in the same run.")
+    steps: int = Field(default=0, description="Assistant turns.")
+    limit: str | None = Field(default=None, description="The limit that ended the run, if one did.")
+
+    @property
+    def procedures_read(self) -> bool:
+        return "procedures" in self.sections_read
+
+    @property
+    def changed_section_read(self) -> bool:
+        return any(s in self.sections_read for s in self.changed_sections)
+
+
 class ArmResult(BaseModel):
     """What one arm (baseline or counterfactual) of a tuple produced."""
 
@@ -85,6 +104,7 @@ class ArmResult(BaseModel):
     recommendations: list[Recommendation] = Field(default_factory=list)
     not_recommended: list[Recommendation] = Field(default_factory=list)
     parsed: bool = Field(description="True when the reply was the requested JSON; False when list items were recovered from text.")
+    trace: AgentTrace | None = None
 
 
 class CSSArms(StoreModel):
@@ -102,7 +122,7 @@ _baseline_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple
 )
 
 
-def _baseline_lock(key: tuple[str, str, int]) -> asyncio.Lock:
+def baseline_lock(key: tuple[str, str, int]) -> asyncio.Lock:
     locks = _baseline_locks.setdefault(asyncio.get_running_loop(), {})
     return locks.setdefault(key, asyncio.Lock())
 
@@ -130,7 +150,7 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True, json_sc
         baseline_packet: str = state.metadata["baseline_packet"]
 
         key = (str(model), hashlib.sha256(baseline_packet.encode()).hexdigest(), state.epoch)
-        async with _baseline_lock(key):
+        async with baseline_lock(key):
             arms.baseline, _ = await run_arm(model, baseline_packet, policy, stage2_config)
 
         arms.counterfactual, messages = await run_arm(model, state.input_text, False, stage2_config)

@@ -19,8 +19,9 @@ from clinical_cf.catalog.css.schema import Case, load_cases
 from clinical_cf.catalog.errors import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.scorers.cms import consensus_match
-from clinical_cf.scorers.css_judge import judge_direction
+from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
+from clinical_cf.solvers.css_agent import AGENT_REQUEST, chart_agent_recommendations
 
 CATALOG_PATH = CSS_DIR / "interventions.yaml"
 
@@ -40,6 +41,10 @@ def build_css_task(
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
     json_schema: bool = True,
+    setting: Literal["single_shot", "agent"] = "single_shot",
+    tuples: int | None = None,
+    section_cap_bytes: int = 8192,
+    max_messages: int = 40,
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -60,6 +65,12 @@ def build_css_task(
             generate cache (False regenerates it per tuple).
         json_schema: Ask for structured output (`response_schema`) from the model under
             test and the judge; turn off for servers that reject it.
+        setting: "single_shot" (two-stage generation with the packet in context) or "agent"
+            (a ReAct agent that reads the chart through `read_chart_section`).
+        tuples: Evaluate a fixed subset of this many A-E tuples: the first in order of the
+            SHA-256 of their ids, so the subset is the same on every machine and run.
+        section_cap_bytes: Agent setting: cap on each tool return.
+        max_messages: Agent setting: message limit per agent run.
     """
     letters = families if not isinstance(families, str) else [c for c in families if c.isalpha()]
     selected = sorted({f.strip().upper() for f in letters if f.strip()})
@@ -73,26 +84,39 @@ def build_css_task(
     loaded_cases = _select_split(load_cases(resolve_user_path(cases) if cases else CASES_PATH), split)
 
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected)
-    tuples = list(expansion.tuples)
+    agent = setting == "agent"
+    chosen = fixed_subset(expansion.tuples, tuples)
     control_expansion: Expansion | None = None
     if controls != "none":
-        evaluated = {t.case.case_id for t in tuples}
+        evaluated = {t.case.case_id for t in chosen}
         control_cases = [c for c in loaded_cases if c.case_id in evaluated]
         control_expansion = expand_tuples(control_cases, loaded_catalog, mutation_mode, scale, families=["N"])
-        tuples += _choose_controls(control_expansion.tuples, controls)
+        control_tuples = control_expansion.tuples
+        if agent:
+            # The agent reads sections one at a time: a change of section order is invisible to it.
+            control_tuples = [t for t in control_tuples if t.counterfactual.sections != t.baseline.sections]
+        chosen += _choose_controls(control_tuples, controls)
     # Group each case's tuples (its control last) so a case's baseline is generated once and
     # read from the cache while still fresh, and a small --limit sees controls too.
     case_order = {c.case_id: i for i, c in enumerate(loaded_cases)}
-    tuples.sort(key=lambda t: (case_order[t.case.case_id], t.intervention.family == "N", t.intervention.id))
+    chosen.sort(key=lambda t: (case_order[t.case.case_id], t.intervention.family == "N", t.intervention.id))
 
-    samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode) for t in tuples]
+    samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode, agent) for t in chosen]
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     return Task(
         dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
-        solver=two_stage_recommendations(baseline_cache=baseline_cache, json_schema=json_schema),
-        scorer=[judge_direction(json_schema=json_schema), consensus_match(matching=cms_matching)],
+        solver=(
+            chart_agent_recommendations(baseline_cache, section_cap_bytes, max_messages)
+            if agent
+            else two_stage_recommendations(baseline_cache=baseline_cache, json_schema=json_schema)
+        ),
+        scorer=[
+            (agent_judge_direction if agent else judge_direction)(json_schema=json_schema),
+            consensus_match(matching=cms_matching),
+        ],
         metadata={
             "suite": "css",
+            "setting": setting,
             "families": selected,
             "catalog": str(catalog_path),
             "catalog_version": loaded_catalog.version,
@@ -106,6 +130,13 @@ def build_css_task(
             "intervention_counts": counts,
         },
     )
+
+
+def fixed_subset(tuples: list[CSSTuple], size: int | None) -> list[CSSTuple]:
+    """`size` tuples chosen by the SHA-256 of their ids (all of them when size is None)."""
+    if size is None or size >= len(tuples):
+        return list(tuples)
+    return sorted(tuples, key=lambda t: hashlib.sha256(t.id.encode()).hexdigest())[:size]
 
 
 def _select_split(cases: list[Case], split: Split) -> list[Case]:
@@ -130,12 +161,21 @@ def _choose_controls(control_tuples: list[CSSTuple], controls: Controls) -> list
     return chosen
 
 
-def _sample(t: CSSTuple, catalog: Catalog, sha256: str, registered: bool, mode: MutationMode) -> Sample:
+def _sample(
+    t: CSSTuple, catalog: Catalog, sha256: str, registered: bool, mode: MutationMode, agent: bool = False
+) -> Sample:
     case, intervention = t.case, t.intervention
     expected = intervention.expected_change_for(case)
+    # The agent reads the chart through its tool: both packets travel as sections, and the
+    # input is the request it answers.
+    packets = (
+        {"baseline_sections": t.baseline.sections, "counterfactual_sections": t.counterfactual.sections}
+        if agent
+        else {"baseline_packet": t.baseline.text}
+    )
     return Sample(
         id=t.id,
-        input=t.counterfactual.text,
+        input=AGENT_REQUEST.format(case_id=case.case_id) if agent else t.counterfactual.text,
         target=expected,
         metadata={
             "case_id": case.case_id,
@@ -151,6 +191,6 @@ def _sample(t: CSSTuple, catalog: Catalog, sha256: str, registered: bool, mode: 
             "catalog_sha256": sha256,
             "catalog_registered": registered,
             "consensus": [c.model_dump(mode="json") for c in case.consensus],
-            "baseline_packet": t.baseline.text,
+            **packets,
         },
     )

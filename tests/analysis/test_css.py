@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from inspect_ai import eval
 
 from clinical_cf.analysis.css import css_samples, family_table
@@ -20,3 +22,20 @@ def test_rows_per_tuple_and_family_means(tmp_path):
     table = family_table(frame)
     assert table.loc["mockllm/model", "D"] == 0.0 and table.loc["mockllm/model", "N"] == 1.0
     assert table.loc["mockllm/model", "D_n"] == 2
+
+
+def test_agent_lift_is_paired_on_common_tuples():
+    import pandas as pd
+
+    from clinical_cf.analysis.css import agent_lift
+
+    rows = lambda scores: pd.DataFrame(
+        [{"model": "m", "case_id": f"c{i}", "intervention_id": "D1", "family": "D", "css": s} for i, s in enumerate(scores)]
+    )
+    single = rows([0.0, 0.0, 0.5, 1.0])
+    agent = rows([1.0, 0.5, 0.5])  # the agent ran only the first three tuples
+    table = agent_lift(single, agent)
+    row = table.iloc[0]
+    assert row["n"] == 3
+    assert row["css_single_shot"] == pytest.approx(0.5 / 3) and row["css_agent"] == pytest.approx(2.0 / 3)
+    assert row["lift"] == pytest.approx(0.5)

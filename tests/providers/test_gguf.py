@@ -137,3 +137,25 @@ def test_css_family_d_end_to_end_on_the_embedded_model():
         score = sample.scores["judge_direction"]
         assert score.value in (0.0, 0.5, 1.0), score.explanation
         assert score.metadata["self_judged"] is True
+
+
+def test_chart_agent_runs_on_the_embedded_model():
+    from clinical_cf.tasks.css_agent.css_agent import css_agent
+
+    log = eval(
+        # Small caps keep this CPU run to about a minute: short tool returns, few turns.
+        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=6, section_cap_bytes=1500),
+        model="gguf/smollm2",
+        limit=1,
+        max_tokens=150,
+        time_limit=900,
+        fail_on_error=True,
+        display="none",
+    )[0]
+    assert log.status == "success", log.error
+    sample = log.samples[0]
+    traces = [sample.store[f"CSSArms:{arm}"]["trace"] for arm in ("baseline", "counterfactual")]
+    # Not that it is right: that it completes, calls the chart tool, and the trace records it.
+    assert sum(t["tool_calls"] for t in traces) > 0
+    assert any(m.role == "tool" for m in sample.messages)
+    assert "agent_judge_direction" in sample.scores

@@ -1,0 +1,148 @@
+"""The CSS agent setting: a ReAct agent that reads the chart through one tool.
+
+The chart is not in the agent's context. `read_chart_section(section)` returns one of the ten
+sections (capped at 8 KB by default), so an intervention reaches the agent only through what the
+tool returns (CSS paper section 4.6). Each tuple runs the agent twice: on the unmodified packet
+(the baseline arm, shared across a case's tuples through Inspect's generate cache: with the same
+prompts and the same tool returns, every step of a repeat run is a cache hit) and on the mutated
+packet. Both arms record a trace: which sections were read, in what order, whether the section
+carrying the changed fact was among them, repeated calls, and any limit that stopped the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from inspect_ai.agent import AgentPrompt, react, run
+from inspect_ai.model import CachePolicy, ChatMessageAssistant, GenerateConfig, Model, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import Tool, ToolError, tool
+from inspect_ai.util import LimitExceededError, message_limit, time_limit, token_limit
+
+from clinical_cf.catalog.css.schema import SECTIONS
+from clinical_cf.solvers.css import AgentTrace, ArmResult, CSSArms, baseline_lock, parse_recommendations
+
+TOOL_NAME = "read_chart_section"
+
+AGENT_INSTRUCTIONS = f"""You are a medical oncologist preparing this patient's case for a multidisciplinary tumor board. The chart is not in this conversation: read it with the {TOOL_NAME} tool, one section at a time. The sections are: {", ".join(SECTIONS)}. Read what you need to understand the diagnosis, stage, biomarkers, surgical history, prior treatment and current status.
+
+When you are ready, call submit() with the board's treatment recommendations as a JSON object:
+{{"recommendations": [{{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}}],
+  "not_recommended": [{{"treatment": "<option the board should avoid>", "rationale": "<one sentence>"}}]}}
+List recommendations in order of preference and name drugs and regimens explicitly."""
+
+AGENT_REQUEST = "Tumor board request for case {case_id}: review this patient's chart and give your treatment recommendations for the patient now."
+"""Naming the case keeps two cases' first agent steps from sharing a cache entry."""
+
+
+def chart_tool(sections: dict[str, str], cap_bytes: int = 8192) -> Tool:
+    """`read_chart_section` over one packet's sections, each return capped at `cap_bytes`."""
+
+    @tool(name=TOOL_NAME)
+    def read_chart_section() -> Tool:
+        async def execute(section: str) -> str:
+            """Read one section of the patient's chart.
+
+            Args:
+                section: One of demographics, diagnoses, biomarkers, medications, procedures, encounters, labs, vitals, allergies, overview.
+            """
+            key = section.strip().lower()
+            if key not in sections:
+                raise ToolError(f"Unknown section '{section}'. Valid sections: {', '.join(SECTIONS)}.")
+            text = sections[key]
+            data = text.encode("utf-8")
+            if len(data) > cap_bytes:
+                kept = data[:cap_bytes].decode("utf-8", errors="ignore")
+                return f"{kept}\n[... section truncated at {cap_bytes} bytes of {len(data)}]"
+            return text
+
+        return execute
+
+    return read_chart_section()
+
+
+def trace_of(messages: list, changed: list[str], limit: LimitExceededError | None) -> AgentTrace:
+    """The chart-reading trace of one agent run."""
+    reads: list[str] = []
+    seen_calls: set[str] = set()
+    redundant = 0
+    steps = 0
+    for message in messages:
+        if not isinstance(message, ChatMessageAssistant):
+            continue
+        steps += 1
+        for call in message.tool_calls or []:
+            if call.function != TOOL_NAME:
+                continue
+            key = json.dumps(call.arguments, sort_keys=True)
+            redundant += key in seen_calls
+            seen_calls.add(key)
+            reads.append(str(call.arguments.get("section", "")).strip().lower())
+    return AgentTrace(
+        tool_calls=len(reads),
+        sections_read=reads,
+        changed_sections=changed,
+        redundant_calls=redundant,
+        steps=steps,
+        limit=limit.type if limit is not None else None,
+    )
+
+
+@solver
+def chart_agent_recommendations(
+    baseline_cache: bool | CachePolicy = True,
+    section_cap_bytes: int = 8192,
+    max_messages: int = 40,
+    max_tokens_per_run: int = 200_000,
+    max_seconds_per_run: int = 900,
+) -> Solver:
+    """Run the ReAct chart agent on the baseline and counterfactual packets of a CSS tuple.
+
+    Args:
+        baseline_cache: Cache policy for the baseline arm (see `two_stage_recommendations`).
+        section_cap_bytes: Cap on each tool return (the paper's 8 KB).
+        max_messages: Message limit per agent run.
+        max_tokens_per_run: Token limit per agent run.
+        max_seconds_per_run: Wall-clock limit per agent run.
+    """
+    policy: CachePolicy | bool = CachePolicy(expiry="1W", per_epoch=True) if baseline_cache is True else baseline_cache
+
+    async def run_arm(model: Model, request: str, sections: dict[str, str], changed: list[str]) -> tuple[ArmResult, list]:
+        agent = react(
+            prompt=AgentPrompt(instructions=AGENT_INSTRUCTIONS),
+            tools=[chart_tool(sections, section_cap_bytes)],
+            model=model,
+        )
+        limits = [message_limit(max_messages), token_limit(max_tokens_per_run), time_limit(max_seconds_per_run)]
+        state, limit = await run(agent, request, limits=limits)
+        answer = state.output.completion if state.output else ""
+        recommendations, not_recommended, parsed = parse_recommendations(answer)
+        result = ArmResult(
+            summary="",
+            raw=answer,
+            recommendations=recommendations,
+            not_recommended=not_recommended,
+            parsed=parsed,
+            trace=trace_of(state.messages, changed, limit),
+        )
+        return result, state.messages
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        active = get_model()
+        # The same provider instance with a caching config: no second copy of local weights.
+        cached = Model(active.api, active.config.merge(GenerateConfig(cache=policy))) if policy else active
+        baseline: dict[str, str] = state.metadata["baseline_sections"]
+        counterfactual: dict[str, str] = state.metadata["counterfactual_sections"]
+        changed = [name for name in SECTIONS if baseline.get(name) != counterfactual.get(name)]
+        arms = state.store_as(CSSArms)
+
+        digest = hashlib.sha256(json.dumps(baseline, sort_keys=True).encode()).hexdigest()
+        async with baseline_lock((str(active), digest, state.epoch)):
+            arms.baseline, _ = await run_arm(cached, state.input_text, baseline, changed)
+        arms.counterfactual, messages = await run_arm(active, state.input_text, counterfactual, changed)
+        state.messages = messages
+        state.output.completion = arms.counterfactual.raw
+        return state
+
+    return solve
