@@ -83,7 +83,9 @@ class AgentTrace(BaseModel):
     tool_calls: int = 0
     sections_read: list[str] = Field(default_factory=list, description="Sections in the order they were read (repeats kept).")
     changed_sections: list[str] = Field(default_factory=list, description="Sections whose text the intervention changed.")
-    redundant_calls: int = Field(default=0, description="Calls identical to an earlier call in the same run.")
+    redundant_calls: int = Field(default=0, description="Calls identical to an earlier call that succeeded (a retry after an error is not redundant).")
+    errors: int = Field(default=0, description="Tool calls that returned an error.")
+    requeried_after_error: bool = Field(default=False, description="A call that failed was repeated later in the run.")
     steps: int = Field(default=0, description="Assistant turns.")
     limit: str | None = Field(default=None, description="The limit that ended the run, if one did.")
 
@@ -127,6 +129,11 @@ def baseline_lock(key: tuple[str, str, int]) -> asyncio.Lock:
     return locks.setdefault(key, asyncio.Lock())
 
 
+def baseline_cache_policy(baseline_cache: bool | CachePolicy) -> CachePolicy | bool:
+    """`True` means Inspect's generate cache for a week, per epoch (fresh draws in each epoch)."""
+    return CachePolicy(expiry="1W", per_epoch=True) if baseline_cache is True else baseline_cache
+
+
 @solver
 def two_stage_recommendations(baseline_cache: bool | CachePolicy = True, json_schema: bool = True) -> Solver:
     """Generate baseline and counterfactual recommendations for a CSS tuple.
@@ -140,9 +147,7 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True, json_sc
             (structured output / grammar). Turn off for servers that reject it.
     """
     stage2_config = GenerateConfig(response_schema=RECOMMENDATIONS_SCHEMA if json_schema else None)
-    policy: CachePolicy | bool = (
-        CachePolicy(expiry="1W", per_epoch=True) if baseline_cache is True else baseline_cache
-    )
+    policy = baseline_cache_policy(baseline_cache)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()

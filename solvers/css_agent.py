@@ -13,15 +13,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from typing import Callable
 
 from inspect_ai.agent import AgentPrompt, react, run
-from inspect_ai.model import CachePolicy, ChatMessageAssistant, GenerateConfig, Model, get_model
+from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageTool, GenerateConfig, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import LimitExceededError, message_limit, time_limit, token_limit
 
 from clinical_cf.catalog.css.schema import SECTIONS
-from clinical_cf.solvers.css import AgentTrace, ArmResult, CSSArms, baseline_lock, parse_recommendations
+from clinical_cf.solvers.css import (
+    AgentTrace,
+    ArmResult,
+    CSSArms,
+    baseline_cache_policy,
+    baseline_lock,
+    parse_recommendations,
+)
 
 TOOL_NAME = "read_chart_section"
 
@@ -36,8 +45,16 @@ AGENT_REQUEST = "Tumor board request for case {case_id}: review this patient's c
 """Naming the case keeps two cases' first agent steps from sharing a cache entry."""
 
 
-def chart_tool(sections: dict[str, str], cap_bytes: int = 8192) -> Tool:
-    """`read_chart_section` over one packet's sections, each return capped at `cap_bytes`."""
+Observe = Callable[[str, str, int], str]
+"""(section, text, times read before) -> the text the tool returns; may raise ToolError."""
+
+
+def chart_tool(sections: dict[str, str], cap_bytes: int = 8192, observe: Observe | None = None) -> Tool:
+    """`read_chart_section` over one packet's sections, each return capped at `cap_bytes`.
+
+    `observe` rewrites a return before the agent sees it (observation perturbations).
+    """
+    reads: dict[str, int] = {}
 
     @tool(name=TOOL_NAME)
     def read_chart_section() -> Tool:
@@ -51,6 +68,10 @@ def chart_tool(sections: dict[str, str], cap_bytes: int = 8192) -> Tool:
             if key not in sections:
                 raise ToolError(f"Unknown section '{section}'. Valid sections: {', '.join(SECTIONS)}.")
             text = sections[key]
+            if observe is not None:
+                seen = reads.get(key, 0)
+                reads[key] = seen + 1
+                text = observe(key, text, seen)
             data = text.encode("utf-8")
             if len(data) > cap_bytes:
                 kept = data[:cap_bytes].decode("utf-8", errors="ignore")
@@ -64,10 +85,12 @@ def chart_tool(sections: dict[str, str], cap_bytes: int = 8192) -> Tool:
 
 def trace_of(messages: list, changed: list[str], limit: LimitExceededError | None) -> AgentTrace:
     """The chart-reading trace of one agent run."""
+    failed = {m.tool_call_id for m in messages if isinstance(m, ChatMessageTool) and m.error is not None}
     reads: list[str] = []
-    seen_calls: set[str] = set()
-    redundant = 0
-    steps = 0
+    succeeded: set[str] = set()
+    failed_keys: set[str] = set()
+    redundant = errors = steps = 0
+    requeried = False
     for message in messages:
         if not isinstance(message, ChatMessageAssistant):
             continue
@@ -76,17 +99,80 @@ def trace_of(messages: list, changed: list[str], limit: LimitExceededError | Non
             if call.function != TOOL_NAME:
                 continue
             key = json.dumps(call.arguments, sort_keys=True)
-            redundant += key in seen_calls
-            seen_calls.add(key)
+            redundant += key in succeeded
+            requeried = requeried or key in failed_keys
+            if call.id in failed:
+                errors += 1
+                failed_keys.add(key)
+            else:
+                succeeded.add(key)
             reads.append(str(call.arguments.get("section", "")).strip().lower())
     return AgentTrace(
         tool_calls=len(reads),
         sections_read=reads,
         changed_sections=changed,
         redundant_calls=redundant,
+        errors=errors,
+        requeried_after_error=requeried,
         steps=steps,
         limit=limit.type if limit is not None else None,
     )
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    """Per-run limits: a looping agent ends, and the limit it hit is recorded in its trace."""
+
+    messages: int = 40
+    tokens: int = 200_000
+    seconds: int = 900
+
+
+async def run_chart_agent(
+    model: Model,
+    request: str,
+    sections: dict[str, str],
+    changed: list[str],
+    cap_bytes: int,
+    limits: AgentLimits,
+    observe: Observe | None = None,
+) -> tuple[ArmResult, list]:
+    """One ReAct run over a packet's sections; returns the arm's result and its conversation."""
+    agent = react(
+        prompt=AgentPrompt(instructions=AGENT_INSTRUCTIONS),
+        tools=[chart_tool(sections, cap_bytes, observe)],
+        model=model,
+    )
+    state, limit = await run(
+        agent,
+        request,
+        limits=[message_limit(limits.messages), token_limit(limits.tokens), time_limit(limits.seconds)],
+    )
+    answer = state.output.completion if state.output else ""
+    recommendations, not_recommended, parsed = parse_recommendations(answer)
+    result = ArmResult(
+        summary="",
+        raw=answer,
+        recommendations=recommendations,
+        not_recommended=not_recommended,
+        parsed=parsed,
+        trace=trace_of(state.messages, changed, limit),
+    )
+    return result, state.messages
+
+
+def models_for_arms(policy: CachePolicy | bool) -> tuple[Model, Model]:
+    """The model under test, and the same provider instance with a caching config for the baseline arm.
+
+    Reusing the provider instance means no second copy of local weights is loaded.
+    """
+    active = get_model()
+    cached = Model(active.api, active.config.merge(GenerateConfig(cache=policy))) if policy else active
+    return active, cached
+
+
+def sections_digest(sections: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(sections, sort_keys=True).encode()).hexdigest()
 
 
 @solver
@@ -106,41 +192,58 @@ def chart_agent_recommendations(
         max_tokens_per_run: Token limit per agent run.
         max_seconds_per_run: Wall-clock limit per agent run.
     """
-    policy: CachePolicy | bool = CachePolicy(expiry="1W", per_epoch=True) if baseline_cache is True else baseline_cache
+    policy = baseline_cache_policy(baseline_cache)
 
-    async def run_arm(model: Model, request: str, sections: dict[str, str], changed: list[str]) -> tuple[ArmResult, list]:
-        agent = react(
-            prompt=AgentPrompt(instructions=AGENT_INSTRUCTIONS),
-            tools=[chart_tool(sections, section_cap_bytes)],
-            model=model,
-        )
-        limits = [message_limit(max_messages), token_limit(max_tokens_per_run), time_limit(max_seconds_per_run)]
-        state, limit = await run(agent, request, limits=limits)
-        answer = state.output.completion if state.output else ""
-        recommendations, not_recommended, parsed = parse_recommendations(answer)
-        result = ArmResult(
-            summary="",
-            raw=answer,
-            recommendations=recommendations,
-            not_recommended=not_recommended,
-            parsed=parsed,
-            trace=trace_of(state.messages, changed, limit),
-        )
-        return result, state.messages
+    limits = AgentLimits(max_messages, max_tokens_per_run, max_seconds_per_run)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        active = get_model()
-        # The same provider instance with a caching config: no second copy of local weights.
-        cached = Model(active.api, active.config.merge(GenerateConfig(cache=policy))) if policy else active
+        active, cached = models_for_arms(policy)
         baseline: dict[str, str] = state.metadata["baseline_sections"]
         counterfactual: dict[str, str] = state.metadata["counterfactual_sections"]
         changed = [name for name in SECTIONS if baseline.get(name) != counterfactual.get(name)]
         arms = state.store_as(CSSArms)
 
-        digest = hashlib.sha256(json.dumps(baseline, sort_keys=True).encode()).hexdigest()
-        async with baseline_lock((str(active), digest, state.epoch)):
-            arms.baseline, _ = await run_arm(cached, state.input_text, baseline, changed)
-        arms.counterfactual, messages = await run_arm(active, state.input_text, counterfactual, changed)
+        async with baseline_lock((str(active), sections_digest(baseline), state.epoch)):
+            arms.baseline, _ = await run_chart_agent(cached, state.input_text, baseline, changed, section_cap_bytes, limits)
+        arms.counterfactual, messages = await run_chart_agent(
+            active, state.input_text, counterfactual, changed, section_cap_bytes, limits
+        )
+        state.messages = messages
+        state.output.completion = arms.counterfactual.raw
+        return state
+
+    return solve
+
+
+@solver
+def perturbed_observation_agent(
+    baseline_cache: bool | CachePolicy = True,
+    section_cap_bytes: int = 8192,
+    max_messages: int = 40,
+    max_tokens_per_run: int = 200_000,
+    max_seconds_per_run: int = 900,
+) -> Solver:
+    """Run the chart agent unperturbed (baseline, shared per case) and with one perturbed observation.
+
+    The chart is the same in both runs; only what the tool returns for the perturbed section
+    differs, as the sample's pre-registered perturbation says.
+    """
+    from clinical_cf.catalog.css.observations import ObservationPerturbation
+
+    policy = baseline_cache_policy(baseline_cache)
+    limits = AgentLimits(max_messages, max_tokens_per_run, max_seconds_per_run)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        active, cached = models_for_arms(policy)
+        perturbation = ObservationPerturbation.model_validate(state.metadata["perturbation"])
+        sections: dict[str, str] = state.metadata["baseline_sections"]
+        changed = [perturbation.section]
+        arms = state.store_as(CSSArms)
+        async with baseline_lock((str(active), sections_digest(sections), state.epoch)):
+            arms.baseline, _ = await run_chart_agent(cached, state.input_text, sections, changed, section_cap_bytes, limits)
+        arms.counterfactual, messages = await run_chart_agent(
+            active, state.input_text, sections, changed, section_cap_bytes, limits, observe=perturbation.perturb
+        )
         state.messages = messages
         state.output.completion = arms.counterfactual.raw
         return state

@@ -81,7 +81,7 @@ def build_css_task(
     catalog_path = resolve_user_path(catalog) if catalog else CATALOG_PATH
     lock = check_lock(catalog_path, allow_unregistered=allow_unregistered)
     loaded_catalog = load_catalog(catalog_path)
-    loaded_cases = _select_split(load_cases(resolve_user_path(cases) if cases else CASES_PATH), split)
+    loaded_cases = select_split(load_cases(resolve_user_path(cases) if cases else CASES_PATH), split)
 
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected)
     agent = setting == "agent"
@@ -139,7 +139,7 @@ def fixed_subset(tuples: list[CSSTuple], size: int | None) -> list[CSSTuple]:
     return sorted(tuples, key=lambda t: hashlib.sha256(t.id.encode()).hexdigest())[:size]
 
 
-def _select_split(cases: list[Case], split: Split) -> list[Case]:
+def select_split(cases: list[Case], split: Split) -> list[Case]:
     if split == "all":
         return cases
     if split not in ("dev", "test"):
