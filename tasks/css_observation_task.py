@@ -8,7 +8,6 @@ perturbed run against the pre-registered expected behaviour.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
