@@ -27,12 +27,27 @@ def _catalog_default() -> Path:
     return CATALOG_PATH
 
 
-def _cmd_lock(args: argparse.Namespace) -> int:
+def _validate_catalog(path: Path) -> int:
+    """Validate an intervention or observation-perturbation catalog; return its entry count."""
+    import yaml
+
     from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.css.observations import load_observations
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as ex:
+        raise CatalogError(path, f"cannot read: {ex}") from None
+    if isinstance(raw, dict) and "perturbations" in raw:
+        return len(load_observations(path))
+    return len(load_catalog(path).interventions)
+
+
+def _cmd_lock(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.lock import read_lock, write_lock
 
     path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
-    load_catalog(path)  # never lock a catalog that does not validate
+    _validate_catalog(path)  # never lock a catalog that does not validate
     before = read_lock(path)
     lock = write_lock(path)
     after = read_lock(path)
@@ -42,13 +57,12 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from clinical_cf.catalog.css.interventions import load_catalog
     from clinical_cf.catalog.lock import read_lock
 
     path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
-    catalog = load_catalog(path)
+    entries = _validate_catalog(path)
     status = read_lock(path)
-    print(f"{path}: {len(catalog.interventions)} interventions, valid")
+    print(f"{path}: {entries} entries, valid")
     print(f"  sha256 {status.catalog_sha256}")
     if status.registered:
         print(f"  matches its lock {status.lock_path}")

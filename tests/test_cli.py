@@ -66,3 +66,10 @@ def test_schema_is_printed(capsys):
     assert main(["schema", "css-case"]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert "sections" in schema["properties"] and "consensus" in schema["required"]
+
+
+def test_observation_catalog_checks_against_its_lock(capsys):
+    from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH
+
+    assert main(["catalog", "check", str(OBSERVATIONS_PATH)]) == 0
+    assert "4 entries, valid" in capsys.readouterr().out
