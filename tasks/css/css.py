@@ -27,16 +27,5 @@ def css(
     json_schema: bool = True,
 ) -> Task:
     """Causal Sensitivity Score over the selected families (default all, A-E)."""
-    return build_css_task(
-        families=families,
-        cases=cases,
-        catalog=catalog,
-        mutation_mode=mutation_mode,
-        split=split,
-        controls=controls,
-        allow_unregistered=allow_unregistered,
-        scale=scale,
-        cms_matching=cms_matching,
-        baseline_cache=baseline_cache,
-        json_schema=json_schema,
-    )
+    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
+    return build_css_task(**locals())

@@ -29,19 +29,5 @@ def css_agent(
     json_schema: bool = True,
 ) -> Task:
     """Causal Sensitivity Score of a tool-using ReAct agent (CSS paper section 4.6)."""
-    return build_css_task(
-        families=families,
-        cases=cases,
-        catalog=catalog,
-        mutation_mode=mutation_mode,
-        split=split,
-        controls=controls,
-        allow_unregistered=allow_unregistered,
-        cms_matching=cms_matching,
-        baseline_cache=baseline_cache,
-        json_schema=json_schema,
-        setting="agent",
-        tuples=tuples,
-        section_cap_bytes=section_cap_bytes,
-        max_messages=max_messages,
-    )
+    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
+    return build_css_task(setting="agent", **locals())

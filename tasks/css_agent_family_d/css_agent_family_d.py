@@ -30,19 +30,5 @@ def css_agent_family_d(
     json_schema: bool = True,
 ) -> Task:
     """Agent CSS on the paper's 100-tuple Family D subset."""
-    return build_css_task(
-        families="D",
-        cases=cases,
-        catalog=catalog,
-        mutation_mode=mutation_mode,
-        split=split,
-        controls=controls,
-        allow_unregistered=allow_unregistered,
-        cms_matching=cms_matching,
-        baseline_cache=baseline_cache,
-        json_schema=json_schema,
-        setting="agent",
-        tuples=tuples,
-        section_cap_bytes=section_cap_bytes,
-        max_messages=max_messages,
-    )
+    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
+    return build_css_task(families="D", setting="agent", **locals())

@@ -5,6 +5,8 @@
 Arguments are those of `clinical_cf.tasks.css_observation_task.build_css_observation_task`.
 """
 
+from typing import Literal
+
 from inspect_ai import Task, task
 
 from clinical_cf.tasks.css_observation_task import build_css_observation_task
@@ -15,7 +17,7 @@ def css_agent_observation(
     kinds: str = "noise,contradiction,tool_failure",
     cases: str | None = None,
     observations: str | None = None,
-    split: str = "all",
+    split: Literal["dev", "test", "all"] = "all",
     samples: int | None = 100,
     allow_unregistered: bool = False,
     section_cap_bytes: int = 8192,
@@ -24,15 +26,5 @@ def css_agent_observation(
     json_schema: bool = True,
 ) -> Task:
     """How the chart agent handles a noisy, contradictory or failing tool return (seed 001 section 3.3)."""
-    return build_css_observation_task(
-        kinds=kinds,
-        cases=cases,
-        observations=observations,
-        split=split,  # type: ignore[arg-type]
-        samples=samples,
-        allow_unregistered=allow_unregistered,
-        section_cap_bytes=section_cap_bytes,
-        max_messages=max_messages,
-        baseline_cache=baseline_cache,
-        json_schema=json_schema,
-    )
+    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
+    return build_css_observation_task(**locals())

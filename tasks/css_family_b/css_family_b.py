@@ -26,16 +26,5 @@ def css_family_b(
     json_schema: bool = True,
 ) -> Task:
     """CSS on Family B (prior treatment failure (injected progression)) with paired negative controls."""
-    return build_css_task(
-        families="B",
-        cases=cases,
-        catalog=catalog,
-        mutation_mode=mutation_mode,
-        split=split,
-        controls=controls,
-        allow_unregistered=allow_unregistered,
-        scale=scale,
-        cms_matching=cms_matching,
-        baseline_cache=baseline_cache,
-        json_schema=json_schema,
-    )
+    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
+    return build_css_task(families="B", **locals())

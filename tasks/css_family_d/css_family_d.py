@@ -26,16 +26,5 @@ def css_family_d(
     json_schema: bool = True,
 ) -> Task:
     """CSS on Family D (surgery status (resection history toggled)) with paired negative controls."""
-    return build_css_task(
-        families="D",
-        cases=cases,
-        catalog=catalog,
-        mutation_mode=mutation_mode,
-        split=split,
-        controls=controls,
-        allow_unregistered=allow_unregistered,
-        scale=scale,
-        cms_matching=cms_matching,
-        baseline_cache=baseline_cache,
-        json_schema=json_schema,
-    )
+    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
+    return build_css_task(families="D", **locals())
