@@ -134,7 +134,8 @@ class GGUFModelAPI(ModelAPI):
         return 1
 
     def max_tokens(self) -> int | None:
-        return 1024
+        # Small local models ramble; 700 tokens holds a summary or a bounded JSON reply.
+        return 700
 
     async def generate(
         self,
