@@ -6,5 +6,4 @@ def isolated_inspect(tmp_path, monkeypatch):
     """Keep Inspect's generate cache and logs inside the test's temp dir, and stay offline."""
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "logs"))
-    monkeypatch.setenv("INSPECT_EVAL_MAX_RETRIES", "0")
     monkeypatch.delenv("INSPECT_EVAL_MODEL", raising=False)
