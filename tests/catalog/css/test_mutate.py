@@ -1,5 +1,7 @@
 """Regex mutations on hand-written packets (wording the generator never produces)."""
 
+import pytest
+
 from clinical_cf.catalog.css.interventions import Intervention, load_catalog
 from clinical_cf.catalog.css.mutate import Packet, apply_regex
 from clinical_cf.catalog.css.schema import load_cases
@@ -94,3 +96,30 @@ def test_iso_date_control_is_a_noop_on_us_dated_packets():
     case = CASES["fx-breast-1"]  # written with MM/DD/YYYY dates
     packet = apply_regex(case, CATALOG.by_id("N1_date_format"))
     assert packet == Packet(dict(case.sections))
+
+
+@pytest.mark.parametrize(
+    "intervention_id, phrase, expected",
+    [
+        ("A1_her2_positive_to_negative", "HER2/neu 3+ (IHC)", "HER2/neu 1+ (IHC)"),
+        ("A1_her2_positive_to_negative", "Her-2 positive by FISH", "Her-2 negative by FISH"),
+        ("A1_her2_positive_to_negative", "HER2-amplified IDC", "HER2-negative IDC"),
+        ("A1_her2_positive_to_negative", "triple positive (ER+/PR+/HER2+)", "HR-positive, HER2-negative (ER+/PR+/HER2-)"),
+        ("A2_her2_negative_to_positive", "HER2-neg", "HER2-positive"),
+        ("A2_her2_negative_to_positive", "FISH: no HER2 amplification (ratio 1.1)", "FISH: HER2 amplification (ratio 4.1)"),
+        ("A3_hormone_receptor_positive_to_negative", "ER 95%, PR 80%", "ER <1%, PR <1%"),
+        ("A3_hormone_receptor_positive_to_negative", "estrogen receptor: positive (90%)", "estrogen receptor: negative (<1%)"),
+        ("A3_hormone_receptor_positive_to_negative", "ER positive (Allred 8/8)", "ER negative (Allred 0)"),
+        ("A4_pdl1_high_to_negative", "PD-L1 22C3 TPS ≥50%", "PD-L1 22C3 TPS <1%"),
+        ("A4_pdl1_high_to_negative", "PD-L1 expression 80%", "PD-L1 expression <1%"),
+        ("D1_remove_resection", "status-post right upper lobectomy", "is being evaluated for right upper lobectomy"),
+        ("D1_remove_resection", "post Whipple procedure", "pending Whipple procedure"),
+        ("D1_remove_resection", "resected pT3N1 disease", "unresected cT3N1 disease"),
+        ("E1_upstage_to_metastatic", "AJCC stage IIIA (pT2N2M0)", "AJCC stage IV (pT2N2M1)"),
+        ("E1_upstage_to_metastatic", "cT2N1M0, no distant metastases", "cT2N1M1"),
+    ],
+)
+def test_regexes_read_wording_the_generator_never_writes(intervention_id, phrase, expected):
+    case = CASES["fx-breast-1"]
+    case = case.model_copy(update={"sections": {**case.sections, "overview": phrase}})
+    assert apply_regex(case, CATALOG.by_id(intervention_id)).sections["overview"] == expected
