@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
-from inspect_ai.analysis import EvalInfo, EvalModel, SampleSummary, samples_df
+from inspect_ai.analysis import EvalInfo, EvalModel, EvalTask, SampleSummary, samples_df
 
 KEEP = {
     "model": "model",
@@ -37,7 +37,7 @@ def css_samples(logs: str | Path | Sequence[str | Path], judge_score: str = "jud
         judge_score: Which judge score to read (`judge_direction1` after an appended re-judging).
     """
     paths = [str(logs)] if isinstance(logs, (str, Path)) else [str(p) for p in logs]
-    frame = samples_df(paths, columns=SampleSummary + EvalModel + EvalInfo, quiet=True)
+    frame = samples_df(paths, columns=SampleSummary + EvalModel + EvalInfo + EvalTask, quiet=True)
     if f"score_{judge_score}" not in frame.columns:
         raise ValueError(f"no score named '{judge_score}' in {', '.join(paths)}; is this a CSS log?")
     out = frame[[c for c in KEEP if c in frame.columns]].rename(columns=KEEP)

@@ -6,6 +6,7 @@
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
     clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
     clinical-cf schema css-case                 print the case JSON Schema
+    clinical-cf report LOGS... --out DIR        CSS comparison report (Tables 2-4, cross-judge) over many logs
 
 Running evaluations is `inspect eval`; viewing logs is `inspect view`.
 """
@@ -129,6 +130,14 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from clinical_cf.analysis.report import write_report
+
+    report = write_report(args.logs, args.out)
+    print(f"wrote {report} (tables as CSV next to it)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -158,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
     css = generate.add_parser("css", help="the synthetic tumor-board cohort (catalog/css/cases.jsonl)")
     css.add_argument("--out")
     css.set_defaults(func=_cmd_generate)
+
+    report = sub.add_parser("report", help="comparison report over many CSS logs (Tables 2-4, cross-judge)")
+    report.add_argument("logs", nargs="+", help="log files or directories")
+    report.add_argument("--out", required=True, help="output directory for report.md and the CSV tables")
+    report.set_defaults(func=_cmd_report)
 
     schema = sub.add_parser("schema", help="print a JSON Schema").add_subparsers(dest="action", required=True)
     schema.add_parser("css-case", help="one line of a CSS cases file").set_defaults(func=_cmd_schema)

@@ -1,6 +1,6 @@
 """Build a CSS task: load and lock the catalog, expand tuples, wire solver and scorers.
 
-Every public CSS task (`css`, `css_family_a` ... `css_family_e`) is a thin `@task` that
+Every public CSS task (`css`, `css_family_a` ... `css_family_e`, `css_agent`, `css_agent_family_d`) is a thin `@task` that
 calls `build_css_task`; this module is the one place the suite is assembled.
 """
 

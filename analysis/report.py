@@ -1,0 +1,223 @@
+"""The CSS comparison report over many logs: the paper's Tables 2-4 and cross-judge replication.
+
+    clinical-cf report LOGS_OR_DIRS... --out DIR
+
+Reads Inspect logs through `inspect_ai.analysis`, one log at a time so that a log it cannot use
+is named with the reason and skipped. Writes `report.md` and one CSV per table. Every number is
+computed from per-tuple rows that keep their log path and sample id.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from inspect_ai.analysis import EvalInfo, EvalModel, EvalTask, SampleSummary, samples_df
+from inspect_ai.log import list_eval_logs
+
+from clinical_cf.analysis.stats import cluster_bootstrap_ci, rank_correlation, ranks, verdict_kappa
+
+JUDGE_SCORES = ("judge_direction", "agent_judge_direction")
+COLUMNS = {
+    "model": "model",
+    "task_name": "task",
+    "log": "log",
+    "id": "sample_id",
+    "epoch": "epoch",
+    "metadata_case_id": "case_id",
+    "metadata_family": "family",
+    "metadata_intervention_id": "intervention_id",
+    "metadata_split": "split",
+}
+
+
+@dataclass
+class CSSRows:
+    """Per-tuple rows from every usable log, and the logs that were skipped with why."""
+
+    rows: pd.DataFrame
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _log_paths(paths: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if Path(p).is_dir():
+            out += [info.name.removeprefix("file://") for info in list_eval_logs(p)]
+        else:
+            out.append(p)
+    return out
+
+
+def load_css_rows(paths: list[str], progress: bool = True) -> CSSRows:
+    """Read CSS logs (single-shot and agent) into per-tuple rows; name and skip anything else."""
+    frames: list[pd.DataFrame] = []
+    skipped: list[tuple[str, str]] = []
+    files = _log_paths(paths)
+    for i, path in enumerate(files, start=1):
+        if progress and len(files) > 5:
+            print(f"reading log {i}/{len(files)}", file=sys.stderr)
+        try:
+            frame = samples_df(path, columns=SampleSummary + EvalModel + EvalInfo + EvalTask, quiet=True)
+        except Exception as ex:  # a corrupt or unreadable log must not stop the report
+            skipped.append((path, f"cannot be read: {type(ex).__name__}: {ex}"))
+            continue
+        judge_cols = sorted(c for c in frame.columns if c.removeprefix("score_").rstrip("0123456789") in JUDGE_SCORES)
+        if frame.empty:
+            skipped.append((path, "has no samples"))
+            continue
+        if "metadata_family" not in frame.columns or not judge_cols:
+            skipped.append((path, "is not a CSS log (no family metadata or CSS judge score)"))
+            continue
+        rows = frame[[c for c in COLUMNS if c in frame.columns]].rename(columns=COLUMNS)
+        # The first judge score is the original; later ones (…1, …2) come from `inspect score --action append`.
+        for k, col in enumerate(judge_cols):
+            rows[f"css_{k}"] = pd.to_numeric(frame[col], errors="coerce")
+        rows["css"] = rows["css_0"]
+        rows["cms"] = pd.to_numeric(frame.get("score_cms"), errors="coerce")
+        rows["setting"] = np.where(rows["task"].str.contains("agent"), "agent", "single_shot")
+        frames.append(rows)
+    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return CSSRows(rows, skipped)
+
+
+def _interventional(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[(rows["family"] != "N") & rows["css"].notna()]
+
+
+def table_cms_css(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Table 2: CMS and CSS per model with ranks, and the rank correlation between them."""
+    out = []
+    for model, group in rows.groupby("model"):
+        scored = _interventional(group)
+        cms = group.dropna(subset=["cms"]).groupby("case_id")["cms"].first().mean()
+        low, high = cluster_bootstrap_ci(scored["css"], scored["case_id"]) if len(scored) else (np.nan, np.nan)
+        out.append({"model": model, "cms": cms, "css": scored["css"].mean(), "css_ci_low": low, "css_ci_high": high, "tuples": len(scored)})
+    table = pd.DataFrame(out)
+    table["cms_rank"] = ranks(table["cms"])
+    table["css_rank"] = ranks(table["css"])
+    try:
+        rc = rank_correlation(table["cms"], table["css"])
+        note = (
+            f"Spearman rho = {rc.rho:+.2f} (exact permutation p = {rc.p_exact:.3f} over all {len(table)}! pairings; "
+            f"tied values share their average rank), Kendall tau-b = {rc.tau:+.2f} (p = {rc.p_tau:.3f}), n = {rc.n} models."
+        )
+    except ValueError as ex:
+        note = f"Rank correlation between CMS and CSS not computed: {ex} (models: {len(table)})."
+    return table.sort_values("css_rank"), note
+
+
+def table_families(rows: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: CSS per model and family with 95% CIs clustered by case, and the winner per family."""
+    out = []
+    for (model, family), group in rows[rows["css"].notna()].groupby(["model", "family"]):
+        low, high = cluster_bootstrap_ci(group["css"], group["case_id"])
+        out.append({"family": family, "model": model, "css": group["css"].mean(), "ci_low": low, "ci_high": high, "tuples": len(group)})
+    table = pd.DataFrame(out)
+    if not table.empty:
+        best = table.groupby("family")["css"].transform("max")
+        table["winner"] = table["css"] == best
+    return table
+
+
+def table_verdicts(rows: pd.DataFrame) -> pd.DataFrame:
+    """Table 4: shares of wrong (0), partial (0.5) and correct (1) verdicts over families A-E."""
+    scored = _interventional(rows)
+    return (
+        scored.groupby("model")["css"]
+        .agg(wrong=lambda s: (s == 0).mean(), partial=lambda s: (s == 0.5).mean(), correct=lambda s: (s == 1).mean(), tuples="size")
+        .reset_index()
+    )
+
+
+def table_cross_judge(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Cross-judge replication: the original judge vs a re-judging of the same samples."""
+    if "css_1" not in rows.columns:
+        return pd.DataFrame(), "No log carries a second judge score (run `inspect score ... --action append` with another judge)."
+    both = _interventional(rows).dropna(subset=["css_1"])
+    out = []
+    for model, group in both.groupby("model"):
+        out.append(
+            {
+                "model": model,
+                "agreement": float((group["css_0"] == group["css_1"]).mean()),
+                # Undefined (NaN) when both judges give one verdict throughout: no chance baseline.
+                "kappa": verdict_kappa(group["css_0"], group["css_1"]),
+                "kappa_linear": verdict_kappa(group["css_0"], group["css_1"], weighted=True),
+                "css_judge_1": group["css_0"].mean(),
+                "css_judge_2": group["css_1"].mean(),
+                "shift": group["css_1"].mean() - group["css_0"].mean(),
+                "tuples": len(group),
+            }
+        )
+    table = pd.DataFrame(out)
+    try:
+        rc = rank_correlation(table["css_judge_1"], table["css_judge_2"])
+        note = f"Rank preservation between judges: Spearman rho = {rc.rho:+.2f} (exact p = {rc.p_exact:.3f}), n = {rc.n}."
+    except ValueError as ex:
+        note = f"Rank preservation between judges not computed: {ex} (models: {len(table)})."
+    return table, note
+
+
+def _md(table: pd.DataFrame) -> str:
+    if table.empty:
+        return "(no rows)"
+    shown = table.copy()
+    for col in shown.select_dtypes("number").columns:
+        shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}" if not float(v).is_integer() else f"{int(v)}")
+    header = "| " + " | ".join(shown.columns) + " |"
+    rule = "| " + " | ".join("---" for _ in shown.columns) + " |"
+    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in shown.itertuples(index=False)]
+    return "\n".join([header, rule, *body])
+
+
+def write_report(paths: list[str], out_dir: str | Path) -> Path:
+    """Write report.md and the tables as CSV; returns the report path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    loaded = load_css_rows(paths)
+    lines = ["# CSS comparison report", ""]
+    if loaded.skipped:
+        lines += ["## Skipped logs", ""] + [f"- `{p}`: {why}" for p, why in loaded.skipped] + [""]
+    if loaded.rows.empty:
+        lines.append("No usable CSS logs.")
+    for setting, rows in ([] if loaded.rows.empty else loaded.rows.groupby("setting")):
+        t2, t2_note = table_cms_css(rows)
+        t3 = table_families(rows)
+        t4 = table_verdicts(rows)
+        cj, cj_note = table_cross_judge(rows)
+        for name, table in (("cms_css", t2), ("families", t3), ("verdicts", t4), ("cross_judge", cj)):
+            table.to_csv(out / f"{setting}_{name}.csv", index=False)
+        lines += [
+            f"## {setting.replace('_', '-')} setting",
+            "",
+            f"Logs: {rows['log'].nunique()}, models: {rows['model'].nunique()}, tuples: {len(rows)} "
+            f"(unscored: {int(rows['css'].isna().sum())}).",
+            "",
+            "### CMS and CSS (Table 2)",
+            "",
+            _md(t2),
+            "",
+            t2_note,
+            "",
+            "### CSS by family (Table 3; 95% CIs from a case-clustered bootstrap, 2,000 resamples, seed 0; N = negative controls)",
+            "",
+            _md(t3),
+            "",
+            "### Verdict shares (Table 4)",
+            "",
+            _md(t4),
+            "",
+            "### Cross-judge replication",
+            "",
+            _md(cj) if not cj.empty else "",
+            "",
+            cj_note,
+            "",
+        ]
+    report = out / "report.md"
+    report.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return report
