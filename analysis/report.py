@@ -174,50 +174,110 @@ def _md(table: pd.DataFrame) -> str:
     return "\n".join([header, rule, *body])
 
 
+Block = tuple[str, object]
+"""("h1" | "h2" | "h3" | "p" | "list", text or items), ("table", DataFrame) or ("img", Path)."""
+
+
+def _render_md(blocks: list[Block], out: Path) -> str:
+    lines: list[str] = []
+    for kind, value in blocks:
+        if kind in ("h1", "h2", "h3"):
+            lines += ["#" * int(kind[1]) + f" {value}", ""]
+        elif kind == "p":
+            lines += [str(value), ""]
+        elif kind == "list":
+            lines += [f"- {item}" for item in value] + [""]  # type: ignore[union-attr]
+        elif kind == "table":
+            lines += [_md(value), ""]  # type: ignore[arg-type]
+        elif kind == "img":
+            path = Path(value)  # type: ignore[arg-type]
+            lines += [f"![{path.stem}]({path.relative_to(out)})", ""]
+    return "\n".join(lines)
+
+
+def _render_html(blocks: list[Block]) -> str:
+    """One self-contained page: tables inline, figures embedded as data URIs, no scripts or network."""
+    import base64
+    import html
+
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>CSS comparison report</title>",
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}"
+        "th{background:#f3f3f3}img{max-width:100%}</style></head><body>",
+    ]
+    for kind, value in blocks:
+        if kind in ("h1", "h2", "h3"):
+            parts.append(f"<{kind}>{html.escape(str(value))}</{kind}>")
+        elif kind == "p":
+            parts.append(f"<p>{html.escape(str(value))}</p>")
+        elif kind == "list":
+            parts.append("<ul>" + "".join(f"<li>{html.escape(str(i))}</li>" for i in value) + "</ul>")  # type: ignore[union-attr]
+        elif kind == "table":
+            table: pd.DataFrame = value  # type: ignore[assignment]
+            parts.append("<p>(no rows)</p>" if table.empty else table.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep=""))
+        elif kind == "img":
+            data = base64.b64encode(Path(value).read_bytes()).decode()  # type: ignore[arg-type]
+            parts.append(f"<img alt='{Path(value).stem}' src='data:image/png;base64,{data}'>")  # type: ignore[arg-type]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
 def write_report(paths: list[str], out_dir: str | Path) -> Path:
-    """Write report.md and the tables as CSV; returns the report path."""
+    """Write report.md, a self-contained report.html, the figures as PNG and the tables as CSV."""
+    from clinical_cf.analysis import figures
+    from clinical_cf.analysis.css import agent_lift
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     loaded = load_css_rows(paths)
-    lines = ["# CSS comparison report", ""]
+    blocks: list[Block] = [("h1", "CSS comparison report")]
     if loaded.skipped:
-        lines += ["## Skipped logs", ""] + [f"- `{p}`: {why}" for p, why in loaded.skipped] + [""]
+        blocks += [("h2", "Skipped logs"), ("list", [f"{p}: {why}" for p, why in loaded.skipped])]
     if loaded.rows.empty:
-        lines.append("No usable CSS logs.")
-    for setting, rows in ([] if loaded.rows.empty else loaded.rows.groupby("setting")):
+        blocks.append(("p", "No usable CSS logs."))
+    settings = {} if loaded.rows.empty else dict(tuple(loaded.rows.groupby("setting")))
+    for setting, rows in settings.items():
         t2, t2_note = table_cms_css(rows)
         t3 = table_families(rows)
         t4 = table_verdicts(rows)
         cj, cj_note = table_cross_judge(rows)
         for name, table in (("cms_css", t2), ("families", t3), ("verdicts", t4), ("cross_judge", cj)):
             table.to_csv(out / f"{setting}_{name}.csv", index=False)
-        lines += [
-            f"## {setting.replace('_', '-')} setting",
-            "",
-            f"Logs: {rows['log'].nunique()}, models: {rows['model'].nunique()}, tuples: {len(rows)} "
-            f"(unscored: {int(rows['css'].isna().sum())}).",
-            "",
-            "### CMS and CSS (Table 2)",
-            "",
-            _md(t2),
-            "",
-            t2_note,
-            "",
-            "### CSS by family (Table 3; 95% CIs from a case-clustered bootstrap, 2,000 resamples, seed 0; N = negative controls)",
-            "",
-            _md(t3),
-            "",
-            "### Verdict shares (Table 4)",
-            "",
-            _md(t4),
-            "",
-            "### Cross-judge replication",
-            "",
-            _md(cj) if not cj.empty else "",
-            "",
-            cj_note,
-            "",
+        blocks += [
+            ("h2", f"{setting.replace('_', '-')} setting"),
+            ("p", f"Logs: {rows['log'].nunique()}, models: {rows['model'].nunique()}, tuples: {len(rows)} "
+                  f"(unscored: {int(rows['css'].isna().sum())})."),
+            ("h3", "CMS and CSS (Table 2)"),
+            ("table", t2),
+            ("p", t2_note),
         ]
+        if len(t2) >= 2:
+            blocks.append(("img", figures.rank_disagreement(t2, out / f"{setting}_figure1_rank_disagreement.png")))
+        blocks += [
+            ("h3", "CSS by family (Table 3; 95% CIs from a case-clustered bootstrap, 2,000 resamples, seed 0; N = negative controls)"),
+            ("table", t3),
+        ]
+        if not t3.empty:
+            blocks.append(("img", figures.family_small_multiples(t3, out / f"{setting}_figure2_families.png")))
+        blocks += [
+            ("h3", "Verdict shares (Table 4)"),
+            ("table", t4),
+            ("h3", "Cross-judge replication"),
+            *([("table", cj)] if not cj.empty else []),
+            ("p", cj_note),
+        ]
+    if {"single_shot", "agent"} <= set(settings):
+        lift = agent_lift(settings["single_shot"], settings["agent"])
+        lift.to_csv(out / "agent_lift.csv", index=False)
+        blocks += [
+            ("h2", "Single-shot vs agent (Figure 3)"),
+            ("p", "CSS on the tuples both settings scored, per model and family; lift = agent - single-shot."),
+            ("table", lift),
+        ]
+        if "D" in set(lift["family"]):
+            blocks.append(("img", figures.agent_lift(lift, out / "figure3_agent_lift.png")))
+    (out / "report.html").write_text(_render_html(blocks), encoding="utf-8")
     report = out / "report.md"
-    report.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report.write_text(_render_md(blocks, out), encoding="utf-8")
     return report

@@ -56,3 +56,43 @@ def test_report_tables_and_cross_judge(tmp_path, capsys):
     assert cross.loc["mockllm/alpha", "shift"] == -1.0
     families = pd.read_csv(out / "single_shot_families.csv")
     assert set(families["family"]) == {"D", "N"}
+    for figure in ("single_shot_figure1_rank_disagreement.png", "single_shot_figure2_families.png"):
+        assert (out / figure).read_bytes().startswith(b"\x89PNG")
+        assert figure in text
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "<table" in html and "http" not in html.lower()
+
+
+def test_single_shot_and_agent_logs_give_the_lift_figure(tmp_path):
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from clinical_cf.tasks.css_agent.css_agent import css_agent
+
+    def agent(messages, tools, tool_choice, config):
+        if not any(m.role == "tool" for m in messages):
+            out = ModelOutput.for_tool_call("mockllm/m", "read_chart_section", {"section": "procedures"})
+        else:
+            out = ModelOutput.for_tool_call("mockllm/m", "submit", {"answer": recommendations_json("FOLFOX")})
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return out
+
+    def single(messages, tools, tool_choice, config):
+        out = ModelOutput.from_content("mockllm/m", recommendations_json("FOLFOX"))
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return out
+
+    roles = {"judge": MockModel("mockllm/judge", judge_reply(0)).model}
+    eval(css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"), model=get_model("mockllm/m", custom_outputs=single),
+         model_roles=roles, display="none", log_dir=str(tmp_path / "logs"))
+    roles = {"judge": MockModel("mockllm/judge", judge_reply(1)).model}
+    eval(css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none"), model=get_model("mockllm/m", custom_outputs=agent),
+         model_roles=roles, display="none", log_dir=str(tmp_path / "logs"))
+
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    import pandas as pd
+
+    lift = pd.read_csv(out / "agent_lift.csv")
+    assert lift.loc[0, "lift"] == 1.0 and lift.loc[0, "n"] == 2
+    assert (out / "figure3_agent_lift.png").exists()
+    assert "Single-shot vs agent (Figure 3)" in (out / "report.md").read_text()
