@@ -18,7 +18,18 @@ import pandas as pd
 from inspect_ai.analysis import EvalInfo, EvalModel, EvalTask, SampleSummary, samples_df
 from inspect_ai.log import list_eval_logs
 
-from clinical_cf.analysis.stats import cluster_bootstrap_ci, rank_correlation, ranks, verdict_kappa
+from clinical_cf.analysis.stats import (
+    cluster_bootstrap_ci,
+    equivalence_upper,
+    holm,
+    mcnemar_exact,
+    models_for_rank_test,
+    paired_difference,
+    rank_correlation,
+    ranks,
+    tuples_for_power,
+    verdict_kappa,
+)
 
 JUDGE_SCORES = ("judge_direction", "agent_judge_direction")
 COLUMNS = {
@@ -162,6 +173,56 @@ def table_cross_judge(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return table, note
 
 
+def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
+    """Negative controls: mean movement (1 - judge score) with a 90% case-clustered interval (TOST at margin)."""
+    out = []
+    for model, group in rows[(rows["family"] == "N") & rows["css"].notna()].groupby("model"):
+        movement = 1 - group["css"]
+        low, high, passed = equivalence_upper(movement, group["case_id"], margin)
+        out.append({"model": model, "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
+                    "equivalent": passed, "verdict": "stable" if passed else "FAILS: moves on meaning-preserving edits", "tuples": len(group)})
+    return pd.DataFrame(out)
+
+
+def table_instability(rows: pd.DataFrame) -> pd.DataFrame:
+    """Instability floor: how often the verdict differs between epochs of the same sample (fresh generations)."""
+    scored = rows.dropna(subset=["css"])
+    if scored.empty or scored["epoch"].nunique() < 2:
+        return pd.DataFrame()
+    out = []
+    for (model, family), group in scored.groupby(["model", "family"]):
+        by_sample = group.groupby("sample_id")["css"]
+        multi = by_sample.nunique()[by_sample.size() >= 2]
+        if len(multi):
+            out.append({"model": model, "family": family, "instability": float((multi > 1).mean()), "samples": len(multi)})
+    return pd.DataFrame(out)
+
+
+def table_paired(rows: pd.DataFrame, delta: float = 0.05) -> pd.DataFrame:
+    """Every pair of models on the tuples both scored, per family: paired difference, CI, McNemar, Holm, power."""
+    from itertools import combinations
+
+    scored = _interventional(rows)
+    models = sorted(scored["model"].unique())
+    out = []
+    for a, b in combinations(models, 2):
+        keys = ["case_id", "intervention_id", "family", "epoch"]
+        both = scored[scored["model"] == a][keys + ["css"]].merge(scored[scored["model"] == b][keys + ["css"]], on=keys, suffixes=("_a", "_b"))
+        family_rows = []
+        for family, group in both.groupby("family"):
+            mean, low, high = paired_difference(group["css_a"], group["css_b"], group["case_id"])
+            only_a = int(((group["css_a"] == 1) & (group["css_b"] < 1)).sum())
+            only_b = int(((group["css_b"] == 1) & (group["css_a"] < 1)).sum())
+            sd = float((group["css_a"] - group["css_b"]).std(ddof=1)) if len(group) > 1 else float("nan")
+            family_rows.append({"model_a": a, "model_b": b, "family": family, "difference": mean, "ci_low": low, "ci_high": high,
+                                "mcnemar_p": mcnemar_exact(only_a, only_b), "tuples": len(group),
+                                "tuples_for_80pct_power": tuples_for_power(sd, delta) if sd > 0 else None})
+        for row, adjusted in zip(family_rows, holm([r["mcnemar_p"] for r in family_rows]) if family_rows else []):
+            row["holm_p"] = adjusted
+        out += family_rows
+    return pd.DataFrame(out)
+
+
 def _md(table: pd.DataFrame) -> str:
     if table.empty:
         return "(no rows)"
@@ -260,13 +321,31 @@ def write_report(paths: list[str], out_dir: str | Path) -> Path:
         ]
         if not t3.empty:
             blocks.append(("img", figures.family_small_multiples(t3, out / f"{setting}_figure2_families.png")))
+        controls = table_controls(rows)
+        floor = table_instability(rows)
+        paired = table_paired(rows)
+        for name, table in (("controls", controls), ("instability", floor), ("paired", paired)):
+            table.to_csv(out / f"{setting}_{name}.csv", index=False)
         blocks += [
             ("h3", "Verdict shares (Table 4)"),
             ("table", t4),
             ("h3", "Cross-judge replication"),
             *([("table", cj)] if not cj.empty else []),
             ("p", cj_note),
+            ("h3", "Negative controls (equivalence: 90% case-clustered interval of movement inside +/-0.05)"),
+            ("table", controls),
+            ("h3", "Instability floor (verdict changes between epochs of the same sample)"),
+            ("table", floor) if not floor.empty else ("p", "Not measured: run with --epochs 2 (fresh generations per epoch) to get the noise floor each effect should be read against."),
+            ("h3", "Paired model comparisons (difference = model_a - model_b; McNemar on 'correct' discordance; Holm across families)"),
+            ("table", paired),
         ]
+        try:
+            rho = rank_correlation(t2["cms"], t2["css"]).rho
+            needed = models_for_rank_test(rho)
+            blocks.append(("p", f"Power: the CMS-CSS rank test reaches p < 0.05 for a correlation this strong with "
+                                f"{needed if needed else 'more than 9'} models (exact test)."))
+        except ValueError:
+            pass
     if {"single_shot", "agent"} <= set(settings):
         lift = agent_lift(settings["single_shot"], settings["agent"])
         lift.to_csv(out / "agent_lift.csv", index=False)

@@ -106,3 +106,64 @@ def ranks(values: Sequence[float], descending: bool = True) -> list[float]:
     """Ranks with 1 = best, ties sharing their average rank."""
     arr = -np.asarray(values, dtype=float) if descending else np.asarray(values, dtype=float)
     return [float(r) for r in stats.rankdata(arr, method="average")]
+
+
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], clusters: Sequence[str], n_resamples: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
+    """Mean of a - b over paired tuples, with a case-clustered bootstrap 95% CI."""
+    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    low, high = cluster_bootstrap_ci(diff, clusters, n_resamples=n_resamples, seed=seed)
+    return float(diff.mean()), low, high
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values (family-wise error across families), in the input order."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[index]))
+        adjusted[index] = running
+    return [float(v) for v in adjusted]
+
+
+def tuples_for_power(sd_diff: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Paired tuples needed to detect a mean CSS difference `delta` (normal approximation)."""
+    if delta <= 0 or not np.isfinite(sd_diff):
+        raise ValueError("delta must be positive and the SD finite")
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    return int(math.ceil((z * sd_diff / delta) ** 2))
+
+
+def models_for_rank_test(rho: float, alpha: float = 0.05, max_models: int = 9) -> int | None:
+    """Smallest number of models at which a Spearman rho this strong is significant by the exact test.
+
+    For each n, ranks are built to give (as nearly as possible) the observed |rho|, and the exact
+    permutation p-value is computed; None if even `max_models` is not enough.
+    """
+    from itertools import permutations
+
+    target = abs(rho)
+    for n in range(3, max_models + 1):
+        perms = np.array(list(permutations(range(n))), dtype=np.int16)
+        # Without ties, rho = 1 - 6 * sum(d^2) / (n (n^2 - 1)) for each pairing.
+        d2 = ((perms - np.arange(n)) ** 2).sum(axis=1)
+        values = np.abs(1 - 6 * d2 / (n * (n * n - 1)))
+        achievable = np.unique(np.round(values, 10))
+        closest = achievable[np.argmin(np.abs(achievable - target))]
+        if np.mean(values >= closest - 1e-12) < alpha:
+            return n
+    return None
+
+
+def equivalence_upper(values: Sequence[float], clusters: Sequence[str], margin: float = 0.05, seed: int = 0) -> tuple[float, float, bool]:
+    """Two one-sided tests at 5% each, as a 90% case-clustered interval for the mean movement.
+
+    For controls, movement = 1 - judge score (0 when the recommendation did not move). The
+    control passes when the whole 90% interval lies inside (-margin, +margin).
+    """
+    low, high = cluster_bootstrap_ci(values, clusters, level=0.90, seed=seed)
+    return low, high, bool(low > -margin and high < margin)

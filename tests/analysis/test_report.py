@@ -54,6 +54,12 @@ def test_report_tables_and_cross_judge(tmp_path, capsys):
     # Both judges said 0 everywhere: full agreement, and kappa is undefined (no variation).
     assert cross.loc["mockllm/gamma", "agreement"] == 1.0 and pd.isna(cross.loc["mockllm/gamma", "kappa"])
     assert cross.loc["mockllm/alpha", "shift"] == -1.0
+    controls = pd.read_csv(out / "single_shot_controls.csv").set_index("model")
+    assert controls["equivalent"].all()  # every judge scored the controls 1: no movement
+    paired = pd.read_csv(out / "single_shot_paired.csv")
+    ab = paired[(paired.model_a == "mockllm/alpha") & (paired.model_b == "mockllm/gamma")].iloc[0]
+    assert ab["difference"] == 1.0 and ab["mcnemar_p"] == 0.5  # 2 discordant pairs, both for alpha
+    assert "Not measured: run with --epochs 2" in text
     families = pd.read_csv(out / "single_shot_families.csv")
     assert set(families["family"]) == {"D", "N"}
     for figure in ("single_shot_figure1_rank_disagreement.png", "single_shot_figure2_families.png"):
@@ -96,3 +102,29 @@ def test_single_shot_and_agent_logs_give_the_lift_figure(tmp_path):
     assert lift.loc[0, "lift"] == 1.0 and lift.loc[0, "n"] == 2
     assert (out / "figure3_agent_lift.png").exists()
     assert "Single-shot vs agent (Figure 3)" in (out / "report.md").read_text()
+
+
+def test_instability_floor_from_two_epochs(tmp_path):
+    from collections import Counter
+
+    seen: Counter[str] = Counter()
+
+    def flipping_judge(prompt):
+        seen[prompt] += 1
+        return json.dumps({"score": 1 if seen[prompt] % 2 else 0, "rationale": "r"})
+
+    eval(
+        css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
+        # Case-specific replies, so each sample has its own judge prompt.
+        model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFIRINOX" if "ancrea" in p or "FOLFIRINOX" in p else "FOLFOX")).model,
+        model_roles={"judge": MockModel("mockllm/judge", flipping_judge).model},
+        epochs=2,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    import pandas as pd
+
+    floor = pd.read_csv(out / "single_shot_instability.csv").set_index("family")
+    assert floor.loc["D", "instability"] == 1.0 and floor.loc["D", "samples"] == 2

@@ -49,3 +49,30 @@ def test_rank_correlation_refuses_constant_rankings():
         rank_correlation([0.5, 0.5, 0.5], [1, 2, 3])
     with pytest.raises(ValueError, match="at least 3"):
         rank_correlation([1, 2], [1, 2])
+
+
+def test_holm_adjustment():
+    from clinical_cf.analysis.stats import holm
+
+    # m = 3: sorted p 0.01, 0.02, 0.04 -> 0.03, 0.04, 0.04 (monotone).
+    assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+
+
+def test_power_and_models_needed():
+    from clinical_cf.analysis.stats import models_for_rank_test, tuples_for_power
+
+    # (1.96 + 0.8416)^2 * (0.5 / 0.1)^2 = 196.2 -> 197 tuples.
+    assert tuples_for_power(0.5, 0.1) == 197
+    # A perfect ranking is first significant at n = 5 (exact two-sided p = 2/120).
+    assert models_for_rank_test(1.0) == 5
+    assert models_for_rank_test(0.49) is None or models_for_rank_test(0.49) > 6
+
+
+def test_paired_difference_and_equivalence():
+    from clinical_cf.analysis.stats import equivalence_upper, paired_difference
+
+    mean, low, high = paired_difference([1, 1, 0, 1], [0, 1, 0, 0], ["a", "b", "c", "d"])
+    assert mean == 0.5 and low <= mean <= high
+    low, high, passed = equivalence_upper([0.0] * 6, list("aabbcc"))
+    assert (low, high, passed) == (0.0, 0.0, True)
+    assert not equivalence_upper([0.0, 0.5, 0.0, 0.5], list("abcd"))[2]
