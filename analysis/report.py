@@ -360,3 +360,80 @@ def write_report(paths: list[str], out_dir: str | Path) -> Path:
     report = out / "report.md"
     report.write_text(_render_md(blocks, out), encoding="utf-8")
     return report
+
+
+def export_rewards(paths: list[str], file: str | Path) -> int:
+    """Per-tuple reward records as JSONL; returns how many were written.
+
+    One record per scored CSS sample: task, model, case, intervention, family, the SHA-256 of
+    the prompt the model saw, the counterfactual output, the CSS score and the judge. Read
+    as a dense reward for RL: 1 = the output moved as the pre-registered change says.
+    """
+    import hashlib
+    import json
+
+    from inspect_ai.log import read_eval_log
+
+    written = 0
+    with open(file, "w", encoding="utf-8") as handle:
+        for path in _log_paths(paths):
+            try:
+                log = read_eval_log(path)
+            except Exception:  # the report names unreadable logs; the export skips them
+                continue
+            for sample in log.samples or []:
+                scores = sample.scores or {}
+                name = next((n for n in JUDGE_SCORES if n in scores), None)
+                if name is None or sample.metadata.get("family") is None:
+                    continue
+                value = scores[name].value
+                if not isinstance(value, (int, float)) or value != value:  # unscored (NaN)
+                    continue
+                record = {
+                    "task": log.eval.task,
+                    "model": log.eval.model,
+                    "case_id": sample.metadata.get("case_id"),
+                    "intervention_id": sample.metadata.get("intervention_id"),
+                    "family": sample.metadata.get("family"),
+                    "prompt_sha256": hashlib.sha256(_input_text(sample.input).encode()).hexdigest(),
+                    "output": (sample.store or {}).get("CSSArms:counterfactual", {}).get("raw"),
+                    "css": float(value),
+                    "judge": (scores[name].metadata or {}).get("judge_model"),
+                    "log": path,
+                    "sample_id": sample.id,
+                    "epoch": sample.epoch,
+                }
+                handle.write(json.dumps(record) + "\n")
+                written += 1
+    return written
+
+
+def _input_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return "\n".join(getattr(m, "text", str(m)) for m in value)  # type: ignore[union-attr]
+
+
+def regression_gate(paths: list[str], baseline: list[str], margin: float = 0.05) -> tuple[pd.DataFrame, bool]:
+    """Compare each model in `paths` with the baseline logs' model on the same tuples, per family.
+
+    A family fails when the new model's CSS is lower by more than `margin` and the paired
+    difference is significant (case-clustered 95% interval entirely below zero). Returns the
+    table and whether every family passed.
+    """
+    new = load_css_rows(paths, progress=False).rows
+    base = load_css_rows(baseline, progress=False).rows
+    if new.empty or base.empty:
+        raise ValueError("the gate needs CSS logs on both sides")
+    keys = ["case_id", "intervention_id", "family", "epoch"]
+    out = []
+    for model, group in _interventional(new).groupby("model"):
+        both = group[keys + ["css"]].merge(_interventional(base)[keys + ["css"]], on=keys, suffixes=("_new", "_base"))
+        for family, fam in both.groupby("family"):
+            mean, low, high = paired_difference(fam["css_new"], fam["css_base"], fam["case_id"])
+            failed = mean < -margin and high < 0
+            out.append({"model": model, "family": family, "difference": mean, "ci_low": low, "ci_high": high,
+                        "tuples": len(fam), "failed": failed,
+                        "why": f"CSS lower by {-mean:.3f} (> {margin}) and the 95% interval excludes 0" if failed else ""})
+    table = pd.DataFrame(out)
+    return table, bool(table.empty or not table["failed"].any())

@@ -131,10 +131,21 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from clinical_cf.analysis.report import write_report
+    from clinical_cf.analysis.report import export_rewards, regression_gate, write_report
 
     report = write_report(args.logs, args.out)
-    print(f"wrote {report} (tables as CSV next to it)")
+    print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
+    if args.rewards:
+        print(f"wrote {export_rewards(args.logs, args.rewards)} reward records to {args.rewards}")
+    if args.gate:
+        if not args.baseline:
+            raise SystemExit("--gate needs --baseline LOG_OR_DIR")
+        table, passed = regression_gate(args.logs, args.baseline, args.margin)
+        table.to_csv(Path(args.out) / "gate.csv", index=False)
+        for row in table[table["failed"]].itertuples():
+            print(f"GATE FAILED: {row.model} family {row.family}: {row.why}")
+        print("gate passed" if passed else "gate failed")
+        return 0 if passed else 1
     return 0
 
 
@@ -171,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="comparison report over many CSS logs (Tables 2-4, cross-judge)")
     report.add_argument("logs", nargs="+", help="log files or directories")
     report.add_argument("--out", required=True, help="output directory for report.md and the CSV tables")
+    report.add_argument("--rewards", help="also write per-tuple reward records (JSONL) to this file")
+    report.add_argument("--baseline", nargs="+", help="reference logs for --gate")
+    report.add_argument("--gate", action="store_true", help="exit 1 when a family's CSS drops against --baseline")
+    report.add_argument("--margin", type=float, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)")
     report.set_defaults(func=_cmd_report)
 
     schema = sub.add_parser("schema", help="print a JSON Schema").add_subparsers(dest="action", required=True)

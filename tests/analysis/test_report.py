@@ -128,3 +128,27 @@ def test_instability_floor_from_two_epochs(tmp_path):
 
     floor = pd.read_csv(out / "single_shot_instability.csv").set_index("family")
     assert floor.loc["D", "instability"] == 1.0 and floor.loc["D", "samples"] == 2
+
+
+def test_rewards_export_and_regression_gate(tmp_path, capsys):
+    def run(name, verdict, where):
+        eval(
+            css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
+            model=MockModel(f"mockllm/{name}", lambda p: recommendations_json("FOLFOX")).model,
+            model_roles={"judge": MockModel("mockllm/judge", judge_reply(verdict)).model},
+            display="none",
+            log_dir=str(tmp_path / where),
+        )
+
+    run("reference", 1, "reference")
+    run("candidate", 0, "candidate")
+    rewards = tmp_path / "rewards.jsonl"
+    code = main(["report", str(tmp_path / "candidate"), "--out", str(tmp_path / "out"), "--rewards", str(rewards),
+                 "--gate", "--baseline", str(tmp_path / "reference")])
+    assert code == 1
+    assert "GATE FAILED: mockllm/candidate family D" in capsys.readouterr().out
+    records = [json.loads(line) for line in rewards.read_text().splitlines()]
+    assert len(records) == 2 and {r["css"] for r in records} == {0.0}
+    assert all(len(r["prompt_sha256"]) == 64 and r["judge"] == "mockllm/judge" and r["output"] for r in records)
+    # Against itself the candidate passes.
+    assert main(["report", str(tmp_path / "candidate"), "--out", str(tmp_path / "out2"), "--gate", "--baseline", str(tmp_path / "candidate")]) == 0
