@@ -7,6 +7,7 @@
     clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
     clinical-cf schema css-case                 print the case JSON Schema
     clinical-cf report LOGS... --out DIR        CSS comparison report (Tables 2-4, cross-judge) over many logs
+    clinical-cf annotate export LOGS... --out D blinded human-validation sheet; `annotate import` scores it
 
 Running evaluations is `inspect eval`; viewing logs is `inspect view`.
 """
@@ -149,6 +150,28 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_annotate_export(args: argparse.Namespace) -> int:
+    from clinical_cf.analysis.validation import export_sheet
+
+    sheet, form, key = export_sheet(args.logs, args.out, n=args.n, seed=args.seed)
+    print(f"raters get {sheet} or {form}; keep {key} away from them")
+    return 0
+
+
+def _cmd_annotate_import(args: argparse.Namespace) -> int:
+    from clinical_cf.analysis.validation import agreement
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = agreement(args.key, args.raters)
+    for name, table in tables.items():
+        table.to_csv(out / f"validation_{name}.csv", index=False)
+    print(tables["pairwise"].to_string(index=False))
+    print(tables["llm_vs_humans"].to_string(index=False))
+    print(f"tables written to {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -188,6 +211,19 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--margin", type=float, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)")
     report.set_defaults(func=_cmd_report)
 
+    annotate = sub.add_parser("annotate", help="human validation of the judge").add_subparsers(dest="action", required=True)
+    export = annotate.add_parser("export", help="blinded, family-stratified annotation sheet (CSV + HTML form) and its key")
+    export.add_argument("logs", nargs="+")
+    export.add_argument("--out", required=True)
+    export.add_argument("--n", type=int, default=100)
+    export.add_argument("--seed", type=int, default=0)
+    export.set_defaults(func=_cmd_annotate_export)
+    imp = annotate.add_parser("import", help="agreement between raters and with the LLM judge")
+    imp.add_argument("raters", nargs="+", help="filled sheets, one per rater")
+    imp.add_argument("--key", required=True)
+    imp.add_argument("--out", required=True)
+    imp.set_defaults(func=_cmd_annotate_import)
+
     schema = sub.add_parser("schema", help="print a JSON Schema").add_subparsers(dest="action", required=True)
     schema.add_parser("css-case", help="one line of a CSS cases file").set_defaults(func=_cmd_schema)
     return parser
@@ -197,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (CatalogError, MutationError) as ex:
+    except (CatalogError, MutationError, ValueError) as ex:
         print(f"error: {ex}", file=sys.stderr)
         return 2
 
