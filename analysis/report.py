@@ -284,8 +284,12 @@ def _render_html(blocks: list[Block]) -> str:
     return "\n".join(parts)
 
 
-def write_report(paths: list[str], out_dir: str | Path) -> Path:
-    """Write report.md, a self-contained report.html, the figures as PNG and the tables as CSV."""
+def write_report(paths: list[str], out_dir: str | Path, predictions: str | Path | None = None) -> Path:
+    """Write report.md, a self-contained report.html, the figures as PNG and the tables as CSV.
+
+    With `predictions`, adds the confirmatory section: pre-registered predictions tested on the
+    test split; every other number in the report is then labelled exploratory.
+    """
     from clinical_cf.analysis import figures
     from clinical_cf.analysis.css import agent_lift
 
@@ -346,6 +350,16 @@ def write_report(paths: list[str], out_dir: str | Path) -> Path:
                                 f"{needed if needed else 'more than 9'} models (exact test)."))
         except ValueError:
             pass
+    if predictions is not None and not loaded.rows.empty:
+        conf = confirmatory(loaded.rows, predictions)
+        conf.to_csv(out / "confirmatory.csv", index=False)
+        blocks[1:1] = [
+            ("h2", "Confirmatory results (test split only)"),
+            ("p", "Pre-registered predictions, one-sided case-level bootstrap p, Benjamini-Hochberg across predictions. "
+                  "Everything below this section, dev split included, is exploratory."),
+            ("table", conf),
+            *[("p", f"{r.model} / {r.prediction}: {r.verdict} ({r.statement})") for r in conf.itertuples()],
+        ]
     if {"single_shot", "agent"} <= set(settings):
         lift = agent_lift(settings["single_shot"], settings["agent"])
         lift.to_csv(out / "agent_lift.csv", index=False)
@@ -442,3 +456,40 @@ def regression_gate(paths: list[str], baseline: list[str], margin: float = 0.05)
                         "why": f"CSS lower by {-mean:.3f} (> {margin}) and the 95% interval excludes 0" if failed else ""})
     table = pd.DataFrame(out)
     return table, bool(table.empty or not table["failed"].any())
+
+
+def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
+    """Test the pre-registered predictions per model on the test split, BH-adjusted across predictions.
+
+    The one-sided p-value is the share of case-level bootstrap resamples (2,000, seeded) whose
+    family mean falls on the wrong side of the threshold.
+    """
+    from clinical_cf.catalog.css.predictions import load_predictions
+    from clinical_cf.catalog.lock import check_lock
+
+    check_lock(predictions_path)
+    predictions = [p.model_dump() for p in load_predictions(predictions_path)]
+    test = rows[(rows["split"] == "test") & rows["css"].notna()]
+    out = []
+    for model, group in test.groupby("model"):
+        for pred in predictions:
+            fam = group[group["family"] == pred["family"]]
+            if fam.empty:
+                continue
+            rng = np.random.default_rng(seed)
+            cases = fam["case_id"].unique()
+            by_case = {c: fam[fam["case_id"] == c]["css"].to_numpy() for c in cases}
+            means = np.array([
+                np.concatenate([by_case[c] for c in rng.choice(cases, len(cases))]).mean() for _ in range(2000)
+            ])
+            wrong = means >= pred["threshold"] if pred["direction"] == "below" else means <= pred["threshold"]
+            out.append({"model": model, "prediction": pred["id"], "statement": pred["statement"], "family": pred["family"],
+                        "css": fam["css"].mean(), "tuples": len(fam), "p": max(float(wrong.mean()), 1 / 2000)})
+    table = pd.DataFrame(out)
+    if table.empty:
+        return table
+    from scipy.stats import false_discovery_control
+
+    table["p_bh"] = false_discovery_control(table["p"].to_numpy(), method="bh")
+    table["verdict"] = np.where(table["p_bh"] < alpha, "supported", "not supported")
+    return table

@@ -42,6 +42,10 @@ def _validate_catalog(path: Path) -> int:
         raise CatalogError(path, f"cannot read: {ex}") from None
     if isinstance(raw, dict) and "perturbations" in raw:
         return len(load_observations(path))
+    if isinstance(raw, dict) and "predictions" in raw:
+        from clinical_cf.catalog.css.predictions import load_predictions
+
+        return len(load_predictions(path))
     return len(load_catalog(path).interventions)
 
 
@@ -134,7 +138,12 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from clinical_cf.analysis.report import export_rewards, regression_gate, write_report
 
-    report = write_report(args.logs, args.out)
+    predictions = None
+    if args.confirmatory:
+        from clinical_cf.catalog.css import CSS_DIR
+
+        predictions = resolve_user_path(args.predictions) if args.predictions else CSS_DIR / "predictions.yaml"
+    report = write_report(args.logs, args.out, predictions)
     print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
     if args.rewards:
         print(f"wrote {export_rewards(args.logs, args.rewards)} reward records to {args.rewards}")
@@ -206,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("logs", nargs="+", help="log files or directories")
     report.add_argument("--out", required=True, help="output directory for report.md and the CSV tables")
     report.add_argument("--rewards", help="also write per-tuple reward records (JSONL) to this file")
+    report.add_argument("--confirmatory", action="store_true", help="test the pre-registered predictions on the test split")
+    report.add_argument("--predictions", help="predictions YAML (default: catalog/css/predictions.yaml; needs its lock)")
     report.add_argument("--baseline", nargs="+", help="reference logs for --gate")
     report.add_argument("--gate", action="store_true", help="exit 1 when a family's CSS drops against --baseline")
     report.add_argument("--margin", type=float, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)")

@@ -152,3 +152,23 @@ def test_rewards_export_and_regression_gate(tmp_path, capsys):
     assert all(len(r["prompt_sha256"]) == 64 and r["judge"] == "mockllm/judge" and r["output"] for r in records)
     # Against itself the candidate passes.
     assert main(["report", str(tmp_path / "candidate"), "--out", str(tmp_path / "out2"), "--gate", "--baseline", str(tmp_path / "candidate")]) == 0
+
+
+def test_confirmatory_predictions_on_the_test_split(tmp_path):
+    from clinical_cf.analysis.report import confirmatory, load_css_rows
+    from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
+
+    eval(
+        css_family_d(controls="none", split="test"),
+        model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
+        model_roles={"judge": MockModel("mockllm/judge", judge_reply(0)).model},
+        limit=30,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    rows = load_css_rows([str(tmp_path / "logs")]).rows
+    table = confirmatory(rows, PREDICTIONS_PATH).set_index("prediction")
+    # Every Family D verdict is 0: "D below 0.5" is supported; nothing else was run.
+    assert list(table.index) == ["P1_surgery_blind_spot"]
+    assert table.loc["P1_surgery_blind_spot", "verdict"] == "supported"
+    assert table.loc["P1_surgery_blind_spot", "p_bh"] < 0.05
