@@ -3,6 +3,7 @@
     clinical-cf catalog lock [CATALOG]          record the catalog's SHA-256 (pre-registration)
     clinical-cf catalog check [CATALOG]         validate the catalog and compare it with its lock
     clinical-cf catalog summary [--families D]  eligible / no-op / incoherent / scored per intervention
+    clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
     clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
     clinical-cf schema css-case                 print the case JSON Schema
@@ -111,6 +112,23 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from clinical_cf.analysis.shortcuts import audit
+    from clinical_cf.catalog.css import CASES_PATH
+    from clinical_cf.catalog.css.expand import expand_tuples
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.css.schema import load_cases
+
+    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
+    families = [f for f in args.families.upper() if f.isalpha()] if args.families else None
+    table = audit(expand_tuples(cases, catalog, args.mode, families=families).tuples)
+    print(table.to_string(index=False))
+    if args.out:
+        table.to_csv(args.out, index=False)
+    return 0
+
+
 def _cmd_validate_cases(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.css.schema import load_cases
 
@@ -200,6 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--compare-modes", action="store_true", help="also count tuples that differ between modes")
     summary.add_argument("--json", action="store_true")
     summary.set_defaults(func=_cmd_summary)
+
+    shortcut = catalog.add_parser("audit", help="shortcut audit: is each family's edit detectable from the surface?")
+    shortcut.add_argument("--catalog")
+    shortcut.add_argument("--cases")
+    shortcut.add_argument("--families")
+    shortcut.add_argument("--mode", choices=["regex", "structured"], default="regex")
+    shortcut.add_argument("--out", help="also write the table as CSV")
+    shortcut.set_defaults(func=_cmd_audit)
 
     cases = sub.add_parser("cases", help="case files").add_subparsers(dest="action", required=True)
     validate = cases.add_parser("validate", help="validate a cases JSONL file")
