@@ -135,13 +135,17 @@ def table_families(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_verdicts(rows: pd.DataFrame) -> pd.DataFrame:
-    """Table 4: shares of wrong (0), partial (0.5) and correct (1) verdicts over families A-E."""
-    scored = _interventional(rows)
-    return (
-        scored.groupby("model")["css"]
-        .agg(wrong=lambda s: (s == 0).mean(), partial=lambda s: (s == 0.5).mean(), correct=lambda s: (s == 1).mean(), tuples="size")
-        .reset_index()
-    )
+    """Table 4: shares of wrong (0), partial (0.5) and correct (1) verdicts over A-E, with case-clustered 95% CIs."""
+    out = []
+    for model, group in _interventional(rows).groupby("model"):
+        row: dict[str, object] = {"model": model}
+        for name, value in (("wrong", 0.0), ("partial", 0.5), ("correct", 1.0)):
+            hits = (group["css"] == value).astype(float)
+            low, high = cluster_bootstrap_ci(hits, group["case_id"])
+            row |= {name: hits.mean(), f"{name}_ci": f"{low:.2f}-{high:.2f}"}
+        row["tuples"] = len(group)
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 def table_cross_judge(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -305,6 +309,10 @@ def write_report(paths: list[str], out_dir: str | Path, predictions: str | Path 
     for setting, rows in settings.items():
         t2, t2_note = table_cms_css(rows)
         t3 = table_families(rows)
+        floor = table_instability(rows)
+        if not floor.empty and not t3.empty:
+            # Every effect next to its noise floor.
+            t3 = t3.merge(floor[["model", "family", "instability"]], on=["model", "family"], how="left")
         t4 = table_verdicts(rows)
         cj, cj_note = table_cross_judge(rows)
         for name, table in (("cms_css", t2), ("families", t3), ("verdicts", t4), ("cross_judge", cj)):
@@ -326,7 +334,6 @@ def write_report(paths: list[str], out_dir: str | Path, predictions: str | Path 
         if not t3.empty:
             blocks.append(("img", figures.family_small_multiples(t3, out / f"{setting}_figure2_families.png")))
         controls = table_controls(rows)
-        floor = table_instability(rows)
         paired = table_paired(rows)
         for name, table in (("controls", controls), ("instability", floor), ("paired", paired)):
             table.to_csv(out / f"{setting}_{name}.csv", index=False)
@@ -483,8 +490,10 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
                 np.concatenate([by_case[c] for c in rng.choice(cases, len(cases))]).mean() for _ in range(2000)
             ])
             wrong = means >= pred["threshold"] if pred["direction"] == "below" else means <= pred["threshold"]
+            low, high = np.quantile(means, [0.025, 0.975])
             out.append({"model": model, "prediction": pred["id"], "statement": pred["statement"], "family": pred["family"],
-                        "css": fam["css"].mean(), "tuples": len(fam), "p": max(float(wrong.mean()), 1 / 2000)})
+                        "css": fam["css"].mean(), "ci_low": float(low), "ci_high": float(high), "tuples": len(fam),
+                        "p": max(float(wrong.mean()), 1 / 2000)})
     table = pd.DataFrame(out)
     if table.empty:
         return table

@@ -19,23 +19,42 @@ from clinical_cf.analysis.report import JUDGE_SCORES, _log_paths
 from clinical_cf.catalog.css.schema import render_sections
 
 
-def word_diff(before: str, after: str, context: int = 12) -> str:
-    """HTML of the changed spans between two texts, with a few words of context around each."""
-    a, b = re.findall(r"\S+|\s+", before), re.findall(r"\S+|\s+", after)
+def word_diff(before: str, after: str) -> str:
+    """HTML of what changed between two texts: changed lines, word-diffed within, "…" for the rest.
+
+    Lines are matched first (cheap on 10k-character packets), then only the changed lines are
+    compared word by word.
+    """
+    a, b = before.splitlines(), after.splitlines()
     out: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
-            chunk = a[i1:i2]
-            if len(chunk) > 2 * context:
-                chunk = [*chunk[:context], " … ", *chunk[-context:]] if out else [" … ", *chunk[-context:]]
-            out.append(html.escape("".join(chunk)))
+            if out and out[-1] != " … ":
+                out.append(" … ")
+            continue
+        old, new = "\n".join(a[i1:i2]), "\n".join(b[j1:j2])
+        if tag == "replace":
+            out.append(_words(old, new))
+        elif tag == "delete":
+            out.append(f"<del>{html.escape(old)}</del>")
         else:
-            if i2 > i1:
-                out.append(f"<del>{html.escape(''.join(a[i1:i2]))}</del>")
-            if j2 > j1:
-                out.append(f"<ins>{html.escape(''.join(b[j1:j2]))}</ins>")
-    text = "".join(out)
+            out.append(f"<ins>{html.escape(new)}</ins>")
+    text = "".join(out).strip(" …")
     return text if "<del>" in text or "<ins>" in text else "(no textual change)"
+
+
+def _words(old: str, new: str) -> str:
+    a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
+    parts: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            parts.append(html.escape("".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            parts.append(f"<del>{html.escape(''.join(a[i1:i2]))}</del>")
+        if j2 > j1:
+            parts.append(f"<ins>{html.escape(''.join(b[j1:j2]))}</ins>")
+    return "".join(parts)
 
 
 def _items(arm: dict | None) -> list[str]:

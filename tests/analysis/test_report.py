@@ -49,7 +49,7 @@ def test_report_tables_and_cross_judge(tmp_path, capsys):
     assert table2.loc["mockllm/alpha", "css"] == 1.0 and table2.loc["mockllm/gamma", "css"] == 0.0
     assert table2.loc["mockllm/alpha", "css_rank"] == 1 and table2.loc["mockllm/gamma", "css_rank"] == 3
     verdicts = pd.read_csv(out / "single_shot_verdicts.csv").set_index("model")
-    assert verdicts.loc["mockllm/beta", "partial"] == 1.0
+    assert verdicts.loc["mockllm/beta", "partial"] == 1.0 and verdicts.loc["mockllm/beta", "partial_ci"] == "1.00-1.00"
     cross = pd.read_csv(out / "single_shot_cross_judge.csv").set_index("model")
     # Both judges said 0 everywhere: full agreement, and kappa is undefined (no variation).
     assert cross.loc["mockllm/gamma", "agreement"] == 1.0 and pd.isna(cross.loc["mockllm/gamma", "kappa"])
@@ -128,6 +128,8 @@ def test_instability_floor_from_two_epochs(tmp_path):
 
     floor = pd.read_csv(out / "single_shot_instability.csv").set_index("family")
     assert floor.loc["D", "instability"] == 1.0 and floor.loc["D", "samples"] == 2
+    families = pd.read_csv(out / "single_shot_families.csv").set_index("family")
+    assert families.loc["D", "instability"] == 1.0  # the effect is printed next to its floor
 
 
 def test_rewards_export_and_regression_gate(tmp_path, capsys):
