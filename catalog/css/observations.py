@@ -13,12 +13,11 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clinical_cf.catalog.css.interventions import Applicability
 from clinical_cf.catalog.css.schema import Case, SectionName
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.catalog.errors import CatalogError, load_entries
 
 OBSERVATIONS_PATH = Path(__file__).parent / "observations.yaml"
 
@@ -77,24 +76,8 @@ class ObservationPerturbation(BaseModel):
 
 def load_observations(path: str | Path = OBSERVATIONS_PATH) -> list[ObservationPerturbation]:
     """Load and validate observation perturbations; errors name the file, entry id and field."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read: {ex}") from None
-    entries = (raw or {}).get("perturbations")
-    if not isinstance(entries, list) or not entries:
-        raise CatalogError(path, "'perturbations' must be a non-empty list", field="perturbations")
-    out: list[ObservationPerturbation] = []
-    for index, entry in enumerate(entries):
-        entry_id = str(entry.get("id")) if isinstance(entry, dict) and entry.get("id") else f"#{index}"
-        try:
-            item = ObservationPerturbation.model_validate(entry)
-        except ValidationError as ex:
-            raise validation_errors(path, entry_id, ex) from None
+    items = load_entries(path, "perturbations", ObservationPerturbation)
+    for item in items:
         if item.op == "replace" and not item.pattern:
-            raise CatalogError(path, "op 'replace' needs a pattern", entry=entry_id, field="pattern")
-        if any(o.id == item.id for o in out):
-            raise CatalogError(path, "duplicate id", entry=entry_id, field="id")
-        out.append(item)
-    return out
+            raise CatalogError(path, "op 'replace' needs a pattern", entry=item.id, field="pattern")
+    return items

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.catalog.errors import load_entries
 
 PREDICTIONS_PATH = Path(__file__).parent / "predictions.yaml"
 
@@ -25,19 +24,5 @@ class Prediction(BaseModel):
 
 
 def load_predictions(path: str | Path = PREDICTIONS_PATH) -> list[Prediction]:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read: {ex}") from None
-    entries = (raw or {}).get("predictions")
-    if not isinstance(entries, list) or not entries:
-        raise CatalogError(path, "'predictions' must be a non-empty list", field="predictions")
-    out = []
-    for index, entry in enumerate(entries):
-        entry_id = str(entry.get("id")) if isinstance(entry, dict) and entry.get("id") else f"#{index}"
-        try:
-            out.append(Prediction.model_validate(entry))
-        except ValidationError as ex:
-            raise validation_errors(path, entry_id, ex) from None
-    return out
+    """Load and validate pre-registered predictions; errors name the file, entry id and field."""
+    return load_entries(path, "predictions", Prediction)
