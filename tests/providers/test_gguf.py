@@ -159,3 +159,13 @@ def test_chart_agent_runs_on_the_embedded_model():
     assert sum(t["tool_calls"] for t in traces) > 0
     assert any(m.role == "tool" for m in sample.messages)
     assert "agent_judge_direction" in sample.scores
+
+
+async def test_logprobs_give_a_letter_distribution():
+    from clinical_cf.solvers.sensitivity import LETTER_PROMPT, letter_distribution, options_text
+
+    model = get_model("gguf/smollm2", logits_all=True, n_ctx=2048)
+    prompt = LETTER_PROMPT.format(vignette="A 30-year-old with fever and cough.", options=options_text(["Pneumonia", "Migraine", "Gout"]))
+    output = await model.generate(prompt, config=GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1))
+    distribution = letter_distribution(output, 3)
+    assert distribution is not None and sum(distribution) == pytest.approx(1.0)

@@ -1,0 +1,94 @@
+"""Sensitivity perturbations: schema, constraint rules and application to a vignette."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from clinical_cf.catalog.errors import CatalogError, load_entries
+from clinical_cf.catalog.sensitivity.vignettes import Vignette
+
+Direction = Literal["invariant", "up", "down", "shift", "entropy_up_no_flip", "per_case"]
+
+
+class Requires(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sex: Literal["F", "M"] | None = None
+    min_age: int | None = None
+    max_age: int | None = None
+    not_presentations: list[str] = Field(default_factory=list)
+    has_timeline_expectation: bool = False
+
+
+class Perturbation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    type: Literal["surface", "clinical_semantic", "background", "conflicting_result", "timeline"]
+    op: Literal["synonym", "vaguer", "reorder", "add_sign", "remove_finding", "add_background", "add_result", "prolong"]
+    expected: Direction
+    text: str | None = None
+    requires: Requires = Field(default_factory=Requires)
+    rationale: str = Field(min_length=10)
+    source: str = Field(min_length=3)
+
+    def skip_reason(self, v: Vignette) -> str | None:
+        """Why this perturbation would make the vignette incoherent, or None when it applies."""
+        r = self.requires
+        if r.sex and v.sex != r.sex:
+            return f"requires sex {r.sex}"
+        if r.min_age is not None and v.age < r.min_age or r.max_age is not None and v.age > r.max_age:
+            return "age outside the plausible range"
+        if v.presentation in r.not_presentations:
+            return f"not applicable to {v.presentation}"
+        if r.has_timeline_expectation and v.timeline_expected is None:
+            return "no pre-registered timeline direction for this presentation"
+        if self.op == "add_background" and not self.text:
+            return "add_background needs text"
+        return None
+
+    def expected_for(self, v: Vignette) -> str:
+        return (v.timeline_expected or "invariant") if self.expected == "per_case" else self.expected
+
+    def apply(self, v: Vignette) -> Vignette:
+        """The perturbed vignette (a copy)."""
+        if self.op == "synonym":
+            return v.model_copy(update={"complaint": v.complaint_synonym})
+        if self.op == "vaguer":
+            return v.model_copy(update={"complaint": v.complaint_vague})
+        if self.op == "reorder":
+            return v.model_copy(update={"findings": list(reversed(v.findings))})
+        if self.op == "add_sign":
+            return v.model_copy(update={"findings": [*v.findings, v.supporting_sign]})
+        if self.op == "remove_finding":
+            return v.model_copy(update={"findings": [f for f in v.findings if f != v.removable_finding]})
+        if self.op == "add_background":
+            return v.model_copy(update={"background": [*v.background, self.text]})
+        if self.op == "add_result":
+            return v.model_copy(update={"findings": [*v.findings, v.conflicting_result]})
+        return v.model_copy(update={"duration": v.duration_long})
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    relative_change: float = 0.10
+    js_divergence: float = 0.05
+    confident_flip: float = 0.60
+
+
+def load_perturbations(path: str | Path) -> tuple[list[Perturbation], Tolerance]:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as ex:
+        raise CatalogError(path, f"cannot read: {ex}") from None
+    try:
+        tolerance = Tolerance(**(raw.get("tolerance") or {}))
+    except TypeError as ex:
+        raise CatalogError(path, str(ex), field="tolerance") from None
+    return load_entries(path, "perturbations", Perturbation), tolerance
