@@ -41,6 +41,10 @@ def _validate_catalog(path: Path) -> int:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as ex:
         raise CatalogError(path, f"cannot read: {ex}") from None
+    if isinstance(raw, dict) and "perturbations" in raw and "tolerance" in raw:
+        from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
+
+        return len(load_perturbations(path)[0])
     if isinstance(raw, dict) and "perturbations" in raw:
         return len(load_observations(path))
     if isinstance(raw, dict) and "predictions" in raw:

@@ -73,3 +73,13 @@ def test_observation_catalog_checks_against_its_lock(capsys):
 
     assert main(["catalog", "check", str(OBSERVATIONS_PATH)]) == 0
     assert "4 entries, valid" in capsys.readouterr().out
+
+
+def test_sensitivity_and_prediction_catalogs_check_against_their_locks(capsys):
+    from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
+    from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH
+
+    assert main(["catalog", "check", str(PERTURBATIONS_PATH)]) == 0
+    assert main(["catalog", "check", str(PREDICTIONS_PATH)]) == 0
+    out = capsys.readouterr().out
+    assert "10 entries, valid" in out and "3 entries, valid" in out
