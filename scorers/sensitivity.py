@@ -91,11 +91,14 @@ def consistent(change: Change, expected: str, tolerance: Tolerance = Tolerance()
 
 @metric
 def sensitivity_profile() -> Metric:
-    """Per perturbation type: mean of each measure, flip rate, consistency, and over/under-sensitivity.
+    """Per perturbation type: mean of each measure, flip rate, consistency (with stderr clustered by
+    vignette), and over/under-sensitivity.
 
     Over-sensitive: an invariance type violated in more than 20% of pairs. Under-sensitive: a
     directional type met in fewer than half.
     """
+
+    clustered = stderr(cluster="vignette_id")
 
     def compute(scores: list[SampleScore]) -> Value:
         groups: dict[str, list[SampleScore]] = defaultdict(list)
@@ -109,6 +112,8 @@ def sensitivity_profile() -> Metric:
             out[f"{kind}_flip_rate"] = float(np.mean([m["flip"] for m in metas]))
             rate = float(np.mean([s.score.as_float() for s in items]))
             out[f"{kind}_consistency"] = rate
+            vignettes = {(s.sample_metadata or {}).get("vignette_id") for s in items}
+            out[f"{kind}_consistency_stderr"] = float(clustered(items)) if len(vignettes) > 1 else float("nan")
             invariant = all(m["expected"] == "invariant" for m in metas)
             out[f"{kind}_over_sensitive"] = float(invariant and rate < 0.8)
             out[f"{kind}_under_sensitive"] = float(not invariant and rate < 0.5)

@@ -42,6 +42,7 @@ def test_profile_of_a_model_blind_to_background():
     assert log.status == "success", log.error
     metrics = {k: v.value for s in log.results.scores for k, v in s.metrics.items()}
     assert metrics["surface_consistency"] == 1.0 and metrics["surface_flip_rate"] == 0.0
+    assert metrics["surface_consistency_stderr"] == 0.0
     assert metrics["clinical_semantic_consistency"] == 1.0
     assert metrics["conflicting_result_consistency"] == 1.0 and metrics["conflicting_result_entropy_change"] > 0
     # Background never moves this model: under-sensitive to it.
