@@ -177,6 +177,38 @@ def table_cross_judge(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return table, note
 
 
+def sensitivity_rows(paths: list[str]) -> pd.DataFrame:
+    """Per-pair rows from sensitivity logs (scorer `direction_consistency`); other logs are ignored here."""
+    from inspect_ai.log import read_eval_log
+
+    rows = []
+    for path in paths:
+        try:
+            log = read_eval_log(path)
+        except Exception:
+            continue
+        for sample in log.samples or []:
+            score = (sample.scores or {}).get("direction_consistency")
+            if score is None or not isinstance(score.value, (int, float)) or score.value != score.value:
+                continue
+            meta = score.metadata or {}
+            rows.append({"model": log.eval.model, "type": meta.get("type"), "vignette_id": sample.metadata.get("vignette_id"),
+                         "consistent": float(score.value), "flip": float(meta.get("flip", False)), "js": meta.get("js"),
+                         "relative": meta.get("relative"), "entropy_change": meta.get("entropy_change"), "log": path})
+    return pd.DataFrame(rows)
+
+
+def table_sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
+    """Sensitivity profile per model and perturbation type, with vignette-clustered 95% CIs on consistency."""
+    out = []
+    for (model, kind), group in rows.groupby(["model", "type"]):
+        low, high = cluster_bootstrap_ci(group["consistent"], group["vignette_id"])
+        out.append({"model": model, "type": kind, "consistency": group["consistent"].mean(), "ci_low": low, "ci_high": high,
+                    "flip_rate": group["flip"].mean(), "js": group["js"].mean(), "relative_change": group["relative"].mean(),
+                    "entropy_change": group["entropy_change"].mean(), "pairs": len(group)})
+    return pd.DataFrame(out)
+
+
 def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     """Negative controls: mean movement (1 - judge score) with a 90% case-clustered interval (TOST at margin)."""
     out = []
@@ -300,11 +332,20 @@ def write_report(paths: list[str], out_dir: str | Path, predictions: str | Path 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     loaded = load_css_rows(paths)
-    blocks: list[Block] = [("h1", "CSS comparison report")]
-    if loaded.skipped:
-        blocks += [("h2", "Skipped logs"), ("list", [f"{p}: {why}" for p, why in loaded.skipped])]
-    if loaded.rows.empty:
-        blocks.append(("p", "No usable CSS logs."))
+    sens = sensitivity_rows([p for p, why in loaded.skipped if why.startswith("is not a CSS log")])
+    sens_logs = set(sens["log"]) if not sens.empty else set()
+    skipped = [(p, why) for p, why in loaded.skipped if p not in sens_logs]
+    blocks: list[Block] = [("h1", "Comparison report")]
+    if skipped:
+        blocks += [("h2", "Skipped logs"), ("list", [f"{p}: {why}" for p, why in skipped])]
+    if loaded.rows.empty and sens.empty:
+        blocks.append(("p", "No usable CSS or sensitivity logs."))
+    if not sens.empty:
+        profile = table_sensitivity(sens)
+        profile.to_csv(out / "sensitivity_profile.csv", index=False)
+        blocks += [("h2", "Sensitivity suite"),
+                   ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence (bits), relative change of the gold and entropy change."),
+                   ("table", profile)]
     settings = {} if loaded.rows.empty else dict(tuple(loaded.rows.groupby("setting")))
     for setting, rows in settings.items():
         t2, t2_note = table_cms_css(rows)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Callable
 
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
+
+from clinical_cf.catalog.sensitivity.vignettes import PRESENTATIONS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HANDWRITTEN_CASES = FIXTURES / "css_cases_handwritten.jsonl"
@@ -49,3 +52,31 @@ def recommendations_json(*treatments: str, avoid: tuple[str, ...] = ()) -> str:
             "not_recommended": [{"treatment": t, "reason": "contraindicated"} for t in avoid],
         }
     )
+
+
+# A mock clinician for the sensitivity suite: it reads the vignette like a careful but
+# background-blind reader would.
+SUPPORT = {p.supporting for p in PRESENTATIONS}
+REMOVABLE = {p.removable for p in PRESENTATIONS}
+CONFLICT = {p.conflicting for p in PRESENTATIONS}
+
+
+def gold_of(prompt: str) -> str:
+    return next(p.gold for p in PRESENTATIONS if p.complaint in prompt or p.synonym in prompt or p.vague in prompt)
+
+
+def clinician(prompt: str) -> str:
+    """Puts 0.6 on the gold; more with a supporting sign, less without the key finding, spread on a conflict."""
+    options = dict(re.findall(r"^([A-F])\) (.+)$", prompt, re.M))
+    gold = next(letter for letter, name in options.items() if name == gold_of(prompt))
+    p_gold = 0.6
+    if any(s in prompt for s in SUPPORT):
+        p_gold = 0.9
+    if not any(r in prompt for r in REMOVABLE):
+        p_gold = 0.3
+    if any(c in prompt for c in CONFLICT):
+        p_gold = 1 / len(options)
+    rest = (1 - p_gold) / (len(options) - 1)
+    return json.dumps({letter: (p_gold if letter == gold else rest) for letter in options})
+
+

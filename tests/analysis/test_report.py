@@ -174,3 +174,18 @@ def test_confirmatory_predictions_on_the_test_split(tmp_path):
     assert list(table.index) == ["P1_surgery_blind_spot"]
     assert table.loc["P1_surgery_blind_spot", "verdict"] == "supported"
     assert table.loc["P1_surgery_blind_spot", "p_bh"] < 0.05
+
+
+def test_sensitivity_logs_get_their_profile(tmp_path):
+    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+    from helpers import clinician
+
+    eval(sensitivity(types="surface,background"), model=MockModel("mockllm/model", clinician).model, limit=20,
+         display="none", log_dir=str(tmp_path / "logs"))
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    import pandas as pd
+
+    profile = pd.read_csv(out / "sensitivity_profile.csv").set_index("type")
+    assert profile.loc["surface", "consistency"] == 1.0 and profile.loc["background", "consistency"] == 0.0
+    assert "Skipped logs" not in (out / "report.md").read_text()
