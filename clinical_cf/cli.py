@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 from clinical_cf.catalog.css.mutate import MutationError
-from clinical_cf.catalog.errors import CatalogError, resolve_user_path
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.loading import resolve_user_path
 
 
 def _catalog_default() -> Path:

@@ -15,7 +15,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, load_observations
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.errors import resolve_user_path
+from clinical_cf.catalog.loading import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent

@@ -16,7 +16,7 @@ from clinical_cf.catalog.css import CASES_PATH, CSS_DIR
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_catalog
 from clinical_cf.catalog.css.schema import Case, load_cases
-from clinical_cf.catalog.errors import resolve_user_path
+from clinical_cf.catalog.loading import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction

@@ -9,7 +9,7 @@ from typing import Literal
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from clinical_cf.catalog.errors import resolve_user_path
+from clinical_cf.catalog.loading import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations

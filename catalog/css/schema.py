@@ -12,14 +12,13 @@ Run `clinical-cf schema css-case` to print this schema as JSON Schema.
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.catalog.loading import load_jsonl
 
 SECTIONS: tuple[str, ...] = (
     "demographics",
@@ -239,31 +238,7 @@ def render_sections(sections: dict[str, str], order: tuple[str, ...] = SECTIONS)
 
 def load_cases(path: str | Path) -> list[Case]:
     """Load and validate a JSONL file of cases; errors name the file, line/case id and field."""
-    path = Path(path)
-    if not path.exists():
-        raise CatalogError(path, "file not found")
-    cases: list[Case] = []
-    seen: set[str] = set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as ex:
-            raise CatalogError(path, f"line {lineno} is not valid JSON ({ex.msg})") from None
-        entry = raw.get("case_id") if isinstance(raw, dict) else None
-        entry = str(entry) if entry is not None else f"line {lineno}"
-        try:
-            case = Case.model_validate(raw)
-        except ValidationError as ex:
-            raise validation_errors(path, entry, ex) from None
-        if case.case_id in seen:
-            raise CatalogError(path, "duplicate case_id", entry=entry, field="case_id")
-        seen.add(case.case_id)
-        cases.append(case)
-    if not cases:
-        raise CatalogError(path, "no cases in file")
-    return cases
+    return load_jsonl(path, Case, "case_id")
 
 
 def case_json_schema() -> dict:

@@ -9,7 +9,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from clinical_cf.catalog.errors import CatalogError, load_entries
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.loading import load_entries
 from clinical_cf.catalog.sensitivity.vignettes import Vignette
 
 Direction = Literal["invariant", "up", "down", "shift", "entropy_up_no_flip", "per_case"]

@@ -11,7 +11,6 @@ findings follow standard textbook and guideline descriptions (sources per presen
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.catalog.loading import load_jsonl
 
 SEED = 20261129
 PER_PRESENTATION = 5
@@ -184,24 +183,8 @@ def write_vignettes(path: Path, seed: int = SEED) -> Path:
 
 
 def load_vignettes(path: str | Path) -> list[Vignette]:
-    path = Path(path)
-    out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as ex:
-            raise CatalogError(path, f"line {lineno} is not valid JSON ({ex.msg})") from None
-        try:
-            out.append(Vignette.model_validate(raw))
-        except Exception as ex:  # pydantic ValidationError
-            from pydantic import ValidationError
-
-            if isinstance(ex, ValidationError):
-                raise validation_errors(path, str(raw.get("vignette_id", f"line {lineno}")), ex) from None
-            raise
-    return out
+    """Load and validate a JSONL file of vignettes; errors name the file, vignette id and field."""
+    return load_jsonl(path, Vignette, "vignette_id")
 
 
 if __name__ == "__main__":
