@@ -175,6 +175,32 @@ def sections_digest(sections: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(sections, sort_keys=True).encode()).hexdigest()
 
 
+async def run_both_arms(
+    state: TaskState,
+    policy: CachePolicy | bool,
+    baseline: dict[str, str],
+    counterfactual: dict[str, str],
+    changed: list[str],
+    cap_bytes: int,
+    limits: AgentLimits,
+    observe: Observe | None = None,
+) -> TaskState:
+    """Baseline run (shared per case through the cache and a per-case lock), then the counterfactual run.
+
+    `observe` perturbs the counterfactual run's tool returns only.
+    """
+    active, cached = models_for_arms(policy)
+    arms = state.store_as(CSSArms)
+    async with baseline_lock((str(active), sections_digest(baseline), state.epoch)):
+        arms.baseline, _ = await run_chart_agent(cached, state.input_text, baseline, changed, cap_bytes, limits)
+    arms.counterfactual, messages = await run_chart_agent(
+        active, state.input_text, counterfactual, changed, cap_bytes, limits, observe=observe
+    )
+    state.messages = messages
+    state.output.completion = arms.counterfactual.raw
+    return state
+
+
 @solver
 def chart_agent_recommendations(
     baseline_cache: bool | CachePolicy = True,
@@ -193,24 +219,13 @@ def chart_agent_recommendations(
         max_seconds_per_run: Wall-clock limit per agent run.
     """
     policy = baseline_cache_policy(baseline_cache)
-
     limits = AgentLimits(max_messages, max_tokens_per_run, max_seconds_per_run)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        active, cached = models_for_arms(policy)
         baseline: dict[str, str] = state.metadata["baseline_sections"]
         counterfactual: dict[str, str] = state.metadata["counterfactual_sections"]
         changed = [name for name in SECTIONS if baseline.get(name) != counterfactual.get(name)]
-        arms = state.store_as(CSSArms)
-
-        async with baseline_lock((str(active), sections_digest(baseline), state.epoch)):
-            arms.baseline, _ = await run_chart_agent(cached, state.input_text, baseline, changed, section_cap_bytes, limits)
-        arms.counterfactual, messages = await run_chart_agent(
-            active, state.input_text, counterfactual, changed, section_cap_bytes, limits
-        )
-        state.messages = messages
-        state.output.completion = arms.counterfactual.raw
-        return state
+        return await run_both_arms(state, policy, baseline, counterfactual, changed, section_cap_bytes, limits)
 
     return solve
 
@@ -234,18 +249,10 @@ def perturbed_observation_agent(
     limits = AgentLimits(max_messages, max_tokens_per_run, max_seconds_per_run)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        active, cached = models_for_arms(policy)
         perturbation = ObservationPerturbation.model_validate(state.metadata["perturbation"])
         sections: dict[str, str] = state.metadata["baseline_sections"]
-        changed = [perturbation.section]
-        arms = state.store_as(CSSArms)
-        async with baseline_lock((str(active), sections_digest(sections), state.epoch)):
-            arms.baseline, _ = await run_chart_agent(cached, state.input_text, sections, changed, section_cap_bytes, limits)
-        arms.counterfactual, messages = await run_chart_agent(
-            active, state.input_text, sections, changed, section_cap_bytes, limits, observe=perturbation.perturb
+        return await run_both_arms(
+            state, policy, sections, sections, [perturbation.section], section_cap_bytes, limits, observe=perturbation.perturb
         )
-        state.messages = messages
-        state.output.completion = arms.counterfactual.raw
-        return state
 
     return solve
