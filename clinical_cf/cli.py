@@ -9,6 +9,9 @@
     clinical-cf schema css-case                 print the case JSON Schema
     clinical-cf report LOGS... --out DIR        CSS comparison report (Tables 2-4, cross-judge) over many logs
     clinical-cf annotate export LOGS... --out D blinded human-validation sheet; `annotate import` scores it
+    clinical-cf export register [--interface-change]  inspect_evals Register eval.yaml per suite (register/)
+    clinical-cf export dataset --suite S --out D      a suite's data as JSONL plus a dataset card
+    clinical-cf export lm-eval --out DIR              lm-evaluation-harness tasks for the suites that fit it
 
 Running evaluations is `inspect eval`; viewing logs is `inspect view`.
 """
@@ -204,6 +207,33 @@ def _cmd_annotate_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export_register(args: argparse.Namespace) -> int:
+    from clinical_cf.exports.register import REGISTER_DIR, export_register
+
+    out = Path(args.out) if args.out else REGISTER_DIR
+    for path in export_register(out, args.suite, args.interface_change):
+        print(f"wrote {path}")
+    return 0
+
+
+def _cmd_export_dataset(args: argparse.Namespace) -> int:
+    from clinical_cf.exports.datasets import export_dataset
+    from clinical_cf.suites import get_suite
+
+    for name, path in export_dataset(get_suite(args.suite), Path(args.out)).items():
+        print(f"{name}: {path}")
+    return 0
+
+
+def _cmd_export_lm_eval(args: argparse.Namespace) -> int:
+    from clinical_cf.exports.lm_eval import export_lm_eval
+
+    for path in export_lm_eval(Path(args.out), args.suite):
+        print(f"wrote {path}")
+    print(f"run: lm_eval --include_path {args.out} --tasks clinical_cf ...")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -265,6 +295,21 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--key", required=True)
     imp.add_argument("--out", required=True)
     imp.set_defaults(func=_cmd_annotate_import)
+
+    exports = sub.add_parser("export", help="plug into other harnesses and loaders").add_subparsers(dest="action", required=True)
+    register = exports.add_parser("register", help="inspect_evals Register eval.yaml per suite, versioned N-X")
+    register.add_argument("--out", help="register directory (default: the checkout's register/)")
+    register.add_argument("--suite", action="append", help="only this suite (repeatable)")
+    register.add_argument("--interface-change", action="store_true", help="bump X: the interface changed, scores did not")
+    register.set_defaults(func=_cmd_export_register)
+    dataset = exports.add_parser("dataset", help="a suite's records and samples as JSONL with a dataset card")
+    dataset.add_argument("--suite", required=True)
+    dataset.add_argument("--out", required=True)
+    dataset.set_defaults(func=_cmd_export_dataset)
+    lm_eval = exports.add_parser("lm-eval", help="lm-evaluation-harness task YAML and data (MedPIC, workflow)")
+    lm_eval.add_argument("--out", required=True)
+    lm_eval.add_argument("--suite", action="append", help="only this suite (repeatable)")
+    lm_eval.set_defaults(func=_cmd_export_lm_eval)
 
     schema = sub.add_parser("schema", help="print a JSON Schema").add_subparsers(dest="action", required=True)
     schema.add_parser("css-case", help="one line of a CSS cases file").set_defaults(func=_cmd_schema)

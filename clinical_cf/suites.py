@@ -1,0 +1,173 @@
+"""The four suites as one table: what each is, which tasks it registers, and which files define its results.
+
+The exports (`clinical-cf export register|dataset|lm-eval`) read this table, so a suite added here
+is exported everywhere at once. A suite's *comparability files* are the pre-registered catalogs
+and the generated data its scores are computed over: when any of their bytes change, results
+from before and after are no longer comparable (see `clinical_cf.exports.register`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+import clinical_cf.catalog
+
+# The catalog package, wherever it is installed (the checkout's catalog/ in an editable install).
+CATALOG_DIR = Path(clinical_cf.catalog.__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    title: str
+    description: str
+    source: str
+    """The paper (or write-up) the suite follows."""
+    arxiv: str | None
+    tags: tuple[str, ...]
+    tasks: tuple[str, ...]
+    """Registered task names (`clinical_cf/<name>`)."""
+    main_task: str
+    """The task whose samples a dataset export writes (every sample of the suite's default run)."""
+    records: str
+    """File name of the suite's source records in a dataset export (cases, vignettes, ...)."""
+    data: Path
+    """The bundled generated records."""
+    record_model: Callable[[], type[BaseModel]]
+    record_id: str
+    load_records: Callable[[], Callable[[Path], list[Any]]]
+    """A loader that validates a records file against the suite's schema (errors name file, entry, field)."""
+    data_arg: str
+    """The main task's argument that takes a user records file."""
+    catalogs: tuple[Path, ...]
+    generator: str
+    """The module that regenerates `data` deterministically."""
+    breakdown: str
+    """Sample metadata field the dataset card counts samples by."""
+
+    @property
+    def comparability_files(self) -> tuple[Path, ...]:
+        return (*self.catalogs, self.data)
+
+    def fingerprint(self) -> str:
+        """SHA-256 over the comparability files' names and bytes: changes exactly when results stop being comparable."""
+        digest = hashlib.sha256()
+        for path in self.comparability_files:
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).hexdigest().encode() + b"\n")
+        return digest.hexdigest()
+
+    def file_hashes(self) -> dict[str, str]:
+        return {_display_path(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in self.comparability_files}
+
+
+def _display_path(path: Path) -> str:
+    """`catalog/...` for bundled files (the same in a checkout and an install), the path itself otherwise."""
+    if path.resolve().is_relative_to(CATALOG_DIR):
+        return f"catalog/{path.resolve().relative_to(CATALOG_DIR).as_posix()}"
+    return str(path)
+
+
+def _case_model() -> type[BaseModel]:
+    from clinical_cf.catalog.css.schema import Case
+
+    return Case
+
+
+def _case_loader() -> Callable[[Path], list[Any]]:
+    from clinical_cf.catalog.css.schema import load_cases
+
+    return load_cases
+
+
+def _vignette_model() -> type[BaseModel]:
+    from clinical_cf.catalog.sensitivity.vignettes import Vignette
+
+    return Vignette
+
+
+def _vignette_loader() -> Callable[[Path], list[Any]]:
+    from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
+
+    return load_vignettes
+
+
+CSS = Suite(
+    name="css",
+    title="Causal Sensitivity Score (CSS): counterfactual interventions on oncology tumor-board packets",
+    description=(
+        "Pre-registered interventions (families A-E: biomarker flips, progression, missing biomarkers, "
+        "resection status, new metastases) on synthetic tumor-board packets; a judge model scores in "
+        "{0, 0.5, 1} whether the recommendations moved in the pre-registered direction, compared with CMS, "
+        "a coverage score. Single-shot and ReAct-agent settings, plus agent observation perturbations."
+    ),
+    source="Counterfactual Evaluation Reveals Hidden Capability Profiles in Clinical LLMs and Agents (Turk 2026)",
+    arxiv="https://arxiv.org/abs/2605.30590",
+    tags=("Medical", "Counterfactual", "Model-graded", "Agent"),
+    tasks=(
+        "css", "css_family_a", "css_family_b", "css_family_c", "css_family_d", "css_family_e",
+        "css_agent", "css_agent_family_d", "css_agent_observation",
+    ),
+    main_task="css",
+    records="cases",
+    data=CATALOG_DIR / "css" / "cases.jsonl",
+    record_model=_case_model,
+    record_id="case_id",
+    load_records=_case_loader,
+    data_arg="cases",
+    catalogs=(
+        CATALOG_DIR / "css" / "interventions.yaml",
+        CATALOG_DIR / "css" / "observations.yaml",
+        CATALOG_DIR / "css" / "lexicon.yaml",
+    ),
+    generator="clinical_cf.catalog.css.cohort",
+    breakdown="family",
+)
+
+SENSITIVITY = Suite(
+    name="sensitivity",
+    title="Clinical sensitivity: diagnostic distributions under pre-registered perturbations",
+    description=(
+        "Diagnostic vignettes under surface, clinical-semantic, background-injection, conflicting-result and "
+        "timeline perturbations, each with a pre-registered expected direction (invariant, more confident, "
+        "less confident, shifted); flip rate, Jensen-Shannon divergence, confidence and entropy change, "
+        "and direction consistency."
+    ),
+    source="Practitioner write-up on counterfactual evaluation of clinical LLMs and ReAct agents (no arXiv paper)",
+    arxiv=None,
+    tags=("Medical", "Counterfactual", "Robustness"),
+    tasks=("sensitivity",),
+    main_task="sensitivity",
+    records="vignettes",
+    data=CATALOG_DIR / "sensitivity" / "vignettes.jsonl",
+    record_model=_vignette_model,
+    record_id="vignette_id",
+    load_records=_vignette_loader,
+    data_arg="vignettes",
+    catalogs=(CATALOG_DIR / "sensitivity" / "perturbations.yaml",),
+    generator="clinical_cf.catalog.sensitivity.vignettes",
+    breakdown="type",
+)
+
+SUITES: dict[str, Suite] = {s.name: s for s in (CSS, SENSITIVITY)}
+
+
+def get_suite(name: str) -> Suite:
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise ValueError(f"unknown suite {name!r}; choose from {', '.join(SUITES)}") from None
+
+
+def create_task(name: str, **args: Any):
+    """A registered task by name, built with `args` (as `-T` would)."""
+    from clinical_cf import _registry
+
+    factory = getattr(_registry, name, None)
+    if factory is None:
+        raise ValueError(f"no task named {name!r} in clinical_cf")
+    return factory(**args)
