@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
 
@@ -80,3 +86,47 @@ def clinician(prompt: str) -> str:
     return json.dumps({letter: (p_gold if letter == gold else rest) for letter in options})
 
 
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def llama_server(workdir: Path, n_ctx: int = 8192) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server for the bundled SmolLM2 on loopback; yields its /v1 URL."""
+    from clinical_cf.providers.gguf import default_weights
+
+    port = free_port()
+    # A file, not a pipe: llama.cpp logs enough at start-up to fill a pipe and block the server.
+    log = (workdir / "server.log").open("w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_weights()), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", "smollm2", "--verbose", "False"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"llama_cpp.server exited: {log.read()[-2000:]}")
+            try:
+                urllib.request.urlopen(f"{url}/models", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("llama_cpp.server did not start within 90 s")
+        yield url
+    finally:
+        log.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -5,61 +5,23 @@ here: the path a vLLM or hosted-endpoint user takes, exercised by a real HTTP cl
 """
 
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from inspect_ai.log import read_eval_log
 
-from clinical_cf.providers.gguf import default_weights
-from helpers import HANDWRITTEN_CASES
+from helpers import HANDWRITTEN_CASES, llama_server
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "openai-api/llamacpp/smollm2"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory):
-    port = free_port()
-    # A file, not a pipe: llama.cpp logs enough at start-up to fill a pipe and block the server.
-    log = (tmp_path_factory.mktemp("server") / "server.log").open("w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_weights()), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--model_alias", "smollm2", "--verbose", "False"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            log.seek(0)
-            raise RuntimeError(f"llama_cpp.server exited: {log.read()[-2000:]}")
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("llama_cpp.server did not start within 90 s")
-    yield url
-    log.close()
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with llama_server(tmp_path_factory.mktemp("server")) as url:
+        yield url
 
 
 def test_css_family_d_from_the_cli_against_a_loopback_server(server_url, tmp_path):
