@@ -1,0 +1,217 @@
+"""Workflow escalation scorer: decision accuracy, cost-sensitive utility and escalation metrics.
+
+Per episode, with `a` the model's final action (None when unparseable), `R` the reference action,
+`A` the acceptable set and `C` the pre-declared cost ratio (5 by default, 10 as the robustness
+check), the utility is, checked in this order:
+
+    u = -C   if R == ESCALATE and a != ESCALATE          (missed escalation)
+    u = -1   if a == ESCALATE and ESCALATE not in A      (unnecessary escalation)
+    u = +1   if a in A                                   (acceptable action)
+    u =  0   otherwise                                   (wrong but not an escalation error;
+                                                          an unparseable reply included)
+
+A missed escalation costs C times an unnecessary one; a policy that misses escalations goes
+negative (always ANSWER on the bundled 400 episodes: (140 - 5 x 130) / 400 = -1.275).
+
+Correct (the score's value) is 1 when `a` is in `A`, else 0 (an unparseable reply is 0).
+
+Escalation metrics: missed-escalation rate = share of R == ESCALATE episodes not escalated
+(1 - sensitivity); unnecessary-escalation rate = share of episodes whose A excludes ESCALATE that
+were escalated (1 - specificity).
+
+ECE: confidence against correctness in 10 equal-width bins on [0, 1] (the last bin closed, [0.9,
+1.0]), ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin|, over episodes
+with a parsed confidence.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, accuracy, metric, scorer, stderr
+from inspect_ai.solver import TaskState
+
+ECE_BINS = 10
+
+
+def _field(episode: Any, name: str) -> Any:
+    return episode[name] if isinstance(episode, Mapping) else getattr(episode, name)
+
+
+def utility(action: str | None, episode: Any, cost_ratio: float = 5.0) -> float:
+    """The per-episode utility above; `episode` is an Episode or a mapping with
+    `reference_action` and `acceptable_actions`."""
+    reference = _field(episode, "reference_action")
+    acceptable = list(_field(episode, "acceptable_actions"))
+    if reference == "ESCALATE" and action != "ESCALATE":
+        return -float(cost_ratio)
+    if action == "ESCALATE" and "ESCALATE" not in acceptable:
+        return -1.0
+    if action in acceptable:
+        return 1.0
+    return 0.0
+
+
+def expected_calibration_error(confidence: Sequence[float], correct: Sequence[float], bins: int = ECE_BINS) -> float:
+    """Binned ECE (equal-width bins on [0, 1], last bin closed, weighted by bin count); NaN when empty."""
+    conf = np.asarray(confidence, dtype=float)
+    corr = np.asarray(correct, dtype=float)
+    keep = ~np.isnan(conf)
+    conf, corr = conf[keep], corr[keep]
+    if len(conf) == 0:
+        return float("nan")
+    index = np.minimum((conf * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        mask = index == b
+        if mask.any():
+            total += mask.sum() / len(conf) * abs(corr[mask].mean() - conf[mask].mean())
+    return float(total)
+
+
+def _metas(scores: list[SampleScore]) -> list[dict]:
+    return [s.score.metadata or {} for s in scores]
+
+
+def _rate(values: list[bool]) -> float:
+    return float(np.mean(values)) if values else float("nan")
+
+
+@metric
+def utility_mean() -> Metric:
+    """Mean per-episode utility at the task's cost ratio."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _rate([m["utility"] for m in _metas(scores)])
+
+    return compute
+
+
+@metric
+def missed_escalation_rate() -> Metric:
+    """Among episodes whose reference is ESCALATE: share not escalated."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _rate([m["action"] != "ESCALATE" for m in _metas(scores) if m["reference_action"] == "ESCALATE"])
+
+    return compute
+
+
+@metric
+def unnecessary_escalation_rate() -> Metric:
+    """Among episodes whose acceptable set excludes ESCALATE: share escalated."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _rate([m["action"] == "ESCALATE" for m in _metas(scores) if "ESCALATE" not in m["acceptable_actions"]])
+
+    return compute
+
+
+@metric
+def escalate_sensitivity() -> Metric:
+    """1 - missed-escalation rate."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _rate([m["action"] == "ESCALATE" for m in _metas(scores) if m["reference_action"] == "ESCALATE"])
+
+    return compute
+
+
+@metric
+def escalate_specificity() -> Metric:
+    """1 - unnecessary-escalation rate."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _rate([m["action"] != "ESCALATE" for m in _metas(scores) if "ESCALATE" not in m["acceptable_actions"]])
+
+    return compute
+
+
+@metric
+def parse_rate() -> Metric:
+    """Share of episodes whose final reply yielded an action (JSON or keyword fallback)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _rate([bool(m["parse_ok"]) for m in _metas(scores)])
+
+    return compute
+
+
+@metric
+def ece() -> Metric:
+    """Expected calibration error of the stated confidence (10 equal-width bins)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        metas = _metas(scores)
+        conf = [m["confidence"] if m["confidence"] is not None else np.nan for m in metas]
+        return expected_calibration_error(conf, [m["correct"] for m in metas])
+
+    return compute
+
+
+@metric
+def accuracy_by_variant() -> Metric:
+    """Decision accuracy per variant and per task class."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        out: dict[str, float] = {}
+        for key in ("variant", "task_class"):
+            groups: dict[str, list[float]] = {}
+            for m in _metas(scores):
+                groups.setdefault(str(m.get(key)), []).append(m["correct"])
+            out.update({f"accuracy_{name}": float(np.mean(v)) for name, v in sorted(groups.items())})
+        return out
+
+    return compute
+
+
+@scorer(
+    metrics=[
+        accuracy(),
+        stderr(cluster="seed_id"),
+        utility_mean(),
+        missed_escalation_rate(),
+        unnecessary_escalation_rate(),
+        escalate_sensitivity(),
+        escalate_specificity(),
+        parse_rate(),
+        ece(),
+        accuracy_by_variant(),
+    ]
+)
+def workflow_action() -> Scorer:
+    """1 when the final action is in the episode's acceptable set; utility and escalation data in metadata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        meta = state.metadata
+        decisions = state.store.get("WorkflowDecisions") or []
+        final = decisions[-1] if decisions else {"action": None, "confidence": None, "reason": "", "parse_ok": False, "method": "none", "raw": ""}
+        action = final["action"]
+        acceptable = meta["acceptable_actions"]
+        correct = 1.0 if action in acceptable else 0.0
+        cost_ratio = float(meta.get("cost_ratio", 5.0))
+        u = utility(action, meta, cost_ratio)
+        return Score(
+            value=correct,
+            answer=action or "(unparsed)",
+            explanation=f"reference {meta['reference_action']} (acceptable {', '.join(acceptable)}); "
+            f"utility {u:+g} at {cost_ratio:g}:1. {final.get('reason', '')}",
+            metadata={
+                "action": action,
+                "confidence": final["confidence"],
+                "parse_ok": final["parse_ok"],
+                "parse_method": final["method"],
+                "correct": correct,
+                "utility": u,
+                "cost_ratio": cost_ratio,
+                "reference_action": meta["reference_action"],
+                "acceptable_actions": acceptable,
+                "variant": meta["variant"],
+                "task_class": meta["task_class"],
+                "seed_id": meta["seed_id"],
+                "turn_actions": [d["action"] for d in decisions],
+            },
+        )
+
+    return score
