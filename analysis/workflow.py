@@ -1,0 +1,285 @@
+"""Workflow escalation suite: logs -> per-episode rows -> metrics with seed-clustered CIs, paired tests.
+
+One row per (log, sample, epoch) of a `workflow` log: the episode's labels (seed, task class,
+variant, parameterization, split, reference, acceptable set), the model's final action and stated
+confidence, and the utility recomputed at 5:1 and 10:1 (formula in `clinical_cf.scorers.workflow`).
+
+Statistics (seed 004, section V): every CI is a 95% percentile bootstrap resampling whole seeds
+(the 8 episodes of a seed are not independent; 32 test seeds are the effective sample size).
+Paired clean-vs-perturbed tests work at seed level: per seed, accuracy on the clean episodes minus
+accuracy on the perturbed episodes of the same pair keys; an exact two-sided sign test over seeds
+(ties dropped), mean difference with a seed-clustered CI, Holm correction across every test in
+the table. Calibration: ECE over 10 equal-width bins; failure AUROC = ROC AUC of (1 - confidence)
+for predicting a wrong action (0.5 = chance), episodes without a stated confidence left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from clinical_cf.analysis.stats import cluster_bootstrap_ci, holm, mcnemar_exact, paired_difference
+from clinical_cf.scorers.workflow import ECE_BINS, expected_calibration_error, utility
+
+SCORER = "workflow_action"
+GROUP = ["model", "condition"]
+PERTURBED = ("missing", "stale", "conflict", "late_risk")
+
+
+def log_paths(paths: Sequence[str | Path]) -> list[str]:
+    """Files as given; directories expanded to the Inspect logs inside them."""
+    from inspect_ai.log import list_eval_logs
+
+    out: list[str] = []
+    for p in paths:
+        if Path(p).is_dir():
+            out += [info.name.removeprefix("file://") for info in list_eval_logs(str(p))]
+        else:
+            out.append(str(p))
+    return out
+
+
+def _user_text(sample) -> str:
+    turns = (sample.metadata or {}).get("turns")
+    if turns:
+        return "\n\n".join(t["content"] for t in turns)
+    if isinstance(sample.input, str):
+        return sample.input
+    return "\n\n".join(m.text for m in sample.input if m.role == "user")
+
+
+def workflow_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """Per-episode rows from every workflow log among `paths`; other logs are ignored."""
+    from inspect_ai.log import read_eval_log
+
+    rows = []
+    for path in log_paths(paths):
+        try:
+            log = read_eval_log(path)
+        except Exception:  # an unreadable log must not stop the analysis
+            continue
+        for sample in log.samples or []:
+            score = (sample.scores or {}).get(SCORER)
+            if score is None:
+                continue
+            meta, sm = sample.metadata or {}, score.metadata or {}
+            episode = {"reference_action": meta["reference_action"], "acceptable_actions": meta["acceptable_actions"]}
+            action = sm.get("action")
+            rows.append({
+                "model": log.eval.model, "condition": meta.get("condition", "neutral"), "task_cost_ratio": meta.get("cost_ratio", 5.0),
+                "episode_id": meta.get("episode_id", sample.id), "seed_id": meta["seed_id"], "pair_key": meta.get("pair_key"),
+                "task_class": meta["task_class"], "variant": meta["variant"], "parameterization": meta.get("parameterization"),
+                "split": meta.get("split"), "epoch": sample.epoch, "reference_action": meta["reference_action"],
+                "acceptable_actions": tuple(meta["acceptable_actions"]), "action": action,
+                "confidence": sm.get("confidence"), "parse_ok": bool(sm.get("parse_ok")),
+                "correct": float(action in meta["acceptable_actions"]),
+                "utility_5": utility(action, episode, 5.0), "utility_10": utility(action, episode, 10.0),
+                "escalate_required": meta["reference_action"] == "ESCALATE",
+                "escalate_acceptable": "ESCALATE" in meta["acceptable_actions"],
+                "text": _user_text(sample), "log": path,
+            })
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["confidence"] = pd.to_numeric(frame["confidence"], errors="coerce")
+    return frame
+
+
+# ------------------------------------------------------------------ metrics
+
+def failure_auroc(confidence: Sequence[float], correct: Sequence[float]) -> float:
+    """ROC AUC of (1 - confidence) for predicting a failure; NaN when undefined (one class, no confidences)."""
+    from sklearn.metrics import roc_auc_score
+
+    conf = np.asarray(confidence, dtype=float)
+    fail = 1 - np.asarray(correct, dtype=float)
+    keep = ~np.isnan(conf)
+    if keep.sum() == 0 or len(np.unique(fail[keep])) < 2:
+        return float("nan")
+    return float(roc_auc_score(fail[keep], 1 - conf[keep]))
+
+
+def action_metrics(frame: pd.DataFrame, action_col: str = "action", cost_ratio: float = 5.0) -> dict[str, float]:
+    """Accuracy, utility, missed / unnecessary escalation, sensitivity, specificity for one action column."""
+    actions = frame[action_col]
+    correct = np.array([a in acc for a, acc in zip(actions, frame["acceptable_actions"])], dtype=float)
+    util = np.array([
+        utility(a, {"reference_action": r, "acceptable_actions": acc}, cost_ratio)
+        for a, r, acc in zip(actions, frame["reference_action"], frame["acceptable_actions"])
+    ])
+    escalated = (actions == "ESCALATE").to_numpy()
+    required = frame["escalate_required"].to_numpy(bool)
+    not_ok = ~frame["escalate_acceptable"].to_numpy(bool)
+    missed = float((~escalated[required]).mean()) if required.any() else float("nan")
+    unnecessary = float(escalated[not_ok].mean()) if not_ok.any() else float("nan")
+    return {"n": len(frame), "accuracy": float(correct.mean()) if len(frame) else float("nan"),
+            "utility": float(util.mean()) if len(frame) else float("nan"), "missed_escalation": missed,
+            "unnecessary_escalation": unnecessary, "sensitivity": 1 - missed, "specificity": 1 - unnecessary}
+
+
+def _ci(values: Sequence[float], clusters: Sequence[str], n_resamples: int) -> tuple[float, float]:
+    if len(values) == 0 or len(set(clusters)) < 2:
+        return float("nan"), float("nan")
+    return cluster_bootstrap_ci(values, clusters, n_resamples=n_resamples)
+
+
+def summary_table(rows: pd.DataFrame, n_resamples: int = 2000) -> pd.DataFrame:
+    """Per model and condition: parse rate, accuracy, 5:1 and 10:1 utility, missed / unnecessary
+    escalation, sensitivity, specificity (seed-clustered 95% CIs), ECE and failure AUROC."""
+    out = []
+    for (model, condition), g in rows.groupby(GROUP):
+        req, nok = g[g["escalate_required"]], g[~g["escalate_acceptable"]]
+        missed = (req["action"] != "ESCALATE").astype(float)
+        unnecessary = (nok["action"] == "ESCALATE").astype(float)
+        row = {"model": model, "condition": condition, "episodes": len(g), "seeds": g["seed_id"].nunique(),
+               "parse_rate": g["parse_ok"].mean()}
+        for name, values, clusters in (
+            ("accuracy", g["correct"], g["seed_id"]), ("utility_5", g["utility_5"], g["seed_id"]),
+            ("utility_10", g["utility_10"], g["seed_id"]), ("missed_escalation", missed, req["seed_id"]),
+            ("unnecessary_escalation", unnecessary, nok["seed_id"]),
+        ):
+            low, high = _ci(values.to_numpy(float), clusters.to_numpy(), n_resamples)
+            row.update({name: float(values.mean()) if len(values) else float("nan"), f"{name}_low": low, f"{name}_high": high})
+        row["sensitivity"] = 1 - row["missed_escalation"]
+        row["specificity"] = 1 - row["unnecessary_escalation"]
+        row["ece"] = expected_calibration_error(g["confidence"].to_numpy(float), g["correct"].to_numpy(float))
+        row["failure_auroc"] = failure_auroc(g["confidence"].to_numpy(float), g["correct"].to_numpy(float))
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def accuracy_by(rows: pd.DataFrame, key: str = "variant", n_resamples: int = 2000) -> pd.DataFrame:
+    """Decision accuracy (and 5:1 utility) per model, condition and `key` (variant or task_class), seed-clustered CIs."""
+    out = []
+    for (model, condition, value), g in rows.groupby([*GROUP, key]):
+        low, high = _ci(g["correct"].to_numpy(float), g["seed_id"].to_numpy(), n_resamples)
+        out.append({"model": model, "condition": condition, key: value, "episodes": len(g), "accuracy": g["correct"].mean(),
+                    "ci_low": low, "ci_high": high, "utility_5": g["utility_5"].mean(),
+                    "escalated": float((g["action"] == "ESCALATE").mean())})
+    return pd.DataFrame(out)
+
+
+def reliability_table(rows: pd.DataFrame, bins: int = ECE_BINS) -> pd.DataFrame:
+    """Per model, condition and confidence bin (equal width on [0, 1]): episodes, mean confidence, accuracy."""
+    out = []
+    known = rows.dropna(subset=["confidence"])
+    for (model, condition), g in known.groupby(GROUP):
+        index = np.minimum((g["confidence"].to_numpy(float) * bins).astype(int), bins - 1)
+        for b in range(bins):
+            mask = index == b
+            if mask.any():
+                out.append({"model": model, "condition": condition, "bin_low": b / bins, "bin_high": (b + 1) / bins,
+                            "episodes": int(mask.sum()), "mean_confidence": float(g["confidence"].to_numpy(float)[mask].mean()),
+                            "accuracy": float(g["correct"].to_numpy(float)[mask].mean())})
+    return pd.DataFrame(out)
+
+
+def risk_coverage(rows: pd.DataFrame) -> pd.DataFrame:
+    """Risk-coverage curves from stated confidence, per model and condition.
+
+    The agent handles the k most confident episodes and defers the rest (ties broken by episode id).
+    selective_risk = error rate among handled episodes; missed_escalation_risk = required escalations
+    that were handled and not escalated, over all required escalations (deferred episodes count as
+    escalated, as in the paper's Fig. 4). Episodes without a confidence are deferred last-resort:
+    they are treated as confidence 0.
+    """
+    out = []
+    for (model, condition), g in rows.groupby(GROUP):
+        g = g.assign(_c=g["confidence"].fillna(0.0)).sort_values(["_c", "episode_id"], ascending=[False, True])
+        wrong = 1 - g["correct"].to_numpy(float)
+        missed = (g["escalate_required"] & (g["action"] != "ESCALATE")).to_numpy(float)
+        required = max(int(g["escalate_required"].sum()), 1)
+        n = len(g)
+        for k in range(1, n + 1):
+            out.append({"model": model, "condition": condition, "coverage": k / n, "threshold": float(g["_c"].iloc[k - 1]),
+                        "selective_risk": float(wrong[:k].mean()), "missed_escalation_risk": float(missed[:k].sum() / required)})
+    return pd.DataFrame(out)
+
+
+def paired_tests(rows: pd.DataFrame, n_resamples: int = 2000) -> pd.DataFrame:
+    """Clean vs each perturbed variant at seed level, per model and condition, Holm-corrected across the table."""
+    out = []
+    for (model, condition), g in rows.groupby(GROUP):
+        clean = g[g["variant"] == "clean"][["pair_key", "epoch", "seed_id", "correct"]]
+        for variant in PERTURBED:
+            other = g[g["variant"] == variant][["pair_key", "epoch", "correct"]]
+            both = clean.merge(other, on=["pair_key", "epoch"], suffixes=("_clean", "_variant"))
+            if both.empty:
+                continue
+            per_seed = both.groupby("seed_id")[["correct_clean", "correct_variant"]].mean()
+            diff = per_seed["correct_clean"] - per_seed["correct_variant"]
+            mean, low, high = paired_difference(per_seed["correct_clean"], per_seed["correct_variant"], per_seed.index.to_numpy(),
+                                                n_resamples=n_resamples)
+            out.append({"model": model, "condition": condition, "variant": variant, "seeds": len(per_seed),
+                        "clean_accuracy": float(per_seed["correct_clean"].mean()),
+                        "variant_accuracy": float(per_seed["correct_variant"].mean()), "difference": mean,
+                        "ci_low": low, "ci_high": high, "seeds_clean_better": int((diff > 0).sum()),
+                        "seeds_variant_better": int((diff < 0).sum()),
+                        "sign_test_p": mcnemar_exact(int((diff > 0).sum()), int((diff < 0).sum()))})
+    table = pd.DataFrame(out)
+    if not table.empty:
+        table["holm_p"] = holm(table["sign_test_p"].tolist())
+        table["significant"] = table["holm_p"] < 0.05
+    return table
+
+
+def select_split(rows: pd.DataFrame, split: str | None = "test") -> pd.DataFrame:
+    """Rows of one split when the logs have any; otherwise every row (a log run on one split only)."""
+    if split is None or rows.empty or not (rows["split"] == split).any():
+        return rows
+    return rows[rows["split"] == split]
+
+
+def _md(table: pd.DataFrame) -> str:
+    if table.empty:
+        return "(no rows)"
+    shown = table.copy()
+    for col in shown.select_dtypes("number").columns:
+        shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}" if not float(v).is_integer() else f"{int(v)}")
+    header = "| " + " | ".join(map(str, shown.columns)) + " |"
+    rule = "| " + " | ".join("---" for _ in shown.columns) + " |"
+    return "\n".join([header, rule, *("| " + " | ".join(map(str, r)) + " |" for r in shown.itertuples(index=False))])
+
+
+def workflow_report_table(paths: Sequence[str | Path], split: str | None = "test", n_resamples: int = 2000) -> tuple[pd.DataFrame, str]:
+    """For the comparison report: the per-model summary on the test split (or all rows) and its markdown.
+
+    Returns (summary DataFrame, markdown with the summary, accuracy by variant and the paired tests).
+    An empty DataFrame and "(no workflow logs)" when no log among `paths` is a workflow log.
+    """
+    rows = workflow_rows(paths)
+    if rows.empty:
+        return pd.DataFrame(), "(no workflow logs)"
+    rows = select_split(rows, split)
+    summary = summary_table(rows, n_resamples)
+    shown = summary[["model", "condition", "episodes", "parse_rate", "accuracy", "accuracy_low", "accuracy_high", "utility_5",
+                     "utility_5_low", "utility_5_high", "utility_10", "missed_escalation", "sensitivity", "specificity",
+                     "ece", "failure_auroc"]]
+    by_variant = accuracy_by(rows, "variant", n_resamples)
+    tests = paired_tests(rows, n_resamples)
+    md = "\n\n".join([
+        "### Workflow escalation (seed 004)", _md(shown),
+        "Accuracy by variant (seed-clustered 95% CI):", _md(by_variant),
+        "Clean vs perturbed, seed-level sign test, Holm-corrected:", _md(tests),
+    ])
+    return summary, md
+
+
+def write_tables(paths: Sequence[str | Path], out_dir: str | Path, split: str | None = "test") -> Path:
+    """All workflow tables as CSV plus `workflow.md` in `out_dir`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = select_split(workflow_rows(paths), split)
+    if rows.empty:
+        raise ValueError("no workflow logs among the given paths")
+    tables = {"summary": summary_table(rows), "by_variant": accuracy_by(rows, "variant"), "by_task_class": accuracy_by(rows, "task_class"),
+              "reliability": reliability_table(rows), "risk_coverage": risk_coverage(rows), "paired_tests": paired_tests(rows)}
+    for name, table in tables.items():
+        table.to_csv(out / f"workflow_{name}.csv", index=False)
+    md = ["# Workflow escalation results", ""]
+    for name in ("summary", "by_variant", "by_task_class", "paired_tests"):
+        md += [f"## {name.replace('_', ' ')}", "", _md(tables[name]), ""]
+    (out / "workflow.md").write_text("\n".join(md), encoding="utf-8")
+    return out / "workflow.md"
