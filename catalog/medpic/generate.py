@@ -1,0 +1,388 @@
+"""MedRule2Pair (seed 002, §3.2): a deterministic generator from verified rules to GF and CF questions.
+
+For every rule:
+- three guideline-following (GF) questions, each from its own seeded base case in which the rule
+  applies; the third adds, where the catalog has one, a second drug whose own rule also applies to
+  this patient (a multi-answer question);
+- unless the rule says `counterfactual: false`, one CF pair from a fresh base case: the two members
+  differ only in the rule's varied condition (age, kidney function, pregnancy or lactation status,
+  gestational week, a condition or a co-medication), with the stem and options fixed; the member
+  inside the rule is labelled `activation`, the member outside it `deactivation`;
+- one more CF pair per exception with a machine-checkable `when` (the exception is present in the
+  deactivation member only).
+
+Distractors come from the rule's own `context.distractors` or a pool of common drugs for the
+population, and are kept only when no rule in the catalog flags them for any version of the
+patient. Gold answers are computed from the structured facts, and `self_check` recomputes them.
+Surface form varies on purpose (age, kidney function, pregnancy, history and medication wording).
+
+    python -m clinical_cf.catalog.medpic.generate      # rewrites questions.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
+from clinical_cf.catalog.medpic.questions import (
+    NONE_OF_THE_ABOVE, ChangedFact, Dimensions, Question, gold_from_facts, self_check,
+)
+from clinical_cf.catalog.medpic.rules import AGE_FACTOR, INFO_TYPE, Condition, PatientFacts, Rule, drug_flagged, load_rules
+
+SEED = 20260002
+GF_PER_RULE = 3
+
+POOLS: dict[str, list[str]] = {
+    "older_adult": ["acetaminophen (paracetamol)", "amlodipine", "atorvastatin", "levothyroxine", "polyethylene glycol",
+                    "cholecalciferol (vitamin D3)", "latanoprost eye drops"],
+    "renal": ["amlodipine", "atorvastatin", "levothyroxine", "metoprolol succinate", "ceftriaxone", "doxycycline",
+              "linagliptin", "clindamycin"],
+    "pregnancy": ["acetaminophen (paracetamol)", "labetalol", "amoxicillin", "cefalexin", "levothyroxine", "folic acid",
+                  "ferrous sulfate"],
+    "lactation": ["acetaminophen (paracetamol)", "ibuprofen", "amoxicillin", "cefalexin", "levothyroxine", "labetalol"],
+    "paediatric": ["acetaminophen (paracetamol)", "amoxicillin", "oral rehydration solution", "zinc oxide barrier cream",
+                   "salbutamol (albuterol) inhaler"],
+    "general": ["acetaminophen (paracetamol)", "amoxicillin", "cetirizine", "levothyroxine", "cholecalciferol (vitamin D3)"],
+}
+BACKGROUND: dict[str, list[str]] = {
+    "older_adult": ["hypertension", "osteoarthritis of both knees", "hyperlipidaemia", "hypothyroidism on replacement",
+                    "osteoporosis", "cataract surgery in 2019"],
+    "renal": ["hypertension", "hyperlipidaemia", "osteoarthritis of the hips", "hypothyroidism on replacement", "gout in remission"],
+    "pregnancy": ["iron-deficiency anaemia", "eczema", "a previous appendicectomy", "one previous uncomplicated vaginal delivery"],
+    "lactation": ["eczema", "a previous appendicectomy", "iron-deficiency anaemia in pregnancy"],
+    "paediatric": ["eczema", "born at term, immunisations up to date"],
+    "general": ["hay fever", "a previous appendicectomy", "eczema", "hyperlipidaemia"],
+}
+BACKGROUND_MEDS = ["cholecalciferol 1000 IU daily", "an emollient cream", "artificial tears as needed"]
+AGES = {"older_adult": (66, 89), "renal": (66, 88), "pregnancy": (22, 40), "lactation": (22, 40), "paediatric": (3, 11), "general": (25, 60)}
+STEMS = [
+    "Assume each medication below would be given at a usual dose for an appropriate indication. Based on this patient's "
+    "information, which of them should be avoided, replaced by a safer alternative, or given only at a reduced dose? "
+    "Select all that apply.",
+    "A medication review is under way. Taking the patient's characteristics into account, which of the following drugs "
+    "is potentially inappropriate for this patient (avoid, choose an alternative, or adjust the dose)? More than one "
+    "option may be correct.",
+    "Which of the following medications would be a medication-safety concern for this particular patient, meaning it "
+    "should be avoided, swapped for an alternative, or dose-adjusted? Choose every option that applies.",
+]
+
+
+@dataclass
+class Base:
+    """Everything drawn once for a base case; both members of a pair share it."""
+
+    style: int
+    sex: str
+    age: float
+    indication: str
+    background: list[str]
+    meds: list[str]
+    vitals: str
+    labels: dict[str, str] = field(default_factory=dict)
+    week: int | None = None
+    infant_weeks: int = 6
+    carer: str = "mother"
+
+
+def _draw_number(rng: random.Random, cond: Condition, which: str) -> float:
+    low, high = getattr(cond, which) or _default_range(cond, which)
+    if cond.kind == "age":
+        factor = AGE_FACTOR[cond.unit or "years"]
+        low_y, high_y = low * factor, high * factor
+        if high_y < 0.1:  # neonates: whole days
+            return round(rng.randint(round(low_y * 365.25), round(high_y * 365.25)) / 365.25, 4)
+        if high_y < 2:  # infants: whole months
+            return round(rng.randint(max(1, round(low_y * 12)), round(high_y * 12)) / 12, 4)
+        return float(rng.randint(int(low_y + 0.999), int(high_y)))
+    return float(rng.randint(int(low), int(high)))
+
+
+def _default_range(cond: Condition, which: str) -> tuple[float, float]:
+    t = float(cond.value)  # type: ignore[arg-type]
+    below = cond.op in ("lt", "le")
+    gap = max(1.0, abs(t) * 0.1)
+    if (which == "active") == below:
+        return (max(0.0, t * 0.5), t - gap)
+    return (t + gap, t * 1.5 + gap)
+
+
+def _population_age(rule: Rule, rng: random.Random) -> float:
+    age_cond = next((c for c in rule.trigger if c.kind == "age"), None)
+    if age_cond is not None:
+        return _draw_number(rng, age_cond, "active")
+    low, high = rule.context.age or AGES[rule.population]
+    return float(rng.randint(int(low), int(high)))
+
+
+def draw_base(rule: Rule, rng: random.Random) -> Base:
+    sex = rule.context.sex if rule.context.sex != "any" else rng.choice("FM")
+    if rule.population in ("pregnancy", "lactation"):
+        sex = "F"
+    pop = rule.population
+    background = rng.sample(BACKGROUND[pop], k=min(len(BACKGROUND[pop]), rng.randint(1, 2)))
+    meds = [] if pop == "paediatric" else rng.sample(BACKGROUND_MEDS, k=rng.randint(0, 1))
+    if pop == "paediatric":
+        vitals = f"Temperature {rng.choice(['37.2', '37.8', '38.1', '37.0'])} °C, alert and well hydrated."
+    else:
+        vitals = f"BP {rng.randint(112, 146)}/{rng.randint(66, 88)} mmHg, pulse {rng.randint(62, 92)}/min."
+    labels = {}
+    for cond in [*rule.trigger, *(e.when for e in rule.exceptions if e.when)]:
+        if cond.kind in ("condition", "co_medication"):
+            labels[str(cond.value).lower()] = rng.choice(cond.surface())
+    return Base(
+        style=rng.randrange(3), sex=sex, age=_population_age(rule, rng), indication=rng.choice(rule.context.indication),
+        background=background, meds=meds, vitals=vitals, labels=labels, week=rng.randint(9, 34),
+        infant_weeks=rng.randint(2, 14), carer=rng.choice(["mother", "father"]),
+    )
+
+
+def build_facts(rule: Rule, base: Base, rng: random.Random, inactive: Condition | None = None,
+                draws: dict[tuple[int, str], float] | None = None, extra: Condition | None = None) -> PatientFacts:
+    """Facts in which every trigger condition holds except `inactive` (moved outside the rule); `extra` is added."""
+    draws = draws if draws is not None else {}
+    facts: dict = {"age_years": base.age, "sex": base.sex, "conditions": list(base.background), "co_medications": []}
+    if rule.population == "pregnancy":
+        facts.update(pregnant=True, gestational_week=base.week)
+    if rule.population == "lactation":
+        facts["lactating"] = True
+    for i, cond in enumerate(rule.trigger):
+        which = "inactive" if cond is inactive else "active"
+        if cond.kind in ("age", "crcl", "egfr", "weight", "gestational_week"):
+            key = (i, which)
+            if key not in draws:
+                draws[key] = _draw_number(rng, cond, which)
+            value = draws[key]
+            field_name = {"age": "age_years", "weight": "weight_kg", "gestational_week": "gestational_week"}.get(cond.kind, cond.kind)
+            facts[field_name] = int(value) if cond.kind == "gestational_week" else value
+        elif cond.kind in ("pregnant", "lactating"):
+            facts[cond.kind] = cond.value if which == "active" else not cond.value
+        elif which == "active":
+            facts["conditions" if cond.kind == "condition" else "co_medications"].append(str(cond.value).lower())
+    if extra is not None:
+        facts["conditions" if extra.kind == "condition" else "co_medications"].append(str(extra.value).lower())
+    if not facts.get("pregnant"):
+        facts["gestational_week"] = None
+    facts["co_medications"] += [m for m in base.meds]
+    return PatientFacts(**facts)
+
+
+# ---------------------------------------------------------------- rendering (surface form varies by base.style)
+def _age_text(facts: PatientFacts, base: Base, pop: str) -> str:
+    age = facts.age_years
+    child = age < 18
+    noun = ("girl" if base.sex == "F" else "boy") if child else ("woman" if base.sex == "F" else "man")
+    if age < 0.1:
+        days = round(age * 365.25)
+        return [f"A {days}-day-old {noun}", f"A neonate ({noun}) aged {days} days", f"A {noun}, day {days} of life,"][base.style]
+    if age < 2:
+        months = round(age * 12)
+        article = "An" if str(months)[0] == "8" or months in (11, 18) else "A"
+        return [f"{article} {months}-month-old {noun}", f"A {noun} aged {months} months", f"{article} {months}-month-old infant {noun}"][base.style]
+    years = int(age)
+    if child:
+        article = "An" if years in (8, 11, 18) else "A"
+        return [f"{article} {years}-year-old {noun}", f"A {noun} aged {years}", f"{article} {years}-year-old {noun}"][base.style]
+    article = "An" if str(years).startswith("8") or years in (11, 18) else "A"
+    return [f"{article} {years}-year-old {noun}", f"{noun.capitalize()}, {years} years old,", f"{years} y/o {'F' if base.sex == 'F' else 'M'}"][base.style]
+
+
+def _pregnancy_text(facts: PatientFacts, base: Base) -> str:
+    if facts.pregnant:
+        w = facts.gestational_week
+        return [f"She is {w} weeks pregnant.", f"Obstetric history: G2P1, currently at {w}/40.",
+                f"She is pregnant, gestational age {w} weeks by dating scan."][base.style]
+    return ["She is not pregnant (negative urine hCG today).", "A pregnancy test today is negative.",
+            "She is not pregnant."][base.style]
+
+
+def _lactation_text(facts: PatientFacts, base: Base) -> str:
+    w = base.infant_weeks
+    if facts.lactating:
+        return [f"She is exclusively breastfeeding her {w}-week-old baby.", f"She gave birth {w} weeks ago and is breastfeeding.",
+                f"Postpartum week {w}; breastfeeding on demand."][base.style]
+    return [f"She is formula-feeding her {w}-week-old baby and is not breastfeeding.",
+            f"She gave birth {w} weeks ago and is bottle-feeding with formula (not breastfeeding).",
+            f"Postpartum week {w}; not breastfeeding (formula feeds)."][base.style]
+
+
+def _renal_text(facts: PatientFacts, base: Base) -> list[str]:
+    out = []
+    if facts.crcl is not None:
+        v = int(facts.crcl)
+        out.append([f"Creatinine clearance (Cockcroft-Gault) is {v} mL/min.", f"CrCl {v} mL/min.",
+                    f"Estimated creatinine clearance: {v} mL/min."][base.style])
+    if facts.egfr is not None:
+        v = int(facts.egfr)
+        out.append([f"eGFR {v} mL/min/1.73 m².", f"Estimated GFR is {v} mL/min/1.73 m².", f"Latest eGFR: {v}."][base.style])
+    return out
+
+
+def render_vignette(rule: Rule, facts: PatientFacts, base: Base, negated: list[str]) -> str:
+    pop = rule.population
+    intro = _age_text(facts, base, pop)
+    if facts.age_years < 18:
+        verb = [f"is brought in by {'her' if base.sex == 'F' else 'his'} {base.carer} with", "is seen in the paediatric clinic for",
+                "presents with"][base.style]
+    else:
+        verb = ["presents with", "is seen in clinic for", "attends for review of"][base.style]
+    parts = [f"{intro} {verb} {base.indication}."]
+    if pop == "pregnancy":
+        parts.append(_pregnancy_text(facts, base))
+    if pop == "lactation":
+        parts.append(_lactation_text(facts, base))
+    history = [base.labels.get(c, c) for c in facts.conditions]
+    history += negated
+    lead = ["Past medical history: ", "Background: ", "PMH: "][base.style]
+    parts.append(lead + "; ".join(history) + ".")
+    meds = [base.labels.get(m, m) for m in facts.co_medications]
+    if meds:
+        parts.append(["Current medications: ", "Regular medicines: ", "Meds: "][base.style] + "; ".join(meds) + ".")
+    else:
+        parts.append(["No regular medications.", "Takes no regular medicines.", "Meds: none."][base.style])
+    parts.extend(_renal_text(facts, base))
+    parts.append(base.vitals)
+    return " ".join(parts)
+
+
+# ---------------------------------------------------------------- options and questions
+def choose_options(rule: Rule, versions: list[PatientFacts], rules: list[Rule], rng: random.Random, multi: bool) -> dict[str, str | None]:
+    """Letter -> drug (None for "None of the above"): the rule's drug, distractors that no rule flags for any version,
+    and, when `multi`, one more drug flagged by another rule in every version."""
+    taken = set(rule.names()) | {m.lower() for v in versions for m in v.co_medications}
+    pool = [d for d in (rule.context.distractors or POOLS[rule.population])
+            if d.lower() not in taken and not any(drug_flagged(d, v, rules) for v in versions)]
+    drugs = [rule.medication]
+    if multi:
+        others = sorted({r.medication for r in rules
+                         if r.medication.lower() not in taken and r.drug_class != rule.drug_class
+                         and all(r.applies(v) for v in versions)})
+        if others:
+            drugs.append(rng.choice(others))
+    drugs += rng.sample(pool, k=min(len(pool), 4 - len(drugs)))
+    rng.shuffle(drugs)
+    letters = [chr(ord("A") + i) for i in range(len(drugs) + 1)]
+    return dict(zip(letters, [*drugs, None]))
+
+
+def _question(rule: Rule, qid: str, kind: str, facts: PatientFacts, base: Base, option_drugs: dict[str, str | None],
+              rules: list[Rule], stem: str, negated: list[str], operation: str | None = None, pair_id: str | None = None,
+              changed: ChangedFact | None = None, info_type: str | None = None) -> Question:
+    options = {k: (d if d is not None else NONE_OF_THE_ABOVE) for k, d in option_drugs.items()}
+    q = Question(
+        id=qid, rule_id=rule.id, kind=kind, operation=operation, pair_id=pair_id,  # type: ignore[arg-type]
+        vignette=render_vignette(rule, facts, base, negated), question=stem, options=options, answer=["A"],
+        multi_select=True,
+        dimensions=Dimensions(
+            organ_system=rule.organ_system, department=rule.department, drug_category=rule.drug_category,
+            special_population=rule.population, patient_info_type=info_type or _gf_info_type(rule),
+            reasoning_operation=operation or "application",
+        ),
+        changed_fact=changed, source=rule.source.cite(), patient=facts, option_drugs=option_drugs,
+    )
+    q.answer = gold_from_facts(q, rules)
+    return q
+
+
+def _gf_info_type(rule: Rule) -> str:
+    if any(c.kind == "gestational_week" for c in rule.trigger):
+        return INFO_TYPE["gestational_week"]
+    return INFO_TYPE[rule.varied.kind]
+
+
+def _describe(cond: Condition, facts: PatientFacts, base: Base) -> str:
+    if cond.kind == "age":
+        age = facts.age_years
+        return f"age {round(age * 365.25)} days" if age < 0.1 else f"age {round(age * 12)} months" if age < 2 else f"age {int(age)} years"
+    if cond.kind == "crcl":
+        return f"CrCl {int(facts.crcl or 0)} mL/min"
+    if cond.kind == "egfr":
+        return f"eGFR {int(facts.egfr or 0)} mL/min/1.73 m²"
+    if cond.kind == "weight":
+        return f"weight {facts.weight_kg} kg"
+    if cond.kind == "gestational_week":
+        return f"{facts.gestational_week} weeks pregnant"
+    if cond.kind == "pregnant":
+        return f"pregnant ({facts.gestational_week} weeks)" if facts.pregnant else "not pregnant"
+    if cond.kind == "lactating":
+        return "breastfeeding" if facts.lactating else "not breastfeeding"
+    key = str(cond.value).lower()
+    present = key in (facts.conditions if cond.kind == "condition" else facts.co_medications)
+    if present:
+        return base.labels.get(key, key)
+    if cond.kind == "condition":
+        return cond.negated or f"no {cond.label}"
+    return f"not taking {cond.value}"
+
+
+def _pair(rule: Rule, rules: list[Rule], rng: random.Random, tag: str, cond: Condition, exception: bool) -> list[Question]:
+    base = draw_base(rule, rng)
+    draws: dict[tuple[int, str], float] = {}
+    if exception:
+        active = build_facts(rule, base, rng, draws=draws)
+        inactive = build_facts(rule, base, rng, draws=draws, extra=cond)
+        negated_active, negated_inactive = [cond.negated] if cond.negated else [], []
+        kind = "exception"
+    else:
+        active = build_facts(rule, base, rng, draws=draws)
+        inactive = build_facts(rule, base, rng, inactive=cond, draws=draws)
+        negated_active = []
+        negated_inactive = [cond.negated] if cond.kind == "condition" and cond.negated else []
+        kind = cond.kind
+    option_drugs = choose_options(rule, [active, inactive], rules, rng, multi=False)
+    stem = STEMS[base.style]
+    pair_id = f"{rule.id}:{tag}"
+    a_text, d_text = _describe(cond, active, base), _describe(cond, inactive, base)
+    info = "exception" if exception else INFO_TYPE[cond.kind]
+    act = _question(rule, f"{pair_id}:activation", "cf", active, base, option_drugs, rules, stem, negated_active, "activation",
+                    pair_id, ChangedFact(kind=kind, before=d_text, after=a_text, description=f"{d_text} -> {a_text}"), info)
+    deact = _question(rule, f"{pair_id}:deactivation", "cf", inactive, base, option_drugs, rules, stem, negated_inactive,
+                      "deactivation", pair_id, ChangedFact(kind=kind, before=a_text, after=d_text, description=f"{a_text} -> {d_text}"), info)
+    return [act, deact]
+
+
+def generate(rules: list[Rule], seed: int = SEED) -> list[Question]:
+    questions: list[Question] = []
+    for rule in rules:
+        rng = random.Random(f"{seed}:{rule.id}")
+        for k in range(GF_PER_RULE):
+            base = draw_base(rule, rng)
+            facts = build_facts(rule, base, rng)
+            option_drugs = choose_options(rule, [facts], rules, rng, multi=k == GF_PER_RULE - 1)
+            questions.append(_question(rule, f"{rule.id}:gf{k + 1}", "gf", facts, base, option_drugs, rules, STEMS[base.style], []))
+        if not rule.counterfactual:
+            continue
+        questions += _pair(rule, rules, rng, "pair-trigger", rule.varied, exception=False)
+        for i, exc in enumerate(e for e in rule.exceptions if e.when is not None):
+            questions += _pair(rule, rules, rng, f"pair-exception{i + 1}", exc.when, exception=True)  # type: ignore[arg-type]
+    return questions
+
+
+def to_jsonl(questions: list[Question]) -> str:
+    return "".join(json.dumps(q.model_dump(mode="json"), ensure_ascii=False) + "\n" for q in questions)
+
+
+def write_questions(path: str | Path = QUESTIONS_PATH, rules_path: str | Path = RULES_PATH) -> Path:
+    """Generate from the rules, refuse to write anything that fails the self-check, and write the JSONL."""
+    rules = load_rules(rules_path)
+    questions = generate(rules)
+    problems = self_check(questions, rules)
+    if problems:
+        raise ValueError("MedRule2Pair self-check failed:\n" + "\n".join(problems[:30]))
+    path = Path(path)
+    path.write_text(to_jsonl(questions), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    out = write_questions(argv[0] if argv else QUESTIONS_PATH)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
