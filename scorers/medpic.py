@@ -1,0 +1,252 @@
+"""MedPIC scoring (seed 002, §4.1 and §4.4): exact set match, the paper's metrics, and the rationale judge.
+
+A reply is correct only when the parsed option set equals the gold set exactly. Replies that cannot
+be parsed are incorrect and counted (`unparseable`).
+
+Metrics (all from `summarise`, which the log analysis reuses):
+- accuracy, gf_accuracy, cf_accuracy: share correct overall, on GF and on CF questions;
+- gf_cf_gap: gf_accuracy - cf_accuracy (percentage points / 100);
+- activation_accuracy, deactivation_accuracy: CF accuracy by reasoning operation;
+- pair_accuracy: share of linked pairs (both members present) with both members correct;
+- unparseable: number of replies no option set could be read from (and `unparseable_rate`).
+With several epochs Inspect reduces each sample to its mean first; a pair then counts as the
+product of its members' means.
+
+The rationale analysis asks the judge role, with the pre-registered `RATIONALE_PROMPT`, whether a
+wrong deactivation reply mentions the patient information that was changed; whether the wrong
+selection equals the partner's (pre-change) gold answer is computed without the judge.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from inspect_ai.scorer import (
+    CORRECT, INCORRECT, Metric, SampleScore, Score, Scorer, Target, Value, accuracy, metric, scorer, stderr,
+    value_to_float,
+)
+from inspect_ai.solver import TaskState
+
+from clinical_cf.solvers.css import first_json_object
+from clinical_cf.solvers.medpic import format_answer, parse_answer
+
+__all__ = ["parse_answer", "summarise", "medpic_exact_set", "rationale_mentions_change", "RATIONALE_PROMPT", "parse_mention"]
+
+_to_float = value_to_float()
+
+
+def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """The paper's aggregate metrics from rows with kind, operation, pair_id, correct (0-1) and parsed (bool).
+
+    Rows may carry `epoch`; pairs are then formed within an epoch. NaN where a metric has no rows.
+    """
+    rows = list(rows)
+
+    def mean(values: list[float]) -> float:
+        return float(sum(values) / len(values)) if values else math.nan
+
+    correct = [float(r["correct"]) for r in rows]
+    gf = [float(r["correct"]) for r in rows if r.get("kind") == "gf"]
+    cf = [float(r["correct"]) for r in rows if r.get("kind") == "cf"]
+    act = [float(r["correct"]) for r in rows if r.get("operation") == "activation"]
+    deact = [float(r["correct"]) for r in rows if r.get("operation") == "deactivation"]
+    members: dict[tuple, list[float]] = defaultdict(list)
+    for r in rows:
+        if r.get("pair_id"):
+            members[(r["pair_id"], r.get("epoch", 1))].append(float(r["correct"]))
+    pairs = [math.prod(v) for v in members.values() if len(v) >= 2]
+    unparsed = sum(1 for r in rows if not r.get("parsed", True))
+    gf_acc, cf_acc = mean(gf), mean(cf)
+    return {
+        "accuracy": mean(correct),
+        "gf_accuracy": gf_acc,
+        "cf_accuracy": cf_acc,
+        "gf_cf_gap": gf_acc - cf_acc,
+        "activation_accuracy": mean(act),
+        "deactivation_accuracy": mean(deact),
+        "pair_accuracy": mean(pairs),
+        "pairs": float(len(pairs)),
+        "unparseable": float(unparsed),
+        "unparseable_rate": unparsed / len(rows) if rows else math.nan,
+    }
+
+
+def _rows(scores: list[SampleScore]) -> list[dict[str, Any]]:
+    rows = []
+    for s in scores:
+        meta = {**(s.sample_metadata or {}), **(s.score.metadata or {})}
+        rows.append({
+            "kind": meta.get("kind"), "operation": meta.get("operation"), "pair_id": meta.get("pair_id"),
+            "correct": _to_float(s.score.value), "parsed": meta.get("parsed_ok", True),
+        })
+    return rows
+
+
+def _summary_metric(key: str) -> Metric:
+    def compute(scores: list[SampleScore]) -> Value:
+        return summarise(_rows(scores))[key]
+
+    return compute
+
+
+@metric
+def gf_accuracy() -> Metric:
+    """Accuracy on guideline-following questions."""
+    return _summary_metric("gf_accuracy")
+
+
+@metric
+def cf_accuracy() -> Metric:
+    """Accuracy on counterfactual questions."""
+    return _summary_metric("cf_accuracy")
+
+
+@metric
+def gf_cf_gap() -> Metric:
+    """GF accuracy minus CF accuracy."""
+    return _summary_metric("gf_cf_gap")
+
+
+@metric
+def activation_accuracy() -> Metric:
+    """Accuracy on CF questions whose change makes the rule apply."""
+    return _summary_metric("activation_accuracy")
+
+
+@metric
+def deactivation_accuracy() -> Metric:
+    """Accuracy on CF questions whose change withdraws the rule."""
+    return _summary_metric("deactivation_accuracy")
+
+
+@metric
+def pair_accuracy() -> Metric:
+    """Share of complete linked pairs with both members correct."""
+    return _summary_metric("pair_accuracy")
+
+
+@metric
+def unparseable() -> Metric:
+    """Number of replies from which no option set could be read."""
+    return _summary_metric("unparseable")
+
+
+@scorer(metrics=[accuracy(), stderr(cluster="rule_id"), gf_accuracy(), cf_accuracy(), gf_cf_gap(), activation_accuracy(),
+                 deactivation_accuracy(), pair_accuracy(), unparseable()])
+def medpic_exact_set() -> Scorer:
+    """CORRECT when the parsed option set equals the gold set exactly; unparseable replies are INCORRECT and flagged."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        meta = state.metadata
+        gold = frozenset(meta["answer"])
+        parsed = parse_answer(state.output.completion, meta["options"])
+        ok = parsed is not None and parsed == gold
+        return Score(
+            value=CORRECT if ok else INCORRECT,
+            answer=format_answer(parsed) if parsed is not None else None,
+            explanation=f"gold {format_answer(gold)}; parsed {format_answer(parsed) if parsed is not None else '(unparseable)'}",
+            metadata={"parsed": sorted(parsed) if parsed is not None else None, "parsed_ok": parsed is not None,
+                      "kind": meta["kind"], "operation": meta.get("operation"), "pair_id": meta.get("pair_id"),
+                      "rule_id": meta["rule_id"]},
+        )
+
+    return score
+
+
+# ---------------------------------------------------------------- rationale analysis (seed 002, §4.4)
+RATIONALE_PROMPT = """You are checking a model's written reasoning on a medication-safety question. You judge only whether the reasoning mentions one specific piece of patient information; you do not judge whether the answer is right.
+
+The patient information in question:
+{changed}
+
+The model's full response:
+<<<
+{response}
+>>>
+
+Does the response explicitly mention or reason about that patient information (its value, its presence or its absence), in any wording? A generic remark about the drug that never refers to this patient's information does not count.
+
+Reply with a JSON object only: {{"mentions": true or false, "evidence": "<short quote from the response, or empty>"}}"""
+
+
+def parse_mention(text: str) -> bool | None:
+    """The judge's verdict: {"mentions": true/false} (or a bare `mentions: yes/no`); None if unreadable."""
+    data = first_json_object(text, lambda d: "mentions" in d)
+    if data is not None:
+        value = data["mentions"]
+        if isinstance(value, bool):
+            return value
+        if str(value).strip().lower() in ("true", "yes", "1"):
+            return True
+        if str(value).strip().lower() in ("false", "no", "0"):
+            return False
+    match = re.search(r"mentions\W{0,4}(true|false|yes|no)\b", text, re.IGNORECASE)
+    if match:
+        return match.group(1).lower() in ("true", "yes")
+    return None
+
+
+def applies_to(meta: Mapping[str, Any], parsed: frozenset[str] | None) -> bool:
+    """The analysis covers wrong answers to deactivation questions."""
+    return meta.get("operation") == "deactivation" and parsed != frozenset(meta["answer"])
+
+
+@metric
+def mention_rate() -> Metric:
+    """Among wrong deactivation replies the judge read: share that mention the changed patient information."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        values = [_to_float(s.score.value) for s in scores if not _is_nan(s.score.value)]
+        return sum(values) / len(values) if values else math.nan
+
+    return compute
+
+
+@metric
+def retained_selection_rate() -> Metric:
+    """Among wrong deactivation replies: share whose selection equals the partner's (pre-change) gold answer."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        flags = [(s.score.metadata or {}).get("retained_selection") for s in scores]
+        flags = [f for f in flags if f is not None]
+        return sum(flags) / len(flags) if flags else math.nan
+
+    return compute
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+@scorer(metrics=[mention_rate(), retained_selection_rate()])
+def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_alt") -> Scorer:
+    """For wrong deactivation answers: 1 if the judge finds the changed patient information mentioned, else 0.
+
+    Other samples are unscored (not applicable). The judge is the `judge` model role, falling back
+    to `judge_alt` when that would be the model under test (see `scorers.css_judge.resolve_judge`).
+    """
+    from clinical_cf.scorers.css_judge import resolve_judge
+
+    async def score(state: TaskState, target: Target) -> Score:
+        meta = state.metadata
+        parsed = parse_answer(state.output.completion, meta["options"])
+        if not applies_to(meta, parsed):
+            return Score.unscored(reason="not a wrong deactivation answer")
+        changed = meta.get("changed_fact") or {}
+        retained = parsed is not None and parsed == frozenset(meta.get("partner_answer") or [])
+        judge = resolve_judge(role, fallback_role)
+        prompt = RATIONALE_PROMPT.format(changed=changed.get("after", ""), response=state.output.completion.strip())
+        reply = await judge.model.generate(prompt)
+        verdict = parse_mention(reply.completion)
+        info = {"retained_selection": retained, "changed_fact": changed.get("after"), "judge_role": judge.role,
+                "judge_model": str(judge.model), "self_judged": judge.self_judged, "judge_reply": reply.completion[:1000]}
+        if verdict is None:
+            return Score.unscored(reason="grader_failed", metadata=info)
+        return Score(value=1.0 if verdict else 0.0, answer=format_answer(parsed) if parsed else None,
+                     explanation=f"mentions the changed information ({changed.get('after')}): {verdict}", metadata=info)
+
+    return score

@@ -1,0 +1,168 @@
+"""MedPIC zero-shot prompt and answer parsing (seed 002, §4.1).
+
+Every question is answered independently: the prompt asks for a brief rationale and then the
+selected option letter(s) on a final `ANSWER:` line. Pair members are separate samples and the
+prompt never mentions a partner.
+
+`render_prompt` and `parse_answer` are pure functions (no Inspect state), so an export to another
+harness can reuse them. The parser does not depend on this prompt's wording: it reads an answer
+field however it is written (`ANSWER: B, D`, `**Answer:** B and D`, `Final answer: (A), (C)`,
+`Answer - b/d`, `\\boxed{C}`), option text instead of letters ("None of the above", a drug name),
+and falls back to the letters in free prose only when that is unambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+PROMPT = """{vignette}
+
+{question}
+
+{options}
+
+Answer with a brief rationale (two to four sentences), then give your final choice on the last line in exactly this form:
+ANSWER: <letter or letters, comma-separated>"""
+
+SINGLE_SELECT_NOTE = "Select one option."
+NONE_TEXT = "none of the above"
+
+
+def _field(question: Any, name: str) -> Any:
+    return question[name] if isinstance(question, Mapping) else getattr(question, name)
+
+
+def render_prompt(question: Any) -> str:
+    """The zero-shot prompt for a question (a `Question`, or any mapping with vignette, question, options, multi_select)."""
+    options: Mapping[str, str] = _field(question, "options")
+    stem = _field(question, "question")
+    multi = question.get("multi_select", True) if isinstance(question, Mapping) else getattr(question, "multi_select", True)
+    if not multi:
+        stem = f"{stem} {SINGLE_SELECT_NOTE}"
+    return PROMPT.format(
+        vignette=_field(question, "vignette").strip(),
+        question=stem.strip(),
+        options="\n".join(f"{letter}. {text}" for letter, text in options.items()),
+    )
+
+
+# ---------------------------------------------------------------- parsing
+_FIELD = re.compile(
+    r"(?:^|[\n.;!?]|\s)\W{0,3}(?:final\s+answers?|correct\s+answers?|final\s+choices?|final\s+selection|selected\s+options?|"
+    r"answers?|selections?|choices?)\s*(?:is|are|would\s+be|:)?\s*[:：=\-–—]\s*(?P<seg>[^\n]*)",
+    re.IGNORECASE,
+)
+_ANSWER_IS = re.compile(
+    r"\b(?:the\s+)?(?:correct|final|best)?\s*(?:answers?|options?|choices?|selections?)\s+(?:is|are|would\s+be)\s+(?P<seg>[^\n]*)",
+    re.IGNORECASE,
+)
+_BOXED = re.compile(r"\\boxed\{(?P<seg>[^}]*)\}")
+_SEP = r"(?:\s*(?:,|;|/|&|\+|\band\b|\bor\b|,\s*and\b)\s*|\s+)"
+_LETTER = r"[\(\[]?(?:option\s+)?([A-Za-z])(?![A-Za-z])[\)\]\.]?"
+_LIST = re.compile(rf"^\s*{_LETTER}(?:{_SEP}{_LETTER})*", re.IGNORECASE)
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"[*_`]+", "", text)
+
+
+def _text_matches(segment: str, options: Mapping[str, str]) -> tuple[set[str], str]:
+    """Letters whose option text appears in the segment, and the segment with those texts removed."""
+    found: set[str] = set()
+    low = segment
+    for letter, text in sorted(options.items(), key=lambda kv: -len(kv[1])):
+        t = text.strip().lower()
+        if len(t) < 3:
+            continue
+        hits = [t]
+        if t == NONE_TEXT:
+            hits += ["none of these", "none of the options", "none of them"]
+        base = re.sub(r"\s*\(.*?\)\s*", " ", t).strip()  # "acetaminophen (paracetamol)" -> "acetaminophen"
+        if base and base != t and len(base) >= 4:
+            hits.append(base)
+        for h in hits:
+            pattern = rf"(?<![a-z]){re.escape(h)}(?![a-z])"
+            if re.search(pattern, low, re.IGNORECASE):
+                found.add(letter)
+                low = re.sub(pattern, " ", low, flags=re.IGNORECASE)
+    if re.fullmatch(r"\W*none\W*", low, re.IGNORECASE) and any(t.strip().lower() == NONE_TEXT for t in options.values()):
+        found.add(next(k for k, t in options.items() if t.strip().lower() == NONE_TEXT))
+        low = ""
+    return found, low
+
+
+def _letters_in_segment(segment: str, options: Mapping[str, str]) -> set[str] | None:
+    valid = set(options)
+    by_text, rest = _text_matches(segment, options)
+    # A bare list of letters at the start of the field: "B, D", "(a) and (c)", "A/C", "b d".
+    match = _LIST.match(rest)
+    letters: set[str] = set()
+    run = re.match(r"\s*([A-Z]{2,6})(?![A-Za-z])(?!\s+[A-Za-z]{2,})", rest)
+    if run and len(set(run.group(1))) == len(run.group(1)) and set(run.group(1)) <= valid:
+        return set(run.group(1)) | by_text  # "ANSWER: BD"
+    if match:
+        tail = rest[match.end():]
+        listed = re.findall(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", match.group(0))
+        listed = [x for x in listed if x.lower() not in ("and", "or")]
+        upper = all(x.isupper() for x in listed)
+        # Lowercase letters count only when nothing wordy follows ("a risk ..." is prose, "a, c." is a list).
+        if upper or not re.match(r"\s*[A-Za-z]{2,}", tail):
+            letters = {x.upper() for x in listed}
+    if not letters:
+        head = re.split(r"(?<=[.!?])\s", rest, maxsplit=1)[0]
+        letters = set(re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])", head))
+        letters.discard("I") if "I" not in valid or re.search(r"\bI\s+(?:think|would|believe|am)\b", head) else None
+    picked = (letters & valid) | by_text
+    if letters - valid and not picked:
+        return None
+    return picked or None
+
+
+def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str] | None:
+    """The set of option letters a reply selects, or None when it cannot be read.
+
+    Order of evidence: the last answer field (`ANSWER:`, `Final answer -`, `\\boxed{}`), then an
+    "the answer is ..." sentence, then a reply that is nothing but a letter list, then, as a last
+    resort, option references in prose when exactly one option is referred to.
+    """
+    if not text or not text.strip():
+        return None
+    clean = _clean(text)
+    segments = [m.group("seg") for m in _FIELD.finditer(clean)] + [m.group("seg") for m in _BOXED.finditer(clean)]
+    for segment in reversed(segments):
+        got = _letters_in_segment(segment, options)
+        if got:
+            return frozenset(got)
+    for m in reversed(list(_ANSWER_IS.finditer(clean))):
+        got = _letters_in_segment(m.group("seg"), options)
+        if got:
+            return frozenset(got)
+    stripped = clean.strip()
+    if len(stripped) <= 40:
+        got = _letters_in_segment(stripped, options)
+        if got:
+            return frozenset(got)
+    refs = {m.upper() for m in re.findall(r"\b(?:option|choice)\s+\(?([A-Za-z])\b\)?", clean, re.IGNORECASE)}
+    refs |= set(re.findall(r"(?:^|\s)\(([A-Z])\)", clean))
+    refs &= set(options)
+    if len(refs) == 1:
+        return frozenset(refs)
+    return None
+
+
+def format_answer(letters: frozenset[str] | set[str] | list[str] | None) -> str:
+    return ",".join(sorted(letters)) if letters else ""
+
+
+@solver
+def medpic_zero_shot() -> Solver:
+    """Zero-shot: one generation per question from the rendered prompt (the sample input); no partner is shown."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return await generate(state)
+
+    return solve

@@ -1,0 +1,23 @@
+"""MedPIC counterfactual pairs only (seed 002).
+
+    inspect eval tasks/medpic_cf [-T operations=deactivation] [-T rationale_judge=true --model-role judge=...]
+
+Arguments are those of `clinical_cf.tasks.medpic_task.build_medpic_task` (kinds fixed to cf).
+"""
+
+from inspect_ai import Task, task
+
+from clinical_cf.tasks.medpic_task import build_medpic_task
+
+
+@task
+def medpic_cf(
+    operations: str | None = None,
+    populations: str | None = None,
+    rules: str | None = None,
+    questions: str | None = None,
+    allow_unregistered: bool = False,
+    rationale_judge: bool = False,
+) -> Task:
+    """Activation, deactivation and pair accuracy on linked counterfactual pairs."""
+    return build_medpic_task(**locals(), kinds="cf", name="medpic_cf")

@@ -1,0 +1,100 @@
+"""Build the MedPIC tasks (seed 002): GF and paired CF medication-safety questions, zero-shot, exact set match."""
+
+from __future__ import annotations
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.loading import resolve_user_path
+from clinical_cf.catalog.lock import check_lock
+from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
+from clinical_cf.catalog.medpic.questions import DIMENSIONS, Question, load_questions, self_check
+from clinical_cf.catalog.medpic.rules import load_rules
+from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
+from clinical_cf.solvers.medpic import medpic_zero_shot, render_prompt
+
+
+def _split(value: str | None) -> set[str] | None:
+    return {v.strip() for v in value.split(",") if v.strip()} if value else None
+
+
+def medpic_samples(questions: list[Question], catalog_sha256: str, registered: bool) -> list[Sample]:
+    """One sample per question; pair members are separate samples whose prompts never mention each other."""
+    by_pair: dict[str, list[Question]] = {}
+    for q in questions:
+        if q.pair_id:
+            by_pair.setdefault(q.pair_id, []).append(q)
+    samples = []
+    for q in questions:
+        partner = next((p for p in by_pair.get(q.pair_id or "", []) if p.id != q.id), None)
+        samples.append(Sample(
+            id=q.id,
+            input=render_prompt(q),
+            target=",".join(q.answer),
+            metadata={
+                "rule_id": q.rule_id, "kind": q.kind, "operation": q.operation, "pair_id": q.pair_id,
+                "answer": q.answer, "options": q.options, "multi_select": q.multi_select,
+                **{d: getattr(q.dimensions, d) for d in DIMENSIONS},
+                "changed_fact": q.changed_fact.model_dump() if q.changed_fact else None,
+                "partner_id": partner.id if partner else None,
+                "partner_answer": partner.answer if partner else None,
+                "source": q.source, "catalog_sha256": catalog_sha256, "catalog_registered": registered,
+            },
+        ))
+    return samples
+
+
+def build_medpic_task(
+    kinds: str = "gf,cf",
+    operations: str | None = None,
+    populations: str | None = None,
+    rules: str | None = None,
+    questions: str | None = None,
+    allow_unregistered: bool = False,
+    rationale_judge: bool = False,
+    name: str = "medpic",
+) -> Task:
+    """MedPIC-Bench-style questions: which medications are potentially inappropriate for this patient.
+
+    Args:
+        kinds: Comma-separated question kinds to run: gf, cf.
+        operations: Only CF questions with these operations (activation, deactivation); GF questions are kept.
+        populations: Only rules for these populations (older_adult, pregnancy, lactation, paediatric, renal, general).
+        rules: Rules YAML (default: the bundled catalog; needs its lock unless allow_unregistered).
+        questions: Questions JSONL (default: the bundled MedRule2Pair questions). Questions carrying
+            structured patient facts are re-checked against the rules before the run.
+        allow_unregistered: Run a rules file that has no lock or no longer matches it.
+        rationale_judge: Also run the rationale analysis on wrong deactivation answers (needs a judge role).
+        name: Task name in the log.
+    """
+    rules_path = resolve_user_path(rules) if rules else RULES_PATH
+    lock = check_lock(rules_path, allow_unregistered=allow_unregistered)
+    rule_list = load_rules(rules_path)
+    questions_path = resolve_user_path(questions) if questions else QUESTIONS_PATH
+    items = load_questions(questions_path)
+    problems = self_check(items, rule_list)
+    if problems:
+        raise CatalogError(questions_path, f"{len(problems)} question(s) disagree with the rules in {rules_path.name}: "
+                           + "; ".join(problems[:5]))
+    wanted_kinds = _split(kinds) or {"gf", "cf"}
+    wanted_ops = _split(operations)
+    wanted_pops = _split(populations)
+    by_rule = {r.id: r for r in rule_list}
+    items = [
+        q for q in items
+        if q.kind in wanted_kinds
+        and (wanted_ops is None or q.kind == "gf" or q.operation in wanted_ops)
+        and (wanted_pops is None or by_rule[q.rule_id].population in wanted_pops)
+    ]
+    scorers = [medpic_exact_set()]
+    if rationale_judge:
+        scorers.append(rationale_mentions_change())
+    return Task(
+        dataset=MemoryDataset(medpic_samples(items, lock.catalog_sha256, lock.registered), name=name),
+        solver=medpic_zero_shot(),
+        scorer=scorers,
+        name=name,
+        metadata={"suite": "medpic", "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,
+                  "questions": len(items), "rules_file": rules_path.name, "questions_file": questions_path.name},
+    )

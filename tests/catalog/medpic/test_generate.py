@@ -1,0 +1,94 @@
+"""MedRule2Pair: deterministic regeneration, sizes, CF/GF answer consistency and the self-check."""
+
+import re
+from collections import Counter
+
+import pytest
+
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
+from clinical_cf.catalog.medpic.generate import generate, to_jsonl, write_questions
+from clinical_cf.catalog.medpic.questions import load_questions, self_check
+from clinical_cf.catalog.medpic.rules import drug_flagged, load_rules
+
+RULES = load_rules(RULES_PATH)
+QUESTIONS = load_questions(QUESTIONS_PATH)
+
+
+def test_regeneration_gives_identical_bytes(tmp_path):
+    assert to_jsonl(generate(RULES)) == QUESTIONS_PATH.read_text(encoding="utf-8")
+    assert write_questions(tmp_path / "q.jsonl").read_bytes() == QUESTIONS_PATH.read_bytes()
+
+
+def test_sizes_and_balance():
+    kinds = Counter(q.kind for q in QUESTIONS)
+    ops = Counter(q.operation for q in QUESTIONS if q.kind == "cf")
+    pairs = {q.pair_id for q in QUESTIONS if q.pair_id}
+    assert len(QUESTIONS) >= 400 and kinds["cf"] >= 150 and len(pairs) >= 80
+    assert ops["activation"] == ops["deactivation"] == len(pairs)
+    assert sum(len(q.answer) > 1 for q in QUESTIONS) >= 40  # multi-answer questions
+    assert sum(q.answer == [q.none_letter] for q in QUESTIONS) == ops["deactivation"]
+    assert len({q.rule_id for q in QUESTIONS}) == len(RULES)
+    for dim in ("organ_system", "department", "drug_category", "special_population", "patient_info_type", "reasoning_operation"):
+        assert len({getattr(q.dimensions, dim) for q in QUESTIONS}) >= 3, dim
+    info = Counter(q.dimensions.patient_info_type for q in QUESTIONS if q.kind == "cf")
+    assert {"age_threshold", "renal_threshold", "pregnancy_status", "condition", "drug_interaction", "exception"} <= set(info)
+
+
+def test_self_check_passes_and_pairs_change_only_the_rule_information():
+    assert self_check(QUESTIONS, RULES) == []
+    by_pair: dict[str, dict] = {}
+    for q in QUESTIONS:
+        if q.pair_id:
+            by_pair.setdefault(q.pair_id, {})[q.operation] = q
+    for members in by_pair.values():
+        act, deact = members["activation"], members["deactivation"]
+        assert act.options == deact.options and act.question == deact.question
+        assert act.changed_fact.after == deact.changed_fact.before and act.changed_fact.before == deact.changed_fact.after
+        # non-target sentences are identical: only sentences naming the changed information differ
+        a, d = set(re.split(r"(?<=\.) ", act.vignette)), set(re.split(r"(?<=\.) ", deact.vignette))
+        assert 1 <= len(a ^ d) <= 6
+
+
+def test_distractors_are_never_flagged_and_gold_comes_from_the_facts():
+    for q in QUESTIONS:
+        rule = next(r for r in RULES if r.id == q.rule_id)
+        for letter, drug in q.option_drugs.items():
+            flagged = bool(drug and drug_flagged(drug, q.patient, RULES))
+            assert flagged == (letter in q.answer and drug is not None)
+            if drug and drug.lower() not in rule.names() and q.kind == "cf":
+                assert not flagged  # CF options other than the rule's drug never change membership
+
+
+def test_self_check_catches_a_wrong_gold_and_a_pair_that_does_not_flip():
+    questions = [q.model_copy(deep=True) for q in QUESTIONS]
+    gf = next(q for q in questions if q.kind == "gf")
+    gf.answer = [gf.none_letter]
+    deact = next(q for q in questions if q.operation == "deactivation")
+    act = next(q for q in questions if q.pair_id == deact.pair_id and q.operation == "activation")
+    deact.answer, deact.patient = act.answer, act.patient
+    problems = self_check(questions, RULES)
+    assert any(gf.id in p and "facts give" in p for p in problems)
+    assert any(deact.pair_id in p and "not in the deactivation answer" in p for p in problems)
+
+
+def test_surface_form_varies():
+    text = " ".join(q.vignette for q in QUESTIONS)
+    for phrase in ("year-old", "y/o", "years old", "month-old", "CrCl", "Creatinine clearance", "eGFR",
+                   "weeks pregnant", "/40", "breastfeeding", "Past medical history", "PMH"):
+        assert phrase in text, phrase
+    assert len({q.question for q in QUESTIONS}) >= 3
+
+
+def test_bad_question_file_names_file_question_and_field(tmp_path):
+    lines = QUESTIONS_PATH.read_text().splitlines()
+    path = tmp_path / "qs.jsonl"
+    path.write_text("\n".join([lines[0].replace('"answer": ["', '"answer": ["Z'), *lines[1:5]]) + "\n")
+    with pytest.raises(CatalogError) as info:
+        load_questions(path)
+    assert info.value.entry == QUESTIONS[0].id and "qs.jsonl" in str(info.value)
+    # a pair with only one member's partner missing is refused at load time too
+    cf = [line for line in lines if '"operation": "activation"' in line][:1]
+    path.write_text("\n".join(cf + [cf[0].replace(":activation", ":act2")]) + "\n")
+    with pytest.raises(CatalogError, match="one activation and one deactivation"):
+        load_questions(path)
