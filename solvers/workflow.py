@@ -65,7 +65,7 @@ DECISION_SCHEMA = ResponseSchema(
         type="object",
         properties={
             "action": JSONSchema(type="string", enum=list(ACTIONS)),
-            "confidence": JSONSchema(type="number", minimum=0, maximum=1),
+            "confidence": JSONSchema(type="number", description="from 0 to 1"),
             "reason": JSONSchema(type="string", maxLength=400),
         },
         required=["action", "confidence", "reason"],

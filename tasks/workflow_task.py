@@ -19,8 +19,10 @@ from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
 
 
-def _selection(value: str, allowed: tuple[str, ...], name: str) -> set[str]:
-    wanted = {v.strip() for v in value.split(",") if v.strip()}
+def _selection(value: str | list[str], allowed: tuple[str, ...], name: str) -> set[str]:
+    # `-T variant=clean,conflict` reaches the task as a list (Inspect splits unquoted commas); a string also works.
+    parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    wanted = {str(v).strip() for v in parts if str(v).strip()}
     if not wanted or wanted == {"all"}:
         return set(allowed)
     unknown = wanted - set(allowed)
@@ -61,8 +63,8 @@ def build_workflow_task(
     episodes: str | None = None,
     seeds: str | None = None,
     allow_unregistered: bool = False,
-    task_class: str = "all",
-    variant: str = "all",
+    task_class: str | list[str] = "all",
+    variant: str | list[str] = "all",
     split: Literal["all", "dev", "test"] = "all",
     condition: Literal["neutral", "uncertainty"] = "neutral",
     cost_ratio: float = 5.0,

@@ -47,11 +47,12 @@ def test_end_to_end_on_mockllm():
 
 
 def test_selection_and_conditions():
-    task = workflow(task_class="triage_handoff,patient_messaging", variant="conflict", split="test", condition="uncertainty",
+    task = workflow(task_class=["triage_handoff", "patient_messaging"], variant="conflict", split="test", condition="uncertainty",
                     cost_ratio=10, json_schema=False)
     assert len(task.dataset) == 16 * 2
     assert {s.metadata["variant"] for s in task.dataset} == {"conflict"}
     assert {s.metadata["cost_ratio"] for s in task.dataset} == {10.0}
+    assert len(workflow(variant="clean,conflict", split="dev").dataset) == 32  # a comma string as well as a list
     with pytest.raises(ValueError, match="variant"):
         workflow(variant="sideways")
     with pytest.raises(ValueError, match="condition"):
