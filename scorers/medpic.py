@@ -56,7 +56,7 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     deact = [float(r["correct"]) for r in rows if r.get("operation") == "deactivation"]
     members: dict[tuple, list[float]] = defaultdict(list)
     for r in rows:
-        if r.get("pair_id"):
+        if isinstance(r.get("pair_id"), str) and r["pair_id"]:  # None or NaN (from a DataFrame): unpaired
             members[(r["pair_id"], r.get("epoch", 1))].append(float(r["correct"]))
     pairs = [math.prod(v) for v in members.values() if len(v) >= 2]
     unparsed = sum(1 for r in rows if not r.get("parsed", True))
