@@ -202,10 +202,11 @@ def paired_tests(rows: pd.DataFrame, n_resamples: int = 2000) -> pd.DataFrame:
     """Clean vs each perturbed variant at seed level, per model and condition, Holm-corrected across the table."""
     out = []
     for (model, condition), g in rows.groupby(GROUP):
-        clean = g[g["variant"] == "clean"][["pair_key", "epoch", "seed_id", "correct"]]
+        # Pairs are matched within one log (run), so two runs of one model are never cross-paired.
+        clean = g[g["variant"] == "clean"][["log", "pair_key", "epoch", "seed_id", "correct"]]
         for variant in PERTURBED:
-            other = g[g["variant"] == variant][["pair_key", "epoch", "correct"]]
-            both = clean.merge(other, on=["pair_key", "epoch"], suffixes=("_clean", "_variant"))
+            other = g[g["variant"] == variant][["log", "pair_key", "epoch", "correct"]]
+            both = clean.merge(other, on=["log", "pair_key", "epoch"], suffixes=("_clean", "_variant"))
             if both.empty:
                 continue
             per_seed = both.groupby("seed_id")[["correct_clean", "correct_variant"]].mean()

@@ -27,7 +27,7 @@ import string
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from clinical_cf.catalog.loading import load_entries
 
@@ -36,6 +36,13 @@ TaskClass = Literal["documentation_update", "evidence_retrieval", "patient_messa
 Variant = Literal["clean", "missing", "stale", "conflict", "late_risk"]
 
 TEXT_PARTS = ("context", "critical_fact", "event", "request", "stale_summary", "conflict", "late_risk")
+
+
+def _templates(parts: dict) -> dict[str, str]:
+    out = {name: parts[name] for name in TEXT_PARTS if name != "context"}
+    for i, sentence in enumerate(parts["context"]):
+        out[f"context.{i}"] = sentence
+    return out
 
 
 def slots_of(template: str) -> set[str]:
@@ -104,40 +111,45 @@ class Seed(BaseModel):
         return value
 
     def templates(self) -> dict[str, str]:
-        parts = {name: getattr(self, name) for name in TEXT_PARTS if name != "context"}
-        for i, sentence in enumerate(self.context):
-            parts[f"context.{i}"] = sentence
-        return parts
+        return _templates(self.model_dump(include=set(TEXT_PARTS)))
 
-    @model_validator(mode="after")
-    def _coherent(self) -> "Seed":
-        missing_variants = [v for v in ("clean", "missing", "stale", "conflict", "late_risk") if v not in self.reference]
-        if missing_variants:
-            raise ValueError(f"reference needs every variant; missing {missing_variants}")
+    # Field validators (not one model validator) so that an error names the field it is about.
+    @field_validator("parameterizations")
+    @classmethod
+    def _slots_filled(cls, value: list[dict[str, str]], info: ValidationInfo) -> list[dict[str, str]]:
+        if any(name not in info.data for name in TEXT_PARTS):
+            return value  # a text part is itself invalid and already reported
         used: set[str] = set()
-        for name, template in self.templates().items():
+        for name, template in _templates(info.data).items():
             try:
                 used |= slots_of(template)
             except ValueError as ex:
                 raise ValueError(f"{name}: bad template ({ex})") from None
-        for number, values in enumerate(self.parameterizations, start=1):
+        for number, values in enumerate(value, start=1):
             undefined = used - set(values)
             unused = set(values) - used
             if undefined:
-                raise ValueError(f"parameterizations.{number}: no value for slot(s) {sorted(undefined)}")
+                raise ValueError(f"parameterization {number} has no value for slot(s) {sorted(undefined)}")
             if unused:
-                raise ValueError(f"parameterizations.{number}: slot(s) {sorted(unused)} are not used by any template")
-        first, second = self.parameterizations
+                raise ValueError(f"parameterization {number}: slot(s) {sorted(unused)} are not used by any template")
+        first, second = value
         if not any(first[k] != second[k] for k in used):
             raise ValueError("the two parameterizations must differ in surface form")
-        ref = self.reference
+        return value
+
+    @field_validator("reference")
+    @classmethod
+    def _reference_policy(cls, ref: dict[str, Reference]) -> dict[str, Reference]:
+        missing_variants = [v for v in ("clean", "missing", "stale", "conflict", "late_risk") if v not in ref]
+        if missing_variants:
+            raise ValueError(f"needs every variant; missing {missing_variants}")
         if ref["late_risk"].action != "ESCALATE":
-            raise ValueError("reference.late_risk: a red flag after the request requires ESCALATE")
+            raise ValueError("late_risk: a red flag after the request requires ESCALATE")
         if "ESCALATE" in (ref["missing"].acceptable or []):
-            raise ValueError("reference.missing: the missing variant requires no escalation by design")
+            raise ValueError("missing: the missing variant requires no escalation by design")
         if ref["clean"].action == "ESCALATE":
-            raise ValueError("reference.clean: the clean variant must not require ESCALATE")
-        return self
+            raise ValueError("clean: the clean variant must not require ESCALATE")
+        return ref
 
     def texts(self, parameterization: int) -> dict[str, str | list[str]]:
         """The seed's text parts with one parameterization's slot values filled in."""

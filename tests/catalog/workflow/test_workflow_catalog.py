@@ -111,10 +111,10 @@ def test_seed_errors_name_the_seed_and_the_problem(tmp_path):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CatalogError, match="admission") as err:
         load_seeds(path)
-    assert err.value.entry == "doc-01"
+    assert err.value.entry == "doc-01" and err.value.field == "parameterizations"
     bad = SEEDS_PATH.read_text(encoding="utf-8").replace(
         "late_risk: {action: ESCALATE, rationale: \"Coffee-ground", "late_risk: {action: ANSWER, rationale: \"Coffee-ground", 1)
     path.write_text(bad, encoding="utf-8")
     with pytest.raises(CatalogError, match="late_risk") as err:
         load_seeds(path)
-    assert err.value.entry == "doc-01"
+    assert err.value.entry == "doc-01" and err.value.field == "reference"
