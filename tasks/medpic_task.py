@@ -15,8 +15,12 @@ from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_chan
 from clinical_cf.solvers.medpic import medpic_zero_shot, render_prompt
 
 
-def _split(value: str | None) -> set[str] | None:
-    return {v.strip() for v in value.split(",") if v.strip()} if value else None
+def _split(value: str | list[str] | None) -> set[str] | None:
+    """A comma-separated string, or the list Inspect makes of `-T kinds=gf,cf`."""
+    if not value:
+        return None
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return {v.strip() for item in items for v in str(item).split(",") if v.strip()}
 
 
 def medpic_samples(questions: list[Question], catalog_sha256: str, registered: bool) -> list[Sample]:
@@ -46,9 +50,9 @@ def medpic_samples(questions: list[Question], catalog_sha256: str, registered: b
 
 
 def build_medpic_task(
-    kinds: str = "gf,cf",
-    operations: str | None = None,
-    populations: str | None = None,
+    kinds: str | list[str] = "gf,cf",
+    operations: str | list[str] | None = None,
+    populations: str | list[str] | None = None,
     rules: str | None = None,
     questions: str | None = None,
     allow_unregistered: bool = False,

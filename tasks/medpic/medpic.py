@@ -12,9 +12,9 @@ from clinical_cf.tasks.medpic_task import build_medpic_task
 
 @task
 def medpic(
-    kinds: str = "gf,cf",
-    operations: str | None = None,
-    populations: str | None = None,
+    kinds: str | list[str] = "gf,cf",
+    operations: str | list[str] | None = None,
+    populations: str | list[str] | None = None,
     rules: str | None = None,
     questions: str | None = None,
     allow_unregistered: bool = False,

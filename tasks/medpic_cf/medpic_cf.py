@@ -12,8 +12,8 @@ from clinical_cf.tasks.medpic_task import build_medpic_task
 
 @task
 def medpic_cf(
-    operations: str | None = None,
-    populations: str | None = None,
+    operations: str | list[str] | None = None,
+    populations: str | list[str] | None = None,
     rules: str | None = None,
     questions: str | None = None,
     allow_unregistered: bool = False,

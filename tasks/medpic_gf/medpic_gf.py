@@ -12,7 +12,7 @@ from clinical_cf.tasks.medpic_task import build_medpic_task
 
 @task
 def medpic_gf(
-    populations: str | None = None,
+    populations: str | list[str] | None = None,
     rules: str | None = None,
     questions: str | None = None,
     allow_unregistered: bool = False,

@@ -99,3 +99,10 @@ def test_user_rules_need_a_lock_and_questions_must_agree_with_rules(tmp_path):
     with pytest.raises(CatalogError) as info:
         medpic(questions=str(bad))
     assert info.value.field == "kind"
+
+
+def test_list_arguments_as_inspect_passes_them():
+    # `-T kinds=gf,cf` reaches the task as a list
+    task = medpic(kinds=["cf"], operations=["activation", "deactivation"], populations=["renal", "pregnancy"])
+    assert {s.metadata["kind"] for s in task.dataset} == {"cf"}
+    assert {s.metadata["special_population"] for s in task.dataset} == {"renal", "pregnancy"}
