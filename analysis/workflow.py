@@ -59,7 +59,7 @@ def workflow_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
     for path in log_paths(paths):
         try:
             log = read_eval_log(path)
-        except Exception:  # an unreadable log must not stop the analysis
+        except Exception:  # noqa: BLE001, S112 - an unreadable log must not stop the analysis; it simply contributes no rows
             continue
         for sample in log.samples or []:
             score = (sample.scores or {}).get(SCORER)

@@ -44,11 +44,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
-
 from clinical_cf.catalog.loading import load_entries
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
+from pydantic import BaseModel, ConfigDict, Field
 
 DETECTORS = ("conflict", "missing", "high_risk")
 
@@ -232,6 +231,12 @@ def _flags(frame: pd.DataFrame) -> np.ndarray:
     return np.array([[detect(t)[d] for d in DETECTORS] for t in frame["text"]], dtype=float)
 
 
+def _totals(esc: np.ndarray, mid: np.ndarray, v_esc: np.ndarray, v_ask: np.ndarray, v_orig: np.ndarray) -> np.ndarray:
+    """(T_high, T_mid) sums over episodes of the outcome: escalated where esc, else asked where mid, else the model's."""
+    keep = 1 - esc
+    return (esc @ v_esc)[:, None] + keep @ (mid * v_ask).T + keep @ ((1 - mid) * v_orig).T
+
+
 def grid_search(dev: pd.DataFrame, policy: str = "full", cost_ratio: float = 5.0,
                 weight_grid: Sequence[float] = WEIGHT_GRID, threshold_grid: Sequence[float] = THRESHOLD_GRID
                 ) -> tuple[ControllerParams, dict[str, float]]:
@@ -260,13 +265,9 @@ def grid_search(dev: pd.DataFrame, policy: str = "full", cost_ratio: float = 5.0
         risk = params.risk(conf, flags)
         esc = (risk[None, :] >= thresholds[:, None]).astype(float)          # (T, n) by t_high
         mid = (risk[None, :] >= thresholds[:, None]).astype(float) * is_answer  # (T, n) by t_mid
-        keep = 1 - esc
         # value[h, m] = sum over episodes of esc*u_esc + keep*mid*u_ask + keep*(1-mid)*u_orig
-        def total(v_esc: np.ndarray, v_ask: np.ndarray, v_orig: np.ndarray) -> np.ndarray:
-            return (esc @ v_esc)[:, None] + keep @ (mid * v_ask).T + keep @ ((1 - mid) * v_orig).T
-
-        util = total(u_esc, u_ask, u_orig) / n
-        acc = total(c_esc, c_ask, c_orig) / n
+        util = _totals(esc, mid, u_esc, u_ask, u_orig) / n
+        acc = _totals(esc, mid, c_esc, c_ask, c_orig) / n
         nonzero = sum(w != 0 for w in (w_u, w_c, w_m, w_r))
         for h, m in zip(*np.nonzero(valid)):
             key = (round(util[h, m], 9), round(acc[h, m], 9), -nonzero, thresholds[h], thresholds[m])

@@ -10,7 +10,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.loading import resolve_user_path
-from clinical_cf.catalog.lock import check_lock, file_sha256
+from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
 from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes

@@ -34,7 +34,7 @@ def row(seed, variant, action, confidence, reference="ANSWER", acceptable=("ANSW
 
 @pytest.fixture
 def toy():
-    esc = dict(reference="ESCALATE", acceptable=("ESCALATE",))
+    esc = {"reference": "ESCALATE", "acceptable": ("ESCALATE",)}
     return pd.DataFrame([
         row("s1", "clean", "ANSWER", 0.9), row("s1", "late_risk", "ESCALATE", 0.8, **esc),
         row("s2", "clean", "ANSWER", 0.9), row("s2", "late_risk", "ANSWER", 0.95, **esc),

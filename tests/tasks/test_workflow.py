@@ -1,6 +1,5 @@
 """End to end: the workflow task on mockllm, selection arguments, multi-turn and the lock."""
 
-import json
 import shutil
 
 import pytest
