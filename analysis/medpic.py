@@ -190,19 +190,32 @@ def _fmt(value: float, lo: float, hi: float) -> str:
     return f"{100 * value:.1f}{ci}"
 
 
+def table_medpic(rows: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """A display table for the comparison report: one row per model, metrics in % with 95 % rule-clustered CIs."""
+    summary = medpic_summary(rows, n_resamples=n_resamples, seed=seed)
+    labels = {"accuracy": "overall", "gf_accuracy": "GF", "cf_accuracy": "CF", "gf_cf_gap": "GF−CF gap (pp)",
+              "activation_accuracy": "activation", "deactivation_accuracy": "deactivation", "pair_accuracy": "pair"}
+    out = []
+    for r in summary.to_dict("records"):
+        record = {"model": r["model"], "questions": r["questions"]}
+        record.update({labels[k]: _fmt(r[k], r[f"{k}_lo"], r[f"{k}_hi"]) for k in METRICS})
+        record.update(pairs=r["pairs"], unparseable=r["unparseable"])
+        out.append(record)
+    return pd.DataFrame(out)
+
+
 def medpic_report_table(paths: str | Path | Sequence[str | Path], n_resamples: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, str]:
-    """The comparison-report table: one row per model, each metric in % with its 95 % rule-clustered CI,
-    plus question, pair and unparseable counts. Returns the numeric DataFrame and a markdown table."""
+    """For the comparison report: from log files or directories, the numeric per-model summary
+    (`medpic_summary`) and a ready-to-paste markdown table of `table_medpic`. Logs without the
+    MedPIC scorer are ignored."""
     rows = medpic_rows(paths)
     if rows.empty:
         return pd.DataFrame(), "(no MedPIC logs)"
     summary = medpic_summary(rows, n_resamples=n_resamples, seed=seed)
-    header = ["model", "questions", "overall", "GF", "CF", "GF−CF gap", "activation", "deactivation", "pair", "pairs", "unparseable"]
+    display = table_medpic(rows, n_resamples=n_resamples, seed=seed)
+    header = list(display.columns)
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    for r in summary.to_dict("records"):
-        cells = [str(r["model"]), str(r["questions"])] + [_fmt(r[k], r[f"{k}_lo"], r[f"{k}_hi"]) for k in METRICS]
-        cells += [str(r["pairs"]), str(r["unparseable"])]
-        lines.append("| " + " | ".join(cells) + " |")
-    note = ("\n\nPercentages; 95 % cluster-bootstrap CIs with the rule as the cluster. Pair: both members of a "
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in display.itertuples(index=False)]
+    note = ("\n\nPercentages with 95 % cluster-bootstrap CIs (the rule is the cluster). Pair: both members of a "
             "linked CF pair correct. GF−CF gap in percentage points.")
     return summary, "\n".join(lines) + note

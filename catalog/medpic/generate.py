@@ -57,6 +57,7 @@ BACKGROUND: dict[str, list[str]] = {
     "paediatric": ["eczema", "born at term, immunisations up to date"],
     "general": ["hay fever", "a previous appendicectomy", "eczema", "hyperlipidaemia"],
 }
+NEONATE_BACKGROUND = ["born at 39 weeks by uncomplicated vaginal delivery", "birth weight 3.4 kg"]
 BACKGROUND_MEDS = ["cholecalciferol 1000 IU daily", "an emollient cream", "artificial tears as needed"]
 AGES = {"older_adult": (66, 89), "renal": (66, 88), "pregnancy": (22, 40), "lactation": (22, 40), "paediatric": (3, 11), "general": (25, 60)}
 STEMS = [
@@ -123,10 +124,12 @@ def draw_base(rule: Rule, rng: random.Random) -> Base:
     if rule.population in ("pregnancy", "lactation"):
         sex = "F"
     pop = rule.population
-    background = rng.sample(BACKGROUND[pop], k=min(len(BACKGROUND[pop]), rng.randint(1, 2)))
+    age = _population_age(rule, rng)
+    pool = NEONATE_BACKGROUND if age < 0.1 else BACKGROUND[pop]
+    background = rng.sample(pool, k=min(len(pool), rng.randint(1, 2)))
     meds = [] if pop == "paediatric" else rng.sample(BACKGROUND_MEDS, k=rng.randint(0, 1))
     if pop == "paediatric":
-        vitals = f"Temperature {rng.choice(['37.2', '37.8', '38.1', '37.0'])} °C, alert and well hydrated."
+        vitals = f"Temperature {rng.choice(['37.2', '37.8', '38.1', '37.0'])} °C, heart rate {rng.randint(90, 130)}/min."
     else:
         vitals = f"BP {rng.randint(112, 146)}/{rng.randint(66, 88)} mmHg, pulse {rng.randint(62, 92)}/min."
     labels = {}
@@ -134,7 +137,7 @@ def draw_base(rule: Rule, rng: random.Random) -> Base:
         if cond.kind in ("condition", "co_medication"):
             labels[str(cond.value).lower()] = rng.choice(cond.surface())
     return Base(
-        style=rng.randrange(3), sex=sex, age=_population_age(rule, rng), indication=rng.choice(rule.context.indication),
+        style=rng.randrange(3), sex=sex, age=age, indication=rng.choice(rule.context.indication),
         background=background, meds=meds, vitals=vitals, labels=labels, week=rng.randint(9, 34),
         infant_weeks=rng.randint(2, 14), carer=rng.choice(["mother", "father"]),
     )
@@ -224,7 +227,9 @@ def _renal_text(facts: PatientFacts, base: Base) -> list[str]:
 def render_vignette(rule: Rule, facts: PatientFacts, base: Base, negated: list[str]) -> str:
     pop = rule.population
     intro = _age_text(facts, base, pop)
-    if facts.age_years < 18:
+    if facts.age_years < 0.1:
+        verb = ["is assessed on the neonatal unit for", "is reviewed on the neonatal unit with", "presents with"][base.style]
+    elif facts.age_years < 18:
         verb = [f"is brought in by {'her' if base.sex == 'F' else 'his'} {base.carer} with", "is seen in the paediatric clinic for",
                 "presents with"][base.style]
     else:
@@ -236,7 +241,7 @@ def render_vignette(rule: Rule, facts: PatientFacts, base: Base, negated: list[s
         parts.append(_lactation_text(facts, base))
     history = [base.labels.get(c, c) for c in facts.conditions]
     history += negated
-    lead = ["Past medical history: ", "Background: ", "PMH: "][base.style]
+    lead = ["History and current problems: ", "Background: ", "Problem list: "][base.style]
     parts.append(lead + "; ".join(history) + ".")
     meds = [base.labels.get(m, m) for m in facts.co_medications]
     if meds:

@@ -75,7 +75,7 @@ def test_self_check_catches_a_wrong_gold_and_a_pair_that_does_not_flip():
 def test_surface_form_varies():
     text = " ".join(q.vignette for q in QUESTIONS)
     for phrase in ("year-old", "y/o", "years old", "month-old", "CrCl", "Creatinine clearance", "eGFR",
-                   "weeks pregnant", "/40", "breastfeeding", "Past medical history", "PMH"):
+                   "weeks pregnant", "/40", "breastfeeding", "History and current problems", "Problem list"):
         assert phrase in text, phrase
     assert len({q.question for q in QUESTIONS}) >= 3
 
