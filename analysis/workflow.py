@@ -75,6 +75,7 @@ def workflow_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
                 "split": meta.get("split"), "epoch": sample.epoch, "reference_action": meta["reference_action"],
                 "acceptable_actions": tuple(meta["acceptable_actions"]), "action": action,
                 "confidence": sm.get("confidence"), "parse_ok": bool(sm.get("parse_ok")),
+                "first_action": (sm.get("turn_actions") or [action])[0],
                 "correct": float(action in meta["acceptable_actions"]),
                 "utility_5": utility(action, episode, 5.0), "utility_10": utility(action, episode, 10.0),
                 "escalate_required": meta["reference_action"] == "ESCALATE",
@@ -226,6 +227,42 @@ def paired_tests(rows: pd.DataFrame, n_resamples: int = 2000) -> pd.DataFrame:
     return table
 
 
+def condition_effect(rows: pd.DataFrame, n_resamples: int = 2000) -> pd.DataFrame:
+    """Uncertainty prompting minus neutral, per model and variant, on the episodes both conditions ran.
+
+    Paired by episode (and epoch); seed-clustered CI on the accuracy difference; also the change in the
+    share escalated, which shows the paper's "backfire" pattern (escalations turned into clarification).
+    """
+    keys = ["model", "episode_id", "epoch"]
+    neutral = rows[rows["condition"] == "neutral"]
+    uncertain = rows[rows["condition"] == "uncertainty"]
+    cols = [*keys, "seed_id", "variant", "correct", "action"]
+    both = neutral[cols].merge(uncertain[[*keys, "correct", "action"]], on=keys, suffixes=("_neutral", "_uncertainty"))
+    out = []
+    for (model, variant), g in both.groupby(["model", "variant"]):
+        mean, low, high = paired_difference(g["correct_uncertainty"], g["correct_neutral"], g["seed_id"].to_numpy(),
+                                            n_resamples=n_resamples)
+        out.append({"model": model, "variant": variant, "episodes": len(g), "accuracy_neutral": g["correct_neutral"].mean(),
+                    "accuracy_uncertainty": g["correct_uncertainty"].mean(), "difference": mean, "ci_low": low, "ci_high": high,
+                    "escalated_neutral": float((g["action_neutral"] == "ESCALATE").mean()),
+                    "escalated_uncertainty": float((g["action_uncertainty"] == "ESCALATE").mean())})
+    return pd.DataFrame(out)
+
+
+def late_risk_updates(rows: pd.DataFrame) -> pd.DataFrame:
+    """On late_risk episodes: how often the model escalated only after the red flag arrived, kept a
+    non-escalation decision, or had already escalated before it."""
+    late = rows[rows["variant"] == "late_risk"]
+    out = []
+    for (model, condition), g in late.groupby(GROUP):
+        first_esc = g["first_action"] == "ESCALATE"
+        final_esc = g["action"] == "ESCALATE"
+        out.append({"model": model, "condition": condition, "episodes": len(g),
+                    "escalated_after_red_flag": float((~first_esc & final_esc).mean()),
+                    "already_escalated": float(first_esc.mean()), "never_escalated": float((~first_esc & ~final_esc).mean())})
+    return pd.DataFrame(out)
+
+
 def select_split(rows: pd.DataFrame, split: str | None = "test") -> pd.DataFrame:
     """Rows of one split when the logs have any; otherwise every row (a log run on one split only)."""
     if split is None or rows.empty or not (rows["split"] == split).any():
@@ -276,11 +313,12 @@ def write_tables(paths: Sequence[str | Path], out_dir: str | Path, split: str | 
     if rows.empty:
         raise ValueError("no workflow logs among the given paths")
     tables = {"summary": summary_table(rows), "by_variant": accuracy_by(rows, "variant"), "by_task_class": accuracy_by(rows, "task_class"),
-              "reliability": reliability_table(rows), "risk_coverage": risk_coverage(rows), "paired_tests": paired_tests(rows)}
+              "reliability": reliability_table(rows), "risk_coverage": risk_coverage(rows), "paired_tests": paired_tests(rows),
+              "condition_effect": condition_effect(rows), "late_risk_updates": late_risk_updates(rows)}
     for name, table in tables.items():
         table.to_csv(out / f"workflow_{name}.csv", index=False)
     md = ["# Workflow escalation results", ""]
-    for name in ("summary", "by_variant", "by_task_class", "paired_tests"):
+    for name in ("summary", "by_variant", "by_task_class", "paired_tests", "condition_effect", "late_risk_updates"):
         md += [f"## {name.replace('_', ' ')}", "", _md(tables[name]), ""]
     (out / "workflow.md").write_text("\n".join(md), encoding="utf-8")
     return out / "workflow.md"

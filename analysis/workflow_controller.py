@@ -23,7 +23,8 @@ Weights are searched over {0, 0.5, 1} and thresholds over {0.1, 0.2, ..., 3.0, n
 broken by accuracy, then by fewer non-zero weights, then by higher thresholds (fewer overrides).
 "never" for both thresholds is the model alone, so the search can always fall back to it.
 Three policies: full (all weights), workflow_only (w_u = 0), confidence_only (w_c = w_m = w_r = 0).
-Each is tuned on dev and evaluated on test, with seed-clustered CIs.
+Each is tuned on dev and evaluated on test, with seed-clustered CIs. Cross-task transfer: the full
+policy tuned on the other three classes' dev episodes, evaluated on the held-out class's test episodes.
 
 Lexical OOV audit (`catalog/workflow/lexical_audit.yaml`): 30 concepts, 10 per detector, each a
 trigger phrase from the detector's vocabulary and a meaning-preserving paraphrase outside it;
@@ -328,6 +329,27 @@ def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: i
     return pd.DataFrame(out), params_out
 
 
+def transfer_table(rows: pd.DataFrame, cost_ratio: float = 5.0, policy: str = "full") -> pd.DataFrame:
+    """Cross-task transfer: for each task class, tune on the dev episodes of the other classes and
+    evaluate on that class's test episodes (model alone vs transferred controller)."""
+    flagged = rows.join(pd.DataFrame([detect(t) for t in rows["text"]], index=rows.index).astype(float))
+    out = []
+    for (model, condition), g in flagged.groupby(["model", "condition"]):
+        for task_class in sorted(g["task_class"].unique()):
+            dev = g[(g["split"] == "dev") & (g["task_class"] != task_class)]
+            test = g[(g["split"] == "test") & (g["task_class"] == task_class)]
+            if dev.empty or test.empty:
+                continue
+            params, _ = grid_search(dev, policy, cost_ratio)
+            _, alone = evaluate(test, None, cost_ratio)
+            _, moved = evaluate(test, params, cost_ratio)
+            out.append({"model": model, "condition": condition, "held_out_class": task_class, "test_episodes": moved["n"],
+                        "utility_model": alone["utility"], "utility_transferred": moved["utility"],
+                        "missed_escalation_model": alone["missed_escalation"], "missed_escalation_transferred": moved["missed_escalation"],
+                        "specificity_transferred": moved["specificity"], "params": json.dumps(asdict(params))})
+    return pd.DataFrame(out)
+
+
 # ------------------------------------------------------------------ lexical OOV audit
 
 class AuditConcept(BaseModel):
@@ -382,12 +404,14 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
         raise ValueError("no workflow logs among the given paths")
     detectors = detector_table(rows)
     controller, params = controller_table(rows, cost_ratio, n_resamples)
+    transfer = transfer_table(rows, cost_ratio)
     detail, audit_summary = oov_audit(audit)
     md = "\n\n".join([
         "# Workflow-aware controller (post hoc)",
         f"Cost ratio {cost_ratio:g}:1; tuned on dev, evaluated on test.",
         "## Detector precision / recall (in-benchmark)", _md(detectors),
         "## Controller", _md(controller.drop(columns=["params"], errors="ignore")),
+        "## Cross-task transfer (tuned on the other classes' dev episodes)", _md(transfer.drop(columns=["params"], errors="ignore")),
         "## Lexical OOV audit (trigger vs unseen paraphrase)", _md(audit_summary),
     ])
     if out is not None:
@@ -395,6 +419,7 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
         out.mkdir(parents=True, exist_ok=True)
         detectors.to_csv(out / "workflow_detectors.csv", index=False)
         controller.to_csv(out / "workflow_controller.csv", index=False)
+        transfer.to_csv(out / "workflow_controller_transfer.csv", index=False)
         (out / "workflow_controller_params.json").write_text(json.dumps(params, indent=2) + "\n", encoding="utf-8")
         detail.to_csv(out / "workflow_oov_audit.csv", index=False)
         audit_summary.to_csv(out / "workflow_oov_summary.csv", index=False)

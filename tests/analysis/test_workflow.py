@@ -8,6 +8,8 @@ from inspect_ai import eval
 from clinical_cf.analysis.workflow import (
     accuracy_by,
     action_metrics,
+    condition_effect,
+    late_risk_updates,
     paired_tests,
     reliability_table,
     risk_coverage,
@@ -20,11 +22,12 @@ from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import MockModel
 
 
-def row(seed, variant, action, confidence, reference="ANSWER", acceptable=("ANSWER",), p=1, split="test"):
+def row(seed, variant, action, confidence, reference="ANSWER", acceptable=("ANSWER",), p=1, split="test", condition="neutral",
+        first_action=None):
     from clinical_cf.scorers.workflow import utility
 
     ep = {"reference_action": reference, "acceptable_actions": list(acceptable)}
-    return {"model": "m", "condition": "neutral", "episode_id": f"{seed}.p{p}.{variant}", "seed_id": seed, "pair_key": f"{seed}.p{p}",
+    return {"model": "m", "condition": condition, "first_action": first_action or action, "episode_id": f"{seed}.p{p}.{variant}", "seed_id": seed, "pair_key": f"{seed}.p{p}",
             "task_class": "triage_handoff", "variant": variant, "parameterization": p, "split": split, "epoch": 1,
             "reference_action": reference, "acceptable_actions": tuple(acceptable), "action": action, "confidence": confidence,
             "parse_ok": action is not None, "correct": float(action in acceptable), "utility_5": utility(action, ep, 5),
@@ -80,6 +83,26 @@ def test_paired_tests_at_seed_level_with_holm():
     assert table.loc["conflict", "difference"] == 1.0
 
 
+def test_condition_effect_and_late_risk_updates():
+    esc = {"reference": "ESCALATE", "acceptable": ("ESCALATE",)}
+    rows = pd.DataFrame([
+        row("s1", "late_risk", "ESCALATE", 0.9, first_action="ANSWER", **esc),
+        row("s2", "late_risk", "ESCALATE", 0.9, first_action="ESCALATE", **esc),
+        row("s3", "late_risk", "ASK_CLARIFICATION", 0.9, first_action="ANSWER", **esc),
+        row("s4", "late_risk", "ANSWER", 0.9, **esc),
+        # uncertainty prompting turns two of the escalations into clarification requests (the paper's backfire)
+        row("s1", "late_risk", "ASK_CLARIFICATION", 0.5, condition="uncertainty", **esc),
+        row("s2", "late_risk", "ASK_CLARIFICATION", 0.5, condition="uncertainty", **esc),
+        row("s3", "late_risk", "ESCALATE", 0.5, condition="uncertainty", **esc),
+        row("s4", "late_risk", "ANSWER", 0.5, condition="uncertainty", **esc),
+    ])
+    effect = condition_effect(rows, n_resamples=100).iloc[0]
+    assert effect["accuracy_neutral"] == 0.5 and effect["accuracy_uncertainty"] == 0.25 and effect["difference"] == -0.25
+    assert effect["escalated_uncertainty"] == 0.25 and effect["episodes"] == 4
+    updates = late_risk_updates(rows).set_index("condition").loc["neutral"]
+    assert (updates["escalated_after_red_flag"], updates["already_escalated"], updates["never_escalated"]) == (0.25, 0.25, 0.5)
+
+
 @pytest.fixture(scope="module")
 def log_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("wf_logs")
@@ -99,11 +122,12 @@ def test_rows_from_logs_and_report_table(log_dir, tmp_path):
     assert len(rows) == 100 and set(rows["split"]) == {"dev", "test"}
     late = rows[rows["variant"] == "late_risk"].iloc[0]
     assert late["action"] == "ESCALATE" and "Later message" in late["text"] and late["confidence"] == 0.7
+    assert late["first_action"] == "ANSWER"  # the red flag arrived after an ANSWER to the request
     summary, md = workflow_report_table([log_dir], n_resamples=100)
     assert summary.iloc[0]["episodes"] == 80  # the test split only
     assert "| model |" in md and "late_risk" in md
     assert write_tables([log_dir], tmp_path / "out").exists()
-    assert (tmp_path / "out" / "workflow_paired_tests.csv").exists()
+    assert (tmp_path / "out" / "workflow_paired_tests.csv").exists() and (tmp_path / "out" / "workflow_late_risk_updates.csv").exists()
     empty, note = workflow_report_table([tmp_path / "nothing-here"])
     assert empty.empty and note == "(no workflow logs)"
     assert np.isclose(summary.iloc[0]["parse_rate"], 1.0)

@@ -16,6 +16,7 @@ from clinical_cf.analysis.workflow_controller import (
     main,
     oov_audit,
     strip_headers,
+    transfer_table,
 )
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.tasks.workflow.workflow import workflow
@@ -78,7 +79,7 @@ def test_apply_controller_two_thresholds():
     assert params.risk(np.array([0.8, np.nan]), flags) == pytest.approx([0.2 + 0.5, 0.5 + 1.0])
 
 
-def toy_split(split, seeds):
+def toy_split(split, seeds, task_class="triage_handoff"):
     """Conflict-flagged and red-flag episodes need ESCALATE; the model always answers, confidently on clean ones."""
     rows = []
     for seed in seeds:
@@ -89,6 +90,7 @@ def toy_split(split, seeds):
             ("missing", "update the dose", "ASK_CLARIFICATION", ("ASK_CLARIFICATION",), 0.5),
         ):
             rows.append({"model": "m", "condition": "neutral", "episode_id": f"{seed}.{variant}", "seed_id": seed, "split": split,
+                         "task_class": task_class,
                          "variant": variant, "text": text, "reference_action": reference, "acceptable_actions": acceptable,
                          "escalate_required": reference == "ESCALATE", "escalate_acceptable": "ESCALATE" in acceptable,
                          "action": "ANSWER", "confidence": conf, "correct": float(reference == "ANSWER")})
@@ -113,6 +115,16 @@ def test_grid_search_on_a_toy_dev_split():
     assert grid_search(dev, "full") == (params, dev_metrics)  # deterministic
     with pytest.raises(ValueError):
         grid_search(dev.iloc[0:0], "full")
+
+
+def test_cross_task_transfer():
+    rows = pd.concat([toy_split("dev", ["a1"], "triage_handoff"), toy_split("test", ["a2", "a3"], "triage_handoff"),
+                      toy_split("dev", ["b1"], "patient_messaging"), toy_split("test", ["b2"], "patient_messaging")],
+                     ignore_index=True)
+    table = transfer_table(rows).set_index("held_out_class")
+    assert set(table.index) == {"triage_handoff", "patient_messaging"}
+    assert table.loc["triage_handoff", "test_episodes"] == 8
+    assert (table["utility_transferred"] == 1.0).all() and (table["utility_model"] < 0).all()
 
 
 def test_oov_audit_triggers_fire_paraphrases_do_not():
