@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from clinical_cf.analysis.stats import cluster_bootstrap_ci
 from clinical_cf.catalog.medpic.questions import DIMENSIONS
 from clinical_cf.scorers.medpic import summarise
@@ -52,7 +51,7 @@ def medpic_rows(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     for path in _log_files(paths):
         try:
             log = read_eval_log(path)
-        except Exception:
+        except Exception:  # noqa: BLE001, S112 - an unreadable log contributes no rows; it must not stop the analysis
             continue
         for sample in log.samples or []:
             score = (sample.scores or {}).get(SCORER)

@@ -25,16 +25,26 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from clinical_cf.solvers.css import first_json_object
+from clinical_cf.solvers.medpic import format_answer, parse_answer
 from inspect_ai.scorer import (
-    CORRECT, INCORRECT, Metric, SampleScore, Score, Scorer, Target, Value, accuracy, metric, scorer, stderr,
+    CORRECT,
+    INCORRECT,
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    Value,
+    accuracy,
+    metric,
+    scorer,
+    stderr,
     value_to_float,
 )
 from inspect_ai.solver import TaskState
 
-from clinical_cf.solvers.css import first_json_object
-from clinical_cf.solvers.medpic import format_answer, parse_answer
-
-__all__ = ["parse_answer", "summarise", "medpic_exact_set", "rationale_mentions_change", "RATIONALE_PROMPT", "parse_mention"]
+__all__ = ["RATIONALE_PROMPT", "medpic_exact_set", "parse_answer", "parse_mention", "rationale_mentions_change", "summarise"]
 
 _to_float = value_to_float()
 

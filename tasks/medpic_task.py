@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
-
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.loading import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
-from clinical_cf.catalog.medpic.questions import DIMENSIONS, Question, load_questions, self_check
+from clinical_cf.catalog.medpic.questions import (
+    DIMENSIONS,
+    Question,
+    load_questions,
+    self_check,
+)
 from clinical_cf.catalog.medpic.rules import load_rules
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import medpic_zero_shot, render_prompt
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
 
 
 def _split(value: str | list[str] | None) -> set[str] | None:

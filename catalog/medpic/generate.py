@@ -29,9 +29,22 @@ from pathlib import Path
 
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.questions import (
-    NONE_OF_THE_ABOVE, ChangedFact, Dimensions, Question, gold_from_facts, self_check,
+    NONE_OF_THE_ABOVE,
+    ChangedFact,
+    Dimensions,
+    Question,
+    gold_from_facts,
+    self_check,
 )
-from clinical_cf.catalog.medpic.rules import AGE_FACTOR, INFO_TYPE, Condition, PatientFacts, Rule, drug_flagged, load_rules
+from clinical_cf.catalog.medpic.rules import (
+    AGE_FACTOR,
+    INFO_TYPE,
+    Condition,
+    PatientFacts,
+    Rule,
+    drug_flagged,
+    load_rules,
+)
 
 SEED = 20260002
 GF_PER_RULE = 3
@@ -61,14 +74,14 @@ NEONATE_BACKGROUND = ["born at 39 weeks by uncomplicated vaginal delivery", "bir
 BACKGROUND_MEDS = ["cholecalciferol 1000 IU daily", "an emollient cream", "artificial tears as needed"]
 AGES = {"older_adult": (66, 89), "renal": (66, 88), "pregnancy": (22, 40), "lactation": (22, 40), "paediatric": (3, 11), "general": (25, 60)}
 STEMS = [
-    "Assume each medication below would be given at a usual dose for an appropriate indication. Based on this patient's "
+    ("Assume each medication below would be given at a usual dose for an appropriate indication. Based on this patient's "
     "information, which of them should be avoided, replaced by a safer alternative, or given only at a reduced dose? "
-    "Select all that apply.",
-    "A medication review is under way. Taking the patient's characteristics into account, which of the following drugs "
+    "Select all that apply."),
+    ("A medication review is under way. Taking the patient's characteristics into account, which of the following drugs "
     "is potentially inappropriate for this patient (avoid, choose an alternative, or adjust the dose)? More than one "
-    "option may be correct.",
-    "Which of the following medications would be a medication-safety concern for this particular patient, meaning it "
-    "should be avoided, swapped for an alternative, or dose-adjusted? Choose every option that applies.",
+    "option may be correct."),
+    ("Which of the following medications would be a medication-safety concern for this particular patient, meaning it "
+    "should be avoided, swapped for an alternative, or dose-adjusted? Choose every option that applies."),
 ]
 
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.loading import load_jsonl
 from clinical_cf.catalog.medpic import QUESTIONS_PATH
 from clinical_cf.catalog.medpic.rules import PatientFacts, Rule, drug_flagged
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["QUESTIONS_PATH", "Question", "Dimensions", "ChangedFact", "load_questions", "self_check", "NONE_OF_THE_ABOVE"]
+__all__ = ["NONE_OF_THE_ABOVE", "QUESTIONS_PATH", "ChangedFact", "Dimensions", "Question", "load_questions", "self_check"]
 
 NONE_OF_THE_ABOVE = "None of the above"
 DIMENSIONS = ("organ_system", "department", "drug_category", "special_population", "patient_info_type", "reasoning_operation")
@@ -74,7 +73,7 @@ class Question(BaseModel):
     option_drugs: dict[str, str | None] | None = None
 
     @model_validator(mode="after")
-    def _coherent(self) -> "Question":
+    def _coherent(self) -> Question:
         letters = list(self.options)
         if any(len(k) != 1 or not k.isupper() for k in letters):
             raise ValueError("option keys must be single capital letters")
@@ -104,7 +103,7 @@ def load_questions(path: str | Path = QUESTIONS_PATH) -> list[Question]:
     for q in questions:
         if q.pair_id:
             pairs.setdefault(q.pair_id, []).append(q)
-    for pair_id, members in pairs.items():
+    for members in pairs.values():
         ops = sorted(m.operation or "gf" for m in members)
         if ops != ["activation", "deactivation"]:
             raise CatalogError(path, f"pair must have one activation and one deactivation member (got {ops})",

@@ -17,10 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.loading import load_entries
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ConditionKind = Literal[
     "age", "crcl", "egfr", "gestational_week", "weight", "pregnant", "lactating", "condition", "co_medication"
@@ -80,7 +79,7 @@ class PatientFacts(BaseModel):
     co_medications: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _coherent(self) -> "PatientFacts":
+    def _coherent(self) -> PatientFacts:
         if self.pregnant and self.sex != "F":
             raise ValueError("pregnancy in a male patient")
         if self.lactating and self.sex != "F":
@@ -116,7 +115,7 @@ class Condition(BaseModel):
     vary: bool = False
 
     @model_validator(mode="after")
-    def _typed(self) -> "Condition":
+    def _typed(self) -> Condition:
         if self.kind in NUMERIC_KINDS:
             if isinstance(self.value, bool) or not isinstance(self.value, (int, float)):
                 raise ValueError(f"a {self.kind} threshold must be a number")
@@ -227,7 +226,7 @@ class Rule(BaseModel):
     counterfactual: bool = True
 
     @model_validator(mode="after")
-    def _coherent(self) -> "Rule":
+    def _coherent(self) -> Rule:
         if sum(c.vary for c in self.trigger) > 1:
             raise ValueError("at most one trigger condition may be marked vary")
         if self.action == "avoid_combination" and not any(c.kind == "co_medication" for c in self.trigger):

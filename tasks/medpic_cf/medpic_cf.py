@@ -5,9 +5,8 @@
 Arguments are those of `clinical_cf.tasks.medpic_task.build_medpic_task` (kinds fixed to cf).
 """
 
-from inspect_ai import Task, task
-
 from clinical_cf.tasks.medpic_task import build_medpic_task
+from inspect_ai import Task, task
 
 
 @task

@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from clinical_cf.analysis.medpic import dimension_accuracy, joint_outcomes, medpic_summary, rationale_summary
+from clinical_cf.analysis.medpic import (
+    dimension_accuracy,
+    joint_outcomes,
+    medpic_summary,
+    rationale_summary,
+)
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "medpic_scored_rows.jsonl"
 ROWS = pd.DataFrame([json.loads(line) for line in FIXTURE.read_text().splitlines()])

@@ -13,12 +13,21 @@ import math
 from pathlib import Path
 
 import pytest
-from inspect_ai.scorer import CORRECT, INCORRECT, SampleScore, Score
-
 from clinical_cf.scorers.medpic import (
-    RATIONALE_PROMPT, activation_accuracy, applies_to, cf_accuracy, deactivation_accuracy, gf_accuracy, gf_cf_gap,
-    pair_accuracy, parse_answer, parse_mention, summarise, unparseable,
+    RATIONALE_PROMPT,
+    activation_accuracy,
+    applies_to,
+    cf_accuracy,
+    deactivation_accuracy,
+    gf_accuracy,
+    gf_cf_gap,
+    pair_accuracy,
+    parse_answer,
+    parse_mention,
+    summarise,
+    unparseable,
 )
+from inspect_ai.scorer import CORRECT, INCORRECT, SampleScore, Score
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "medpic_scored_rows.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text().splitlines()]

@@ -1,9 +1,13 @@
 """MedPIC prompt rendering and the answer parser on messy replies (wording other than our own prompt's)."""
 
 import pytest
-
 from clinical_cf.catalog.medpic.questions import load_questions
-from clinical_cf.solvers.medpic import PROMPT, format_answer, parse_answer, render_prompt
+from clinical_cf.solvers.medpic import (
+    PROMPT,
+    format_answer,
+    parse_answer,
+    render_prompt,
+)
 
 OPTIONS = {"A": "diphenhydramine", "B": "acetaminophen (paracetamol)", "C": "atorvastatin", "D": "levothyroxine",
            "E": "None of the above"}

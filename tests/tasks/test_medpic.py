@@ -1,8 +1,6 @@
 """End to end: the MedPIC tasks on mockllm models (a model that keeps its risk judgment after the change, and a judge)."""
 
 import pytest
-from inspect_ai import eval
-
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.lock import UnregisteredCatalogError
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
@@ -11,6 +9,7 @@ from clinical_cf.tasks.medpic.medpic import medpic
 from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
 from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
 from helpers import MockModel
+from inspect_ai import eval
 
 POPULATION = "renal"
 
@@ -65,7 +64,12 @@ def test_medpic_end_to_end_with_rationale_judge():
     for s in deact:
         assert s.metadata["partner_id"] not in s.input and "None of the above" in s.input
 
-    from clinical_cf.analysis.medpic import joint_outcomes, medpic_report_table, medpic_rows, rationale_summary
+    from clinical_cf.analysis.medpic import (
+        joint_outcomes,
+        medpic_report_table,
+        medpic_rows,
+        rationale_summary,
+    )
     path = log.location
     rows_df = medpic_rows([path])
     assert len(rows_df) == n and rows_df["mentions"].notna().sum() == len(deact)

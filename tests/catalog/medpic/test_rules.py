@@ -2,7 +2,6 @@
 
 import pytest
 import yaml
-
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.lock import read_lock
 from clinical_cf.catalog.medpic import RULES_PATH
