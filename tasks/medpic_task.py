@@ -6,6 +6,7 @@ from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.loading import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
+from clinical_cf.catalog.medpic.generate import generate
 from clinical_cf.catalog.medpic.questions import (
     DIMENSIONS,
     Question,
@@ -70,8 +71,9 @@ def build_medpic_task(
         operations: Only CF questions with these operations (activation, deactivation); GF questions are kept.
         populations: Only rules for these populations (older_adult, pregnancy, lactation, paediatric, renal, general).
         rules: Rules YAML (default: the bundled catalog; needs its lock unless allow_unregistered).
-        questions: Questions JSONL (default: the bundled MedRule2Pair questions). Questions carrying
-            structured patient facts are re-checked against the rules before the run.
+        questions: Questions JSONL (default: the bundled MedRule2Pair questions, or, with your own `rules`,
+            questions generated from them). Questions carrying structured patient facts are re-checked
+            against the rules before the run.
         allow_unregistered: Run a rules file that has no lock or no longer matches it.
         rationale_judge: Also run the rationale analysis on wrong deactivation answers (needs a judge role).
         name: Task name in the log.
@@ -79,8 +81,16 @@ def build_medpic_task(
     rules_path = resolve_user_path(rules) if rules else RULES_PATH
     lock = check_lock(rules_path, allow_unregistered=allow_unregistered)
     rule_list = load_rules(rules_path)
-    questions_path = resolve_user_path(questions) if questions else QUESTIONS_PATH
-    items = load_questions(questions_path)
+    if questions:
+        questions_path = resolve_user_path(questions)
+        items = load_questions(questions_path)
+    elif rules:
+        # Your own rules without a question file: MedRule2Pair generates the questions from them (deterministic).
+        questions_path = rules_path
+        items = generate(rule_list)
+    else:
+        questions_path = QUESTIONS_PATH
+        items = load_questions(questions_path)
     problems = self_check(items, rule_list)
     if problems:
         raise CatalogError(questions_path, f"{len(problems)} question(s) disagree with the rules in {rules_path.name}: "

@@ -1,6 +1,7 @@
 """End to end: the MedPIC tasks on mockllm models (a model that keeps its risk judgment after the change, and a judge)."""
 
 import pytest
+import yaml
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.lock import UnregisteredCatalogError
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
@@ -97,7 +98,7 @@ def test_user_rules_need_a_lock_and_questions_must_agree_with_rules(tmp_path):
     rules.write_text(RULES_PATH.read_text().replace("op: lt, value: 30, unit: mL/min, active: [12, 27], inactive: [45, 80]}]\n  action: avoid\n  rationale: Pulmonary",
                                                     "op: lt, value: 10, unit: mL/min, active: [5, 8], inactive: [45, 80]}]\n  action: avoid\n  rationale: Pulmonary"))
     with pytest.raises(CatalogError, match="disagree with the rules"):
-        medpic(rules=str(rules), allow_unregistered=True)
+        medpic(rules=str(rules), questions=str(QUESTIONS_PATH), allow_unregistered=True)
     bad = tmp_path / "q.jsonl"
     bad.write_text(QUESTIONS_PATH.read_text().splitlines()[0].replace('"kind": "gf"', '"kind": "xx"') + "\n")
     with pytest.raises(CatalogError) as info:
@@ -110,3 +111,15 @@ def test_list_arguments_as_inspect_passes_them():
     task = medpic(kinds=["cf"], operations=["activation", "deactivation"], populations=["renal", "pregnancy"])
     assert {s.metadata["kind"] for s in task.dataset} == {"cf"}
     assert {s.metadata["special_population"] for s in task.dataset} == {"renal", "pregnancy"}
+
+
+def test_own_rules_without_questions_are_turned_into_questions(tmp_path):
+    raw = yaml.safe_load(RULES_PATH.read_text())
+    mine = [r for r in raw["rules"] if r["id"] in ("beers-t6-gabapentin", "preg-lisinopril", "kids-codeine")]
+    mine[0] = {**mine[0], "id": "my-gabapentin"}
+    path = tmp_path / "my_rules.yaml"
+    path.write_text(yaml.safe_dump({"rules": mine}, sort_keys=False))
+    task = medpic(rules=str(path), allow_unregistered=True)
+    ids = {s.metadata["rule_id"] for s in task.dataset}
+    assert ids == {"my-gabapentin", "preg-lisinopril", "kids-codeine"}
+    assert len(task.dataset) == 3 * 3 + 2 * 2  # codeine has no counterfactual
