@@ -95,31 +95,41 @@ def _text_matches(segment: str, options: Mapping[str, str]) -> tuple[set[str], s
     return found, low
 
 
+def _collapse_labels(segment: str, options: Mapping[str, str]) -> str:
+    """Replace a letter written with its option text ("A (diphenhydramine)", "E: None of the above") by the letter."""
+    for letter, text in options.items():
+        t = re.escape(text.strip())
+        segment = re.sub(rf"(?<![A-Za-z])[\(\[]?{letter}[\)\]]?\s*[.):\-–—]?\s*[\(\[]?\s*{t}\s*[\)\]]?",
+                         f" {letter} ", segment, flags=re.IGNORECASE)
+    return segment
+
+
 def _letters_in_segment(segment: str, options: Mapping[str, str]) -> set[str] | None:
+    """Letters named in an answer field; option text counts only when no letter is named."""
     valid = set(options)
-    by_text, rest = _text_matches(segment, options)
-    # A bare list of letters at the start of the field: "B, D", "(a) and (c)", "A/C", "b d".
-    match = _LIST.match(rest)
-    letters: set[str] = set()
+    rest = _collapse_labels(segment, options)
     run = re.match(r"\s*([A-Z]{2,6})(?![A-Za-z])(?!\s+[A-Za-z]{2,})", rest)
     if run and len(set(run.group(1))) == len(run.group(1)) and set(run.group(1)) <= valid:
-        return set(run.group(1)) | by_text  # "ANSWER: BD"
+        return set(run.group(1))  # "ANSWER: BD"
+    letters: set[str] = set()
+    # A bare list of letters at the start of the field: "B, D", "(a) and (c)", "A/C", "b d".
+    match = _LIST.match(rest)
     if match:
         tail = rest[match.end():]
         listed = re.findall(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", match.group(0))
-        listed = [x for x in listed if x.lower() not in ("and", "or")]
         upper = all(x.isupper() for x in listed)
         # Lowercase letters count only when nothing wordy follows ("a risk ..." is prose, "a, c." is a list).
         if upper or not re.match(r"\s*[A-Za-z]{2,}", tail):
             letters = {x.upper() for x in listed}
     if not letters:
-        head = re.split(r"(?<=[.!?])\s", rest, maxsplit=1)[0]
+        head = re.split(r"(?<=[.!?])\s", rest.strip(), maxsplit=1)[0]
         letters = set(re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])", head))
-        letters.discard("I") if "I" not in valid or re.search(r"\bI\s+(?:think|would|believe|am)\b", head) else None
-    picked = (letters & valid) | by_text
-    if letters - valid and not picked:
-        return None
-    return picked or None
+        if "I" not in valid or re.search(r"\bI\s+(?:think|would|believe|am|will)\b", head):
+            letters.discard("I")
+    if letters:
+        return letters & valid or None  # letters outside the options (a sixth letter) are unreadable, not a guess
+    by_text, _ = _text_matches(rest, options)
+    return by_text or None
 
 
 def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str] | None:

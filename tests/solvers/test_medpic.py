@@ -76,3 +76,18 @@ def test_render_prompt_is_pure_and_never_mentions_a_partner():
     assert cf.pair_id not in text
     single = render_prompt({**cf.model_dump(), "multi_select": False})
     assert "Select one option." in single
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("ANSWER: A (diphenhydramine) and C (atorvastatin)", "AC"),
+        ("ANSWER: B. Diphenhydramine would be fine here.", "B"),
+        ("Answer: E: None of the above", "E"),
+        ("Answer: Diphenhydramine and atorvastatin", "AC"),
+        ("Answer: I would avoid diphenhydramine", "A"),
+        ("Answer: Options B and D", "BD"),
+    ],
+)
+def test_letters_take_precedence_over_option_text(reply, expected):
+    assert parse_answer(reply, OPTIONS) == frozenset(expected)
