@@ -262,6 +262,9 @@ def render_vignette(rule: Rule, facts: PatientFacts, base: Base, negated: list[s
     else:
         parts.append(["No regular medications.", "Takes no regular medicines.", "Meds: none."][base.style])
     parts.extend(_renal_text(facts, base))
+    if facts.weight_kg is not None:
+        w = f"{facts.weight_kg:g}"
+        parts.append([f"Weight {w} kg.", f"Body weight: {w} kg.", f"Wt {w} kg."][base.style])
     parts.append(base.vitals)
     return " ".join(parts)
 

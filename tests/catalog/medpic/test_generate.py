@@ -91,3 +91,31 @@ def test_bad_question_file_names_file_question_and_field(tmp_path):
     path.write_text("\n".join(cf + [cf[0].replace(":activation", ":act2")]) + "\n")
     with pytest.raises(CatalogError, match="one activation and one deactivation"):
         load_questions(path)
+
+
+def test_rules_without_ranges_use_default_draws_on_the_right_side(tmp_path):
+    import yaml
+
+    rules = [
+        {"id": "my-renal", "medication": "examplamide", "drug_class": "example class", "population": "renal",
+         "trigger": [{"kind": "crcl", "op": "lt", "value": 30, "unit": "mL/min"}], "action": "avoid",
+         "rationale": "Accumulates when clearance is low.", "verification": "Test fixture rule, not clinical.",
+         "source": {"document": "Test fixture", "year": 2025, "section": "n/a"},
+         "organ_system": "renal", "department": "nephrology", "drug_category": "example",
+         "context": {"indication": ["a test indication"]}},
+        {"id": "my-weight", "medication": "weightamab", "drug_class": "other class", "population": "general",
+         "trigger": [{"kind": "weight", "op": "lt", "value": 50, "unit": "kg"}], "action": "adjust_dose",
+         "rationale": "Dose depends on body weight.", "verification": "Test fixture rule, not clinical.",
+         "source": {"document": "Test fixture", "year": 2025, "section": "n/a"},
+         "organ_system": "other", "department": "general_medicine", "drug_category": "example",
+         "context": {"indication": ["a test indication"]}},
+    ]
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump({"rules": rules}))
+    loaded = load_rules(path)
+    questions = generate(loaded)
+    assert self_check(questions, loaded) == []
+    renal = [q for q in questions if q.rule_id == "my-renal" and q.kind == "cf"]
+    assert {q.operation: q.patient.crcl < 30 for q in renal} == {"activation": True, "deactivation": False}
+    weight = [q for q in questions if q.rule_id == "my-weight" and q.kind == "cf"]
+    assert {q.operation: q.patient.weight_kg < 50 for q in weight} == {"activation": True, "deactivation": False}
