@@ -43,7 +43,8 @@ def _log_files(paths: str | Path | Sequence[str | Path]) -> list[str]:
 
 def medpic_rows(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     """One row per scored MedPIC sample and epoch: model, task, ids, kind, operation, pair, the six dimensions,
-    correct (0/1), parsed (bool) and, where the rationale judge ran, `mentions` and `retained_selection`.
+    correct (0/1), parsed (bool), `retained_selection` (wrong deactivation answers: the partner's gold kept) and,
+    where the rationale judge ran, `mentions`.
     Logs without the MedPIC scorer are skipped."""
     from inspect_ai.log import read_eval_log
 
@@ -60,6 +61,8 @@ def medpic_rows(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
             meta = sample.metadata or {}
             smeta = score.metadata or {}
             judged = (sample.scores or {}).get(RATIONALE_SCORER)
+            selected = sorted(smeta.get("parsed") or [])
+            wrong_deactivation = meta.get("operation") == "deactivation" and score.value not in ("C", 1, 1.0, True)
             mention = judged.value if judged is not None and isinstance(judged.value, (int, float)) and not math.isnan(judged.value) else None
             rows.append({
                 "model": log.eval.model, "task": log.eval.task, "log": str(path), "sample_id": str(sample.id), "epoch": sample.epoch,
@@ -70,7 +73,9 @@ def medpic_rows(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
                 "selected": ",".join(smeta.get("parsed") or []),
                 "catalog_sha256": meta.get("catalog_sha256"),
                 "mentions": mention,
-                "retained_selection": (judged.metadata or {}).get("retained_selection") if judged is not None else None,
+                # computed here, without the judge: a wrong deactivation answer that kept the partner's gold selection
+                "retained_selection": (bool(selected) and selected == sorted(meta.get("partner_answer") or []))
+                if wrong_deactivation else None,
             })
     return pd.DataFrame(rows)
 

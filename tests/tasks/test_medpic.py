@@ -79,6 +79,7 @@ def test_medpic_end_to_end_with_rationale_judge():
     assert table.loc[0, "gf_accuracy_lo"] <= table.loc[0, "gf_accuracy"] <= table.loc[0, "gf_accuracy_hi"]
     assert joint_outcomes(rows_df).loc[0, "trigger_only"] == len(deact)
     assert rationale_summary(rows_df).loc[0, "mention_rate"] == 1.0
+    assert rationale_summary(rows_df).loc[0, "retained_selection_rate"] == 1.0  # computed without the judge
 
 
 def test_gf_and_cf_wrappers_select_kinds():
