@@ -328,18 +328,54 @@ def write_report(paths: list[str], out_dir: str | Path, predictions: str | Path 
     """
     from clinical_cf.analysis import figures
     from clinical_cf.analysis.css import agent_lift
+    from clinical_cf.analysis.medpic import dimension_accuracy, medpic_rows, table_medpic
+    from clinical_cf.analysis.workflow import accuracy_by as workflow_accuracy_by
+    from clinical_cf.analysis.workflow import paired_tests as workflow_paired_tests
+    from clinical_cf.analysis.workflow import select_split as select_workflow_split
+    from clinical_cf.analysis.workflow import summary_table as workflow_summary
+    from clinical_cf.analysis.workflow import workflow_rows
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     loaded = load_css_rows(paths)
-    sens = sensitivity_rows([p for p, why in loaded.skipped if why.startswith("is not a CSS log")])
-    sens_logs = set(sens["log"]) if not sens.empty else set()
-    skipped = [(p, why) for p, why in loaded.skipped if p not in sens_logs]
+    other_suites = [p for p, why in loaded.skipped if why.startswith("is not a CSS log")]
+    sens = sensitivity_rows(other_suites)
+    med = medpic_rows(other_suites)
+    flow = workflow_rows(other_suites)
+    suite_logs = {str(p) for rows in (sens, med, flow) if not rows.empty for p in rows["log"]}
+    skipped = [(p, why) for p, why in loaded.skipped if str(p) not in suite_logs]
     blocks: list[Block] = [("h1", "Comparison report")]
     if skipped:
         blocks += [("h2", "Skipped logs"), ("list", [f"{p}: {why}" for p, why in skipped])]
-    if loaded.rows.empty and sens.empty:
-        blocks.append(("p", "No usable CSS or sensitivity logs."))
+    if loaded.rows.empty and sens.empty and med.empty and flow.empty:
+        blocks.append(("p", "No usable CSS, sensitivity, MedPIC or workflow logs."))
+    if not med.empty:
+        medpic_table = table_medpic(med)
+        medpic_table.to_csv(out / "medpic.csv", index=False)
+        by_info = dimension_accuracy(med, "patient_info_type", kind="cf")
+        by_info.to_csv(out / "medpic_cf_by_patient_info.csv", index=False)
+        blocks += [("h2", "MedPIC suite"),
+                   ("p", "Exact-set accuracy in %, 95% CIs from a rule-clustered bootstrap (2,000 resamples, seed 0); "
+                         "pair accuracy counts complete pairs with both members correct."),
+                   ("table", medpic_table),
+                   ("h3", "CF accuracy by patient-information type"),
+                   ("table", by_info)]
+    if not flow.empty:
+        tested = select_workflow_split(flow, "test")
+        flow_summary = workflow_summary(tested)
+        flow_variants = workflow_accuracy_by(tested, "variant")
+        flow_paired = workflow_paired_tests(tested)
+        for name, table in (("workflow_summary", flow_summary), ("workflow_by_variant", flow_variants),
+                            ("workflow_paired", flow_paired)):
+            table.to_csv(out / f"{name}.csv", index=False)
+        blocks += [("h2", "Workflow escalation suite (test split)"),
+                   ("p", "Per model and condition: decision accuracy, utility at 5:1 and 10:1, missed and unnecessary "
+                         "escalation, ECE (10 bins) and failure AUROC; 95% CIs resample seeds."),
+                   ("table", flow_summary),
+                   ("h3", "Accuracy by variant"),
+                   ("table", flow_variants),
+                   ("h3", "Clean vs perturbed, paired by seed (exact sign test, Holm-corrected)"),
+                   ("table", flow_paired)]
     if not sens.empty:
         profile = table_sensitivity(sens)
         profile.to_csv(out / "sensitivity_profile.csv", index=False)

@@ -11,4 +11,8 @@ from clinical_cf.tasks.css_agent.css_agent import css_agent
 from clinical_cf.tasks.css_agent_family_d.css_agent_family_d import css_agent_family_d
 from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_agent_observation
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+from clinical_cf.tasks.workflow.workflow import workflow
+from clinical_cf.tasks.medpic.medpic import medpic
+from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
+from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
 from clinical_cf.providers.gguf import GGUFModelAPI

@@ -9,6 +9,7 @@
     clinical-cf schema css-case                 print the case JSON Schema
     clinical-cf report LOGS... --out DIR        CSS comparison report (Tables 2-4, cross-judge) over many logs
     clinical-cf annotate export LOGS... --out D blinded human-validation sheet; `annotate import` scores it
+    clinical-cf workflow-controller LOGS... [--out DIR]  workflow suite: detectors, tuned controller, lexical OOV audit
     clinical-cf export register [--interface-change]  inspect_evals Register eval.yaml per suite (register/)
     clinical-cf export dataset --suite S --out D      a suite's data as JSONL plus a dataset card
     clinical-cf export lm-eval --out DIR              lm-evaluation-harness tasks for the suites that fit it
@@ -35,7 +36,7 @@ def _catalog_default() -> Path:
 
 
 def _validate_catalog(path: Path) -> int:
-    """Validate an intervention or observation-perturbation catalog; return its entry count."""
+    """Validate any pre-registered catalog (dispatching on its top-level key); return its entry count."""
     import yaml
 
     from clinical_cf.catalog.css.interventions import load_catalog
@@ -51,6 +52,18 @@ def _validate_catalog(path: Path) -> int:
         return len(load_perturbations(path)[0])
     if isinstance(raw, dict) and "perturbations" in raw:
         return len(load_observations(path))
+    if isinstance(raw, dict) and "rules" in raw:
+        from clinical_cf.catalog.medpic.rules import load_rules
+
+        return len(load_rules(path))
+    if isinstance(raw, dict) and "seeds" in raw:
+        from clinical_cf.catalog.workflow.seeds import load_seeds
+
+        return len(load_seeds(path))
+    if isinstance(raw, dict) and "concepts" in raw:
+        from clinical_cf.analysis.workflow_controller import load_audit
+
+        return len(load_audit(path))
     if isinstance(raw, dict) and "predictions" in raw:
         from clinical_cf.catalog.css.predictions import load_predictions
 
@@ -295,6 +308,15 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--key", required=True)
     imp.add_argument("--out", required=True)
     imp.set_defaults(func=_cmd_annotate_import)
+
+    from clinical_cf.analysis.workflow_controller import build_parser as workflow_controller_parser
+    from clinical_cf.analysis.workflow_controller import run_args as workflow_controller_run
+
+    controller = sub.add_parser(
+        "workflow-controller", help="post-hoc workflow-aware controller, detector P/R and lexical OOV audit over workflow logs"
+    )
+    workflow_controller_parser(controller)
+    controller.set_defaults(func=workflow_controller_run)
 
     exports = sub.add_parser("export", help="plug into other harnesses and loaders").add_subparsers(dest="action", required=True)
     register = exports.add_parser("register", help="inspect_evals Register eval.yaml per suite, versioned N-X")

@@ -49,6 +49,8 @@ class Suite:
     """The module that regenerates `data` deterministically."""
     breakdown: str
     """Sample metadata field the dataset card counts samples by."""
+    records_need_lock: bool = False
+    """The task refuses a user records file without a `<file>.lock` (it is itself the pre-registered catalog)."""
 
     @property
     def comparability_files(self) -> tuple[Path, ...]:
@@ -153,7 +155,84 @@ SENSITIVITY = Suite(
     breakdown="type",
 )
 
-SUITES: dict[str, Suite] = {s.name: s for s in (CSS, SENSITIVITY)}
+def _episode_model() -> type[BaseModel]:
+    from clinical_cf.catalog.workflow.episodes import Episode
+
+    return Episode
+
+
+def _episode_loader() -> Callable[[Path], list[Any]]:
+    from clinical_cf.catalog.workflow.episodes import load_episodes
+
+    return load_episodes
+
+
+WORKFLOW = Suite(
+    name="workflow",
+    title="Workflow escalation: actions under missing, stale, conflicting and late information",
+    description=(
+        "Synthetic workflow episodes (documentation update, evidence retrieval, patient messaging, triage "
+        "handoff) in clean, missing, stale, conflict and late-risk variants; the model chooses ANSWER, "
+        "ASK_CLARIFICATION, ABSTAIN or ESCALATE with a stated confidence. Decision accuracy, a 5:1 "
+        "cost-sensitive utility, missed and unnecessary escalation, ECE and failure AUROC, and a post-hoc "
+        "workflow-aware controller with a lexical out-of-vocabulary audit."
+    ),
+    source="Auditing Escalation Reliability in Healthcare LLM Agents (Zheng et al. 2026)",
+    arxiv="https://arxiv.org/abs/2610.21270",
+    tags=("Medical", "Counterfactual", "Agent", "Calibration"),
+    tasks=("workflow",),
+    main_task="workflow",
+    records="episodes",
+    data=CATALOG_DIR / "workflow" / "episodes.jsonl",
+    record_model=_episode_model,
+    record_id="id",
+    load_records=_episode_loader,
+    data_arg="episodes",
+    catalogs=(CATALOG_DIR / "workflow" / "seeds.yaml",),
+    generator="clinical_cf.catalog.workflow.assemble",
+    breakdown="variant",
+    records_need_lock=True,
+)
+
+def _question_model() -> type[BaseModel]:
+    from clinical_cf.catalog.medpic.questions import Question
+
+    return Question
+
+
+def _question_loader() -> Callable[[Path], list[Any]]:
+    from clinical_cf.catalog.medpic.questions import load_questions
+
+    return load_questions
+
+
+MEDPIC = Suite(
+    name="medpic",
+    title="MedPIC: counterfactual sensitivity to patient information in medication-safety reasoning",
+    description=(
+        "Multiple-choice medication-safety questions generated from sourced rules (AGS Beers 2023, pregnancy "
+        "and lactation labelling, the KIDs List, renal dosing thresholds): guideline-following questions and "
+        "counterfactual pairs that change only the rule-relevant patient information, so the rule activates "
+        "or deactivates. Exact set match; GF, CF, activation, deactivation and pair accuracy with "
+        "rule-clustered bootstrap CIs."
+    ),
+    source="Evaluating Counterfactual Sensitivity to Patient Information in Medication-Safety Reasoning (MedPIC-Bench, 2026)",
+    arxiv="https://arxiv.org/abs/2608.03028",
+    tags=("Medical", "Counterfactual", "Multiple-choice"),
+    tasks=("medpic", "medpic_gf", "medpic_cf"),
+    main_task="medpic",
+    records="questions",
+    data=CATALOG_DIR / "medpic" / "questions.jsonl",
+    record_model=_question_model,
+    record_id="id",
+    load_records=_question_loader,
+    data_arg="questions",
+    catalogs=(CATALOG_DIR / "medpic" / "rules.yaml",),
+    generator="clinical_cf.catalog.medpic.generate",
+    breakdown="kind",
+)
+
+SUITES: dict[str, Suite] = {s.name: s for s in (CSS, SENSITIVITY, MEDPIC, WORKFLOW)}
 
 
 def get_suite(name: str) -> Suite:

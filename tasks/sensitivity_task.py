@@ -19,7 +19,7 @@ from clinical_cf.solvers.sensitivity import candidate_distributions
 
 
 def build_sensitivity_task(
-    types: str = "surface,clinical_semantic,background,conflicting_result,timeline",
+    types: str | list[str] = "surface,clinical_semantic,background,conflicting_result,timeline",
     vignettes: str | None = None,
     perturbations: str | None = None,
     allow_unregistered: bool = False,
@@ -40,7 +40,9 @@ def build_sensitivity_task(
         baseline_cache: Share the unperturbed arm across a vignette's perturbations.
         json_schema: Send the distribution's JSON Schema as `response_schema`.
     """
-    wanted = {t.strip() for t in types.split(",") if t.strip()}
+    # `-T types=surface,timeline` arrives as a list (Inspect splits unquoted commas); a string works too.
+    parts = types if isinstance(types, (list, tuple)) else str(types).split(",")
+    wanted = {str(t).strip() for t in parts if str(t).strip()}
     path = resolve_user_path(perturbations) if perturbations else PERTURBATIONS_PATH
     lock = check_lock(path, allow_unregistered=allow_unregistered)
     items, tolerance = load_perturbations(path)

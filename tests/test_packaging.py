@@ -69,8 +69,10 @@ def test_wheel_contains_the_checkout_byte_for_byte(wheel, tmp_path):
             target = target_root / source.relative_to(source_root)
             assert target.exists(), f"{target} missing from wheel"
             assert filecmp.cmp(source, target, shallow=False), f"{target} differs from {source}"
-    for data in ("interventions.yaml", "interventions.lock", "lexicon.yaml"):
-        assert f"clinical_cf/catalog/css/{data}" in names
+    # Every catalog, lock and generated data file ships (package-data patterns per data package).
+    for pattern in ("*.yaml", "*.jsonl", "*.lock"):
+        for data in (ROOT / "catalog").rglob(pattern):
+            assert f"clinical_cf/catalog/{data.relative_to(ROOT / 'catalog').as_posix()}" in names, f"{data} missing from wheel"
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     with zipfile.ZipFile(wheel) as zf:
         text = zf.read(entry).decode()

@@ -27,6 +27,7 @@ import yaml
 from inspect_ai.dataset import Sample
 from pydantic import BaseModel
 
+from clinical_cf.catalog.lock import write_lock
 from clinical_cf.suites import Suite, create_task
 
 SAMPLES_FILE = "samples.jsonl"
@@ -238,6 +239,9 @@ def export_dataset(suite: Suite, out: Path) -> dict[str, Path]:
     records = suite.load_records()(suite.data)
     records_path = out / f"{suite.records}.jsonl"
     _write_jsonl(records_path, [r.model_dump(mode="json") for r in records])
+    if suite.records_need_lock:
+        # The task treats a records file as a catalog: the export registers it as exported.
+        write_lock(records_path)
     samples = [sample_record(s) for s in create_task(suite.main_task).dataset]
     samples_path = out / SAMPLES_FILE
     _write_jsonl(samples_path, samples)

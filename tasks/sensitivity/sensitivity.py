@@ -14,7 +14,7 @@ from clinical_cf.tasks.sensitivity_task import build_sensitivity_task
 
 @task
 def sensitivity(
-    types: str = "surface,clinical_semantic,background,conflicting_result,timeline",
+    types: str | list[str] = "surface,clinical_semantic,background,conflicting_result,timeline",
     vignettes: str | None = None,
     perturbations: str | None = None,
     allow_unregistered: bool = False,

@@ -189,3 +189,38 @@ def test_sensitivity_logs_get_their_profile(tmp_path):
     profile = pd.read_csv(out / "sensitivity_profile.csv").set_index("type")
     assert profile.loc["surface", "consistency"] == 1.0 and profile.loc["background", "consistency"] == 0.0
     assert "Skipped logs" not in (out / "report.md").read_text()
+
+
+def test_medpic_and_workflow_logs_get_their_sections(tmp_path):
+    import pandas as pd
+
+    from clinical_cf.tasks.medpic.medpic import medpic
+    from clinical_cf.tasks.workflow.workflow import workflow
+
+    def always_none(prompt: str) -> str:
+        # Picks "None of the above" whatever it is lettered: right on deactivation members only.
+        letter = next(line[0] for line in prompt.splitlines() if line[1:3] in (". ", ") ") and "None of the above" in line)
+        return f"No rule applies here.\nANSWER: {letter}"
+
+    def escalate_on_later_message(prompt: str) -> str:
+        action = "ESCALATE" if "Later message" in prompt or "Update from the ward" in prompt else "ANSWER"
+        return f'{{"action": "{action}", "confidence": 0.7, "reason": "-"}}'
+
+    logs = tmp_path / "logs"
+    eval(medpic(kinds="cf"), model=MockModel("mockllm/model", always_none).model, display="none", log_dir=str(logs))
+    eval(workflow(split="test", task_class="triage_handoff"), model=MockModel("mockllm/model", escalate_on_later_message).model,
+         display="none", log_dir=str(logs))
+    out = tmp_path / "report"
+    assert main(["report", str(logs), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "## MedPIC suite" in text and "## Workflow escalation suite (test split)" in text
+    assert "Skipped logs" not in text
+
+    medpic_table = pd.read_csv(out / "medpic.csv")
+    # Every deactivation member right, every activation member wrong: no complete pair correct.
+    assert medpic_table.loc[0, "deactivation"].startswith("100") and medpic_table.loc[0, "activation"].startswith("0")
+    assert medpic_table.loc[0, "pair"].startswith("0")
+    flow = pd.read_csv(out / "workflow_by_variant.csv").set_index("variant")
+    assert flow.loc["clean", "accuracy"] == 1.0 and flow.loc["late_risk", "accuracy"] == 1.0
+    assert flow.loc["missing", "accuracy"] == 0.0
+    assert (out / "workflow_summary.csv").exists() and (out / "workflow_paired.csv").exists()

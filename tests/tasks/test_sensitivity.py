@@ -24,3 +24,9 @@ def test_profile_of_a_model_blind_to_background():
     sample = log.samples[0]
     assert sample.store["SensitivityArms"]["baseline"]["logprob_note"]  # mockllm returns no logprobs
     assert sample.scores["direction_consistency"].metadata["distribution"] == "verbalised"
+
+
+def test_types_as_inspect_passes_an_unquoted_comma_list():
+    # `-T types=surface,timeline` reaches the task as a list.
+    task = sensitivity(types=["surface", "timeline"])
+    assert {s.metadata["type"] for s in task.dataset} == {"surface", "timeline"}
