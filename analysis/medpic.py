@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from clinical_cf.analysis.stats import cluster_bootstrap_ci
+from clinical_cf.analysis.tables import markdown_table
 from clinical_cf.catalog.medpic.questions import DIMENSIONS
 from clinical_cf.scorers.medpic import summarise
 
@@ -217,9 +218,6 @@ def medpic_report_table(paths: str | Path | Sequence[str | Path], n_resamples: i
         return pd.DataFrame(), "(no MedPIC logs)"
     summary = medpic_summary(rows, n_resamples=n_resamples, seed=seed)
     display = table_medpic(rows, n_resamples=n_resamples, seed=seed)
-    header = list(display.columns)
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in display.itertuples(index=False)]
     note = ("\n\nPercentages with 95 % cluster-bootstrap CIs (the rule is the cluster). Pair: both members of a "
             "linked CF pair correct. GF−CF gap in percentage points.")
-    return summary, "\n".join(lines) + note
+    return summary, markdown_table(display) + note

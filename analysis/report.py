@@ -30,6 +30,7 @@ from clinical_cf.analysis.stats import (
     tuples_for_power,
     verdict_kappa,
 )
+from clinical_cf.analysis.tables import markdown_table
 
 JUDGE_SCORES = ("judge_direction", "agent_judge_direction")
 COLUMNS = {
@@ -259,18 +260,6 @@ def table_paired(rows: pd.DataFrame, delta: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _md(table: pd.DataFrame) -> str:
-    if table.empty:
-        return "(no rows)"
-    shown = table.copy()
-    for col in shown.select_dtypes("number").columns:
-        shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}" if not float(v).is_integer() else f"{int(v)}")
-    header = "| " + " | ".join(shown.columns) + " |"
-    rule = "| " + " | ".join("---" for _ in shown.columns) + " |"
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in shown.itertuples(index=False)]
-    return "\n".join([header, rule, *body])
-
-
 Block = tuple[str, object]
 """("h1" | "h2" | "h3" | "p" | "list", text or items), ("table", DataFrame) or ("img", Path)."""
 
@@ -285,7 +274,7 @@ def _render_md(blocks: list[Block], out: Path) -> str:
         elif kind == "list":
             lines += [f"- {item}" for item in value] + [""]  # type: ignore[union-attr]
         elif kind == "table":
-            lines += [_md(value), ""]  # type: ignore[arg-type]
+            lines += [markdown_table(value), ""]  # type: ignore[arg-type]
         elif kind == "img":
             path = Path(value)  # type: ignore[arg-type]
             lines += [f"![{path.stem}]({path.relative_to(out)})", ""]

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from clinical_cf.analysis.stats import cluster_bootstrap_ci, holm, mcnemar_exact, paired_difference
+from clinical_cf.analysis.tables import markdown_table
 from clinical_cf.scorers.workflow import ECE_BINS, expected_calibration_error, utility
 
 SCORER = "workflow_action"
@@ -270,17 +271,6 @@ def select_split(rows: pd.DataFrame, split: str | None = "test") -> pd.DataFrame
     return rows[rows["split"] == split]
 
 
-def _md(table: pd.DataFrame) -> str:
-    if table.empty:
-        return "(no rows)"
-    shown = table.copy()
-    for col in shown.select_dtypes("number").columns:
-        shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}" if not float(v).is_integer() else f"{int(v)}")
-    header = "| " + " | ".join(map(str, shown.columns)) + " |"
-    rule = "| " + " | ".join("---" for _ in shown.columns) + " |"
-    return "\n".join([header, rule, *("| " + " | ".join(map(str, r)) + " |" for r in shown.itertuples(index=False))])
-
-
 def workflow_report_table(paths: Sequence[str | Path], split: str | None = "test", n_resamples: int = 2000) -> tuple[pd.DataFrame, str]:
     """For the comparison report: the per-model summary on the test split (or all rows) and its markdown.
 
@@ -298,9 +288,9 @@ def workflow_report_table(paths: Sequence[str | Path], split: str | None = "test
     by_variant = accuracy_by(rows, "variant", n_resamples)
     tests = paired_tests(rows, n_resamples)
     md = "\n\n".join([
-        "### Workflow escalation (seed 004)", _md(shown),
-        "Accuracy by variant (seed-clustered 95% CI):", _md(by_variant),
-        "Clean vs perturbed, seed-level sign test, Holm-corrected:", _md(tests),
+        "### Workflow escalation (seed 004)", markdown_table(shown),
+        "Accuracy by variant (seed-clustered 95% CI):", markdown_table(by_variant),
+        "Clean vs perturbed, seed-level sign test, Holm-corrected:", markdown_table(tests),
     ])
     return summary, md
 
@@ -319,6 +309,6 @@ def write_tables(paths: Sequence[str | Path], out_dir: str | Path, split: str | 
         table.to_csv(out / f"workflow_{name}.csv", index=False)
     md = ["# Workflow escalation results", ""]
     for name in ("summary", "by_variant", "by_task_class", "paired_tests", "condition_effect", "late_risk_updates"):
-        md += [f"## {name.replace('_', ' ')}", "", _md(tables[name]), ""]
+        md += [f"## {name.replace('_', ' ')}", "", markdown_table(tables[name]), ""]
     (out / "workflow.md").write_text("\n".join(md), encoding="utf-8")
     return out / "workflow.md"

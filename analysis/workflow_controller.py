@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from clinical_cf.analysis.tables import markdown_table
 from clinical_cf.catalog.loading import load_entries
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
@@ -388,12 +389,6 @@ def oov_audit(path: str | Path = LEXICAL_AUDIT_PATH) -> tuple[pd.DataFrame, pd.D
 
 # ------------------------------------------------------------------ CLI
 
-def _md(table: pd.DataFrame) -> str:
-    from clinical_cf.analysis.workflow import _md as md
-
-    return md(table)
-
-
 def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 5.0, audit: str | Path = LEXICAL_AUDIT_PATH,
         n_resamples: int = 2000) -> str:
     """Detectors, controller and OOV audit over workflow logs; writes tables to `out` when given; returns markdown."""
@@ -409,10 +404,10 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
     md = "\n\n".join([
         "# Workflow-aware controller (post hoc)",
         f"Cost ratio {cost_ratio:g}:1; tuned on dev, evaluated on test.",
-        "## Detector precision / recall (in-benchmark)", _md(detectors),
-        "## Controller", _md(controller.drop(columns=["params"], errors="ignore")),
-        "## Cross-task transfer (tuned on the other classes' dev episodes)", _md(transfer.drop(columns=["params"], errors="ignore")),
-        "## Lexical OOV audit (trigger vs unseen paraphrase)", _md(audit_summary),
+        "## Detector precision / recall (in-benchmark)", markdown_table(detectors),
+        "## Controller", markdown_table(controller.drop(columns=["params"], errors="ignore")),
+        "## Cross-task transfer (tuned on the other classes' dev episodes)", markdown_table(transfer.drop(columns=["params"], errors="ignore")),
+        "## Lexical OOV audit (trigger vs unseen paraphrase)", markdown_table(audit_summary),
     ])
     if out is not None:
         out = Path(out)

@@ -9,6 +9,7 @@ from before and after are no longer comparable (see `clinical_cf.exports.registe
 from __future__ import annotations
 
 import hashlib
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -38,10 +39,11 @@ class Suite:
     """File name of the suite's source records in a dataset export (cases, vignettes, ...)."""
     data: Path
     """The bundled generated records."""
-    record_model: Callable[[], type[BaseModel]]
+    schema: str
+    """`module:Class` of the records' pydantic schema (imported on use, so the table stays cheap to import)."""
     record_id: str
-    load_records: Callable[[], Callable[[Path], list[Any]]]
-    """A loader that validates a records file against the suite's schema (errors name file, entry, field)."""
+    loader: str
+    """`module:function` validating a records file against the schema (errors name file, entry, field)."""
     data_arg: str
     """The main task's argument that takes a user records file."""
     catalogs: tuple[Path, ...]
@@ -51,6 +53,12 @@ class Suite:
     """Sample metadata field the dataset card counts samples by."""
     records_need_lock: bool = False
     """The task refuses a user records file without a `<file>.lock` (it is itself the pre-registered catalog)."""
+
+    def record_model(self) -> type[BaseModel]:
+        return _resolve(self.schema)
+
+    def load_records(self) -> Callable[[Path], list[Any]]:
+        return _resolve(self.loader)
 
     @property
     def comparability_files(self) -> tuple[Path, ...]:
@@ -67,35 +75,16 @@ class Suite:
         return {_display_path(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in self.comparability_files}
 
 
+def _resolve(reference: str) -> Any:
+    module, name = reference.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def _display_path(path: Path) -> str:
     """`catalog/...` for bundled files (the same in a checkout and an install), the path itself otherwise."""
     if path.resolve().is_relative_to(CATALOG_DIR):
         return f"catalog/{path.resolve().relative_to(CATALOG_DIR).as_posix()}"
     return str(path)
-
-
-def _case_model() -> type[BaseModel]:
-    from clinical_cf.catalog.css.schema import Case
-
-    return Case
-
-
-def _case_loader() -> Callable[[Path], list[Any]]:
-    from clinical_cf.catalog.css.schema import load_cases
-
-    return load_cases
-
-
-def _vignette_model() -> type[BaseModel]:
-    from clinical_cf.catalog.sensitivity.vignettes import Vignette
-
-    return Vignette
-
-
-def _vignette_loader() -> Callable[[Path], list[Any]]:
-    from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
-
-    return load_vignettes
 
 
 CSS = Suite(
@@ -117,9 +106,9 @@ CSS = Suite(
     main_task="css",
     records="cases",
     data=CATALOG_DIR / "css" / "cases.jsonl",
-    record_model=_case_model,
+    schema="clinical_cf.catalog.css.schema:Case",
     record_id="case_id",
-    load_records=_case_loader,
+    loader="clinical_cf.catalog.css.schema:load_cases",
     data_arg="cases",
     catalogs=(
         CATALOG_DIR / "css" / "interventions.yaml",
@@ -146,25 +135,14 @@ SENSITIVITY = Suite(
     main_task="sensitivity",
     records="vignettes",
     data=CATALOG_DIR / "sensitivity" / "vignettes.jsonl",
-    record_model=_vignette_model,
+    schema="clinical_cf.catalog.sensitivity.vignettes:Vignette",
     record_id="vignette_id",
-    load_records=_vignette_loader,
+    loader="clinical_cf.catalog.sensitivity.vignettes:load_vignettes",
     data_arg="vignettes",
     catalogs=(CATALOG_DIR / "sensitivity" / "perturbations.yaml",),
     generator="clinical_cf.catalog.sensitivity.vignettes",
     breakdown="type",
 )
-
-def _episode_model() -> type[BaseModel]:
-    from clinical_cf.catalog.workflow.episodes import Episode
-
-    return Episode
-
-
-def _episode_loader() -> Callable[[Path], list[Any]]:
-    from clinical_cf.catalog.workflow.episodes import load_episodes
-
-    return load_episodes
 
 
 WORKFLOW = Suite(
@@ -184,26 +162,15 @@ WORKFLOW = Suite(
     main_task="workflow",
     records="episodes",
     data=CATALOG_DIR / "workflow" / "episodes.jsonl",
-    record_model=_episode_model,
+    schema="clinical_cf.catalog.workflow.episodes:Episode",
     record_id="id",
-    load_records=_episode_loader,
+    loader="clinical_cf.catalog.workflow.episodes:load_episodes",
     data_arg="episodes",
     catalogs=(CATALOG_DIR / "workflow" / "seeds.yaml",),
     generator="clinical_cf.catalog.workflow.assemble",
     breakdown="variant",
     records_need_lock=True,
 )
-
-def _question_model() -> type[BaseModel]:
-    from clinical_cf.catalog.medpic.questions import Question
-
-    return Question
-
-
-def _question_loader() -> Callable[[Path], list[Any]]:
-    from clinical_cf.catalog.medpic.questions import load_questions
-
-    return load_questions
 
 
 MEDPIC = Suite(
@@ -223,9 +190,9 @@ MEDPIC = Suite(
     main_task="medpic",
     records="questions",
     data=CATALOG_DIR / "medpic" / "questions.jsonl",
-    record_model=_question_model,
+    schema="clinical_cf.catalog.medpic.questions:Question",
     record_id="id",
-    load_records=_question_loader,
+    loader="clinical_cf.catalog.medpic.questions:load_questions",
     data_arg="questions",
     catalogs=(CATALOG_DIR / "medpic" / "rules.yaml",),
     generator="clinical_cf.catalog.medpic.generate",
