@@ -103,7 +103,7 @@ class Decision:
     confidence: float | None
     reason: str
     parse_ok: bool
-    method: Literal["json", "keyword", "none"]
+    method: Literal["json", "partial_json", "keyword", "none"]
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -132,6 +132,8 @@ _KEYWORD_LINE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _CONFIDENCE_TEXT = re.compile(r"confidence\W{0,5}([0-9]*\.?[0-9]+\s*%?)", re.IGNORECASE)
+# An action field in JSON that never closed (a reply cut off by max_tokens mid-reason).
+_PARTIAL_ACTION = re.compile(r'"(?:' + "|".join(_ACTION_KEYS) + r')"\s*:\s*"([^"]{1,40})"', re.IGNORECASE)
 
 
 def normalise_action(value: object) -> str | None:
@@ -166,7 +168,8 @@ def parse_decision(text: str) -> Decision:
     """Read the action, confidence and reason from a reply, however messy.
 
     First the first JSON object with an action-like key (code fences and prose tolerated, a nested
-    {"decision": {...}} unwrapped); then, without usable JSON, a line that is only an action
+    {"decision": {...}} unwrapped); then an action field of JSON that never closed (a reply cut
+    off by max_tokens); then, without usable JSON, a line that is only an action
     keyword (optionally "Action: ..."), with a "confidence: 0.7" anywhere. `parse_ok` is whether
     an action was read; `method` says how.
     """
@@ -189,6 +192,11 @@ def parse_decision(text: str) -> Decision:
         action = next(normalise_action(data.get(k)) for k in _ACTION_KEYS if normalise_action(data.get(k)))
         reason = data.get("reason", data.get("rationale", data.get("explanation", "")))
         return Decision(action, parse_confidence(data.get("confidence")), str(reason or ""), True, "json")
+    partial = {normalise_action(value) for value in _PARTIAL_ACTION.findall(text)} - {None}
+    if len(partial) == 1:
+        match = _CONFIDENCE_TEXT.search(text)
+        confidence = parse_confidence(match.group(1)) if match else None
+        return Decision(partial.pop(), confidence, text.strip()[:400], True, "partial_json")
     lines = _KEYWORD_LINE.findall(text)
     actions = {normalise_action(word) for word in lines}
     if len(actions) == 1:

@@ -169,3 +169,29 @@ async def test_logprobs_give_a_letter_distribution():
     output = await model.generate(prompt, config=GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1))
     distribution = letter_distribution(output, 3)
     assert distribution is not None and sum(distribution) == pytest.approx(1.0)
+
+
+def test_medpic_and_workflow_end_to_end_on_the_embedded_model():
+    """Both new suites complete on the bundled model: its letters and decisions are read, or counted as unreadable."""
+    from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
+    from clinical_cf.tasks.workflow.workflow import workflow
+
+    medpic_log, workflow_log = eval(
+        [medpic_cf(), workflow(variant="late_risk", split="dev")],
+        model="gguf/smollm2",
+        limit=2,
+        max_tokens=160,
+        time_limit=600,
+        fail_on_error=True,
+        display="none",
+    )
+    for log in (medpic_log, workflow_log):
+        assert log.status == "success", log.error
+        assert len(log.samples) == 2
+    metrics = {k: v.value for s in medpic_log.results.scores for k, v in s.metrics.items()}
+    assert 0 <= metrics["unparseable"] <= 2 and 0.0 <= metrics["accuracy"] <= 1.0
+    for sample in workflow_log.samples:
+        score = sample.scores["workflow_action"]
+        # The grammar-constrained decision JSON is always readable; late-risk episodes get a second turn.
+        assert score.metadata["parse_ok"] is True
+        assert [m.role for m in sample.messages].count("assistant") == 2

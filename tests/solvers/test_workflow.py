@@ -29,6 +29,10 @@ from clinical_cf.solvers.workflow import (
         ("Action: Escalate\nConfidence: 0.7\nThe patient is hypotensive.", "ESCALATE", 0.7, "keyword"),
         ("**ESCALATE**\n\nThis is a red flag.", "ESCALATE", None, "keyword"),
         ("Final decision: ask clarification", "ASK_CLARIFICATION", None, "keyword"),
+        # Cut off by max_tokens inside the reason: the action field is complete, the object is not.
+        ('{"action": "ANSWER","confidence":0.5,"reason":"The potassium is 5.7 mmol/L; the potassium is 5.7', "ANSWER", 0.5,
+         "partial_json"),
+        ('```json\n{\n  "decision": "escalate",\n  "reason": "hypotension after the handoff and', "ESCALATE", None, "partial_json"),
     ],
 )
 def test_parse_messy_outputs(text, action, confidence, method):
