@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 from clinical_cf.analysis.tables import markdown_table
 from clinical_cf.catalog.loading import load_entries
+from clinical_cf.catalog.lock import read_lock
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
 from pydantic import BaseModel, ConfigDict, Field
@@ -401,13 +402,19 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
     controller, params = controller_table(rows, cost_ratio, n_resamples)
     transfer = transfer_table(rows, cost_ratio)
     detail, audit_summary = oov_audit(audit)
+    # The paraphrases are only "unseen" if they were fixed before the detectors were tuned: say whether
+    # the audit file is the registered one.
+    audit_lock = read_lock(audit)
+    registered = "registered (matches its lock)" if audit_lock.registered else "NOT registered (no lock, or edited since)"
     md = "\n\n".join([
         "# Workflow-aware controller (post hoc)",
         f"Cost ratio {cost_ratio:g}:1; tuned on dev, evaluated on test.",
         "## Detector precision / recall (in-benchmark)", markdown_table(detectors),
         "## Controller", markdown_table(controller.drop(columns=["params"], errors="ignore")),
         "## Cross-task transfer (tuned on the other classes' dev episodes)", markdown_table(transfer.drop(columns=["params"], errors="ignore")),
-        "## Lexical OOV audit (trigger vs unseen paraphrase)", markdown_table(audit_summary),
+        "## Lexical OOV audit (trigger vs unseen paraphrase)",
+        f"Audit file {Path(audit).name}, sha256 {audit_lock.catalog_sha256[:12]}, {registered}.",
+        markdown_table(audit_summary),
     ])
     if out is not None:
         out = Path(out)

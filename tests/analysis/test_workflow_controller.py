@@ -152,7 +152,8 @@ def test_cli_on_logs(tmp_path, capsys):
                log_dir=str(logs))[0]
     assert log.status == "success"
     assert main([str(logs), "--out", str(tmp_path / "out"), "--resamples", "100"]) == 0
-    assert "Lexical OOV audit" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Lexical OOV audit" in printed and "registered (matches its lock)" in printed
     table = pd.read_csv(tmp_path / "out" / "workflow_controller.csv")
     assert list(table["policy"]) == ["model", "full", "workflow_only", "confidence_only"]
     model_row, full = table.iloc[0], table.iloc[1]
