@@ -178,6 +178,20 @@ def table_cross_judge(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return table, note
 
 
+def logs_by_suite(paths: list[str]) -> dict[str, list[str]]:
+    """Route logs to their suite's reader by the `suite` each task records, reading headers only."""
+    from inspect_ai.log import read_eval_log
+
+    routed: dict[str, list[str]] = {}
+    for path in paths:
+        try:
+            suite = (read_eval_log(path, header_only=True).eval.metadata or {}).get("suite")
+        except Exception:  # noqa: BLE001 - an unreadable log is listed as skipped by the caller
+            continue
+        routed.setdefault(str(suite), []).append(path)
+    return routed
+
+
 def sensitivity_rows(paths: list[str]) -> pd.DataFrame:
     """Per-pair rows from sensitivity logs (scorer `direction_consistency`); other logs are ignored here."""
     from inspect_ai.log import read_eval_log
@@ -327,10 +341,10 @@ def write_report(paths: list[str], out_dir: str | Path, predictions: str | Path 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     loaded = load_css_rows(paths)
-    other_suites = [p for p, why in loaded.skipped if why.startswith("is not a CSS log")]
-    sens = sensitivity_rows(other_suites)
-    med = medpic_rows(other_suites)
-    flow = workflow_rows(other_suites)
+    by_suite = logs_by_suite([p for p, why in loaded.skipped if why.startswith("is not a CSS log")])
+    sens = sensitivity_rows(by_suite.get("sensitivity", []))
+    med = medpic_rows(by_suite.get("medpic", []))
+    flow = workflow_rows(by_suite.get("workflow", []))
     suite_logs = {str(p) for rows in (sens, med, flow) if not rows.empty for p in rows["log"]}
     skipped = [(p, why) for p, why in loaded.skipped if str(p) not in suite_logs]
     blocks: list[Block] = [("h1", "Comparison report")]
