@@ -93,7 +93,7 @@ def _commit() -> str | None:
 
 def _type_name(schema: dict[str, Any]) -> str:
     if "anyOf" in schema:
-        return " | ".join(_type_name(s) for s in schema["anyOf"])
+        return " or ".join(_type_name(s) for s in schema["anyOf"])
     if "enum" in schema:
         return "one of " + ", ".join(repr(v) for v in schema["enum"])
     if "const" in schema:

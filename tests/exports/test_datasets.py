@@ -22,7 +22,7 @@ def comparable(sample, provenance=True):
 
 
 @pytest.mark.parametrize("name", sorted(SUITES))
-def test_export_round_trip(tmp_path, name):
+def test_export_round_trip(tmp_path, name, monkeypatch):
     suite = SUITES[name]
     files = export_dataset(suite, tmp_path)
 
@@ -41,6 +41,14 @@ def test_export_round_trip(tmp_path, name):
         comparable(s, provenance=False) for s in create_task(suite.main_task).dataset
     ]
 
+    # A lab's own loader: Hugging Face datasets reads both files (no network: the json builder is local).
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    import datasets
+
+    for path, rows in ((files["samples"], len(original)), (files["records"], len(bundled))):
+        loaded = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=str(tmp_path / "hf"))
+        assert loaded.num_rows == rows
+
     manifest = json.loads(files["manifest"].read_text())
     assert manifest["fingerprint"] == suite.fingerprint()
     for file, sha in manifest["files"].items():
@@ -48,6 +56,7 @@ def test_export_round_trip(tmp_path, name):
 
     card = files["card"].read_text()
     assert card.startswith("---\nlicense: apache-2.0\n")
+    assert " | null |" not in card  # union types must not break the markdown table
     for needed in ("## Fields", "## Intended use", "## Limitations", "not clinically validated",
                    suite.fingerprint(), f"| `{suite.records}.jsonl` | {len(bundled)} |", f"| `samples.jsonl` | {len(original)} |"):
         assert needed in card
