@@ -126,10 +126,12 @@ def _sample_fields(records: list[dict[str, Any]]) -> str:
     rows.append("| `target` | string or list | the reference (expected change, gold answer or reference action) |")
     if "choices" in first:
         rows.append("| `choices` | list of string | answer options |")
-    for key in first["metadata"]:
-        value = first["metadata"][key]
-        kind = type(value).__name__ if value is not None else "null"
-        rows.append(f"| `metadata.{key}` | {kind} | |")
+    kinds: dict[str, set[str]] = {}
+    for record in records:
+        for key, value in record["metadata"].items():
+            kinds.setdefault(key, set()).add("null" if value is None else type(value).__name__)
+    for key, names in kinds.items():
+        rows.append(f"| `metadata.{key}` | {' or '.join(sorted(names))} | |")
     return "\n".join(rows)
 
 
