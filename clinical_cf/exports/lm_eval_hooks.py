@@ -44,7 +44,10 @@ def process_medpic(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     """Exact set match of the parsed option letters, as the Inspect scorer does."""
     from clinical_cf.scorers.medpic import parse_answer
 
-    parsed = parse_answer(results[0], doc["options"])
+    # lm-eval loads the JSONL through pyarrow, which gives every row the union of option letters
+    # (missing ones as None) when questions have different numbers of options.
+    options = {letter: text for letter, text in doc["options"].items() if text is not None}
+    parsed = parse_answer(results[0], options)
     correct = parsed is not None and sorted(parsed) == sorted(doc["answer"])
     kind, operation = doc["kind"], doc.get("operation")
     return {

@@ -69,6 +69,10 @@ def test_process_medpic_scores_like_the_inspect_scorer():
     assert right["pair_accuracy"] == ("p1", True) and right["parse_rate"] == 1.0
     wrong = process_medpic(doc, ["ANSWER: A"])
     assert wrong["accuracy"] == 0.0 and wrong["deactivation_accuracy"] is None
+    # As pyarrow hands it over when another question has a sixth option.
+    padded = {**doc, "options": {**doc["options"], "F": None}}
+    assert process_medpic(padded, ["ANSWER: A, C"])["accuracy"] == 1.0
+    assert process_medpic(padded, ["ANSWER: F"])["parse_rate"] == 0.0
     unparsed = process_medpic(doc, ["I cannot say."])
     assert unparsed["accuracy"] == 0.0 and unparsed["parse_rate"] == 0.0
 
