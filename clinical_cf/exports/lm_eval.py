@@ -80,14 +80,9 @@ def medpic_docs() -> list[dict[str, Any]]:
     ]
 
 
-def render_transcript(messages: list[Any]) -> str:
-    """Chat messages as one prompt: the system text first, then each turn under its role."""
-    parts = []
-    for message in messages:
-        role = message.role if hasattr(message, "role") else message["role"]
-        text = message.text if hasattr(message, "text") else message["content"]
-        parts.append(text if role == "system" else f"[{role}]\n{text}")
-    return "\n\n".join(parts)
+def render_transcript(messages: list[dict[str, str]]) -> str:
+    """Role/content messages as one prompt: the system text first, then each turn under its role."""
+    return "\n\n".join(m["content"] if m["role"] == "system" else f"[{m['role']}]\n{m['content']}" for m in messages)
 
 
 def workflow_docs(condition: str, cost_ratio: float = 5.0) -> list[dict[str, Any]]:
