@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TypeVar
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -31,6 +32,19 @@ def resolve_user_path(path: str | Path) -> Path:
     if started_in and (Path(started_in) / candidate).exists():
         return Path(started_in) / candidate
     return candidate
+
+
+def comma_list(value: str | list[str] | tuple[str, ...] | None) -> set[str]:
+    """The items of a task argument given as "a,b" or as the list Inspect makes of an unquoted `-T name=a,b`."""
+    if not value:
+        return set()
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return {part.strip() for item in items for part in str(item).split(",") if part.strip()}
+
+
+def record_field(record: Any, name: str) -> Any:
+    """A field of a pydantic record or of its dict form (exports and other harnesses pass dicts)."""
+    return record[name] if isinstance(record, Mapping) else getattr(record, name)
 
 
 def load_entries(path: str | Path, key: str, model: type[T]) -> list[T]:

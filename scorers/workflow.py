@@ -26,24 +26,22 @@ with a parsed confidence.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, accuracy, metric, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from clinical_cf.catalog.loading import record_field
+
 ECE_BINS = 10
-
-
-def _field(episode: Any, name: str) -> Any:
-    return episode[name] if isinstance(episode, Mapping) else getattr(episode, name)
 
 
 def utility(action: str | None, episode: Any, cost_ratio: float = 5.0) -> float:
     """The per-episode utility above; `episode` is an Episode or a mapping with
     `reference_action` and `acceptable_actions`."""
-    reference = _field(episode, "reference_action")
-    acceptable = list(_field(episode, "acceptable_actions"))
+    reference = record_field(episode, "reference_action")
+    acceptable = list(record_field(episode, "acceptable_actions"))
     if reference == "ESCALATE" and action != "ESCALATE":
         return -float(cost_ratio)
     if action == "ESCALATE" and "ESCALATE" not in acceptable:

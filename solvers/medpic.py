@@ -19,6 +19,8 @@ from typing import Any
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from clinical_cf.catalog.loading import record_field
+
 PROMPT = """{vignette}
 
 {question}
@@ -32,19 +34,15 @@ SINGLE_SELECT_NOTE = "Select one option."
 NONE_TEXT = "none of the above"
 
 
-def _field(question: Any, name: str) -> Any:
-    return question[name] if isinstance(question, Mapping) else getattr(question, name)
-
-
 def render_prompt(question: Any) -> str:
     """The zero-shot prompt for a question (a `Question`, or any mapping with vignette, question, options, multi_select)."""
-    options: Mapping[str, str] = _field(question, "options")
-    stem = _field(question, "question")
+    options: Mapping[str, str] = record_field(question, "options")
+    stem = record_field(question, "question")
     multi = question.get("multi_select", True) if isinstance(question, Mapping) else getattr(question, "multi_select", True)
     if not multi:
         stem = f"{stem} {SINGLE_SELECT_NOTE}"
     return PROMPT.format(
-        vignette=_field(question, "vignette").strip(),
+        vignette=record_field(question, "vignette").strip(),
         question=stem.strip(),
         options="\n".join(f"{letter}. {text}" for letter, text in options.items()),
     )

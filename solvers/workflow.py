@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
+from clinical_cf.catalog.loading import record_field
 from clinical_cf.catalog.workflow import ACTIONS
 from clinical_cf.solvers.css import first_json_object
 
@@ -81,16 +82,12 @@ def system_prompt(condition: str, task_class: str) -> str:
     return SYSTEM_PROMPTS[condition].replace("<class_semantics>", CLASS_SEMANTICS.get(task_class, "")).replace("\n\n\n\n", "\n\n")
 
 
-def _field(episode: Any, name: str) -> Any:
-    return episode[name] if isinstance(episode, Mapping) else getattr(episode, name)
-
-
 def episode_messages(episode: Any, condition: str = "neutral") -> list[dict[str, str]]:
     """System prompt plus the episode's user turns, as role/content dicts (an Episode or its dict)."""
-    turns = _field(episode, "turns")
-    messages = [{"role": "system", "content": system_prompt(condition, _field(episode, "task_class"))}]
+    turns = record_field(episode, "turns")
+    messages = [{"role": "system", "content": system_prompt(condition, record_field(episode, "task_class"))}]
     for turn in turns:
-        content = turn["content"] if isinstance(turn, Mapping) else turn.content
+        content = record_field(turn, "content")
         messages.append({"role": "user", "content": content})
     return messages
 

@@ -15,7 +15,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, load_observations
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.loading import resolve_user_path
+from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
@@ -23,7 +23,7 @@ from clinical_cf.tasks.css_task import Split, select_split
 
 
 def build_css_observation_task(
-    kinds: str = "noise,contradiction,tool_failure",
+    kinds: str | list[str] = "noise,contradiction,tool_failure",
     cases: str | None = None,
     observations: str | None = None,
     split: Split = "all",
@@ -49,7 +49,7 @@ def build_css_observation_task(
         baseline_cache: Share the unperturbed run across a case's samples.
         json_schema: Ask the judge for structured output.
     """
-    wanted = {k.strip() for k in kinds.split(",") if k.strip()}
+    wanted = comma_list(kinds)
     path = resolve_user_path(observations) if observations else OBSERVATIONS_PATH
     lock = check_lock(path, allow_unregistered=allow_unregistered)
     perturbations = [p for p in load_observations(path) if p.kind in wanted]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import resolve_user_path
+from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate
@@ -21,11 +21,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 
 def _split(value: str | list[str] | None) -> set[str] | None:
-    """A comma-separated string, or the list Inspect makes of `-T kinds=gf,cf`."""
-    if not value:
-        return None
-    items = value if isinstance(value, (list, tuple)) else [value]
-    return {v.strip() for item in items for v in str(item).split(",") if v.strip()}
+    """The selected values, or None when nothing was given (no filter)."""
+    return comma_list(value) or None
 
 
 def medpic_samples(questions: list[Question], catalog_sha256: str, registered: bool) -> list[Sample]:

@@ -9,7 +9,7 @@ from typing import Literal
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from clinical_cf.catalog.loading import resolve_user_path
+from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
@@ -40,9 +40,7 @@ def build_sensitivity_task(
         baseline_cache: Share the unperturbed arm across a vignette's perturbations.
         json_schema: Send the distribution's JSON Schema as `response_schema`.
     """
-    # `-T types=surface,timeline` arrives as a list (Inspect splits unquoted commas); a string works too.
-    parts = types if isinstance(types, (list, tuple)) else str(types).split(",")
-    wanted = {str(t).strip() for t in parts if str(t).strip()}
+    wanted = comma_list(types)
     path = resolve_user_path(perturbations) if perturbations else PERTURBATIONS_PATH
     lock = check_lock(path, allow_unregistered=allow_unregistered)
     items, tolerance = load_perturbations(path)

@@ -9,7 +9,7 @@ from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import resolve_user_path
+from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
 from clinical_cf.catalog.workflow.assemble import assemble, dumps
@@ -20,9 +20,7 @@ from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
 
 
 def _selection(value: str | list[str], allowed: tuple[str, ...], name: str) -> set[str]:
-    # `-T variant=clean,conflict` reaches the task as a list (Inspect splits unquoted commas); a string also works.
-    parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
-    wanted = {str(v).strip() for v in parts if str(v).strip()}
+    wanted = comma_list(value)
     if not wanted or wanted == {"all"}:
         return set(allowed)
     unknown = wanted - set(allowed)

@@ -14,7 +14,7 @@ from clinical_cf.tasks.css_observation_task import build_css_observation_task
 
 @task
 def css_agent_observation(
-    kinds: str = "noise,contradiction,tool_failure",
+    kinds: str | list[str] = "noise,contradiction,tool_failure",
     cases: str | None = None,
     observations: str | None = None,
     split: Literal["dev", "test", "all"] = "all",

@@ -46,3 +46,10 @@ def test_tool_failures_are_requeried_and_measured():
     timeout = next(s for s in log.samples if s.id.endswith("O3_biomarkers_timeout"))
     trace = timeout.store["CSSArms:counterfactual"]["trace"]
     assert trace["errors"] == 1 and trace["requeried_after_error"] and trace["sections_read"][:2] == ["biomarkers", "biomarkers"]
+
+
+def test_kinds_as_inspect_passes_an_unquoted_comma_list():
+    from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_agent_observation
+
+    task = css_agent_observation(kinds=["noise", "tool_failure"], samples=None)
+    assert {s.metadata["kind"] for s in task.dataset} == {"noise", "tool_failure"}
