@@ -1,10 +1,12 @@
 """Expand cases x applicable interventions into scored tuples.
 
 Mirrors the CSS paper's Table 1: a tuple is *eligible* when the applicability filter
-passes; it is dropped as a *no-op* when the mutation leaves the packet unchanged, and as
+passes; it is dropped as a *no-op* when the mutation leaves the packet unchanged, as
 *incoherent* when the mutated record breaks a coherence rule (dates out of order, a
-stage that disagrees with metastatic status, ...). Only the rest are *scored*. Every
-drop is counted per intervention, never silent.
+stage that disagrees with metastatic status, ...), and as *residue* when a line of the
+counterfactual packet still asserts or presupposes the original fact (see
+`catalog.css.residue`; `residue="keep"` scores them and flags them instead). Only the rest
+are *scored*. Every drop is counted per intervention, never silent.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from pydantic import ValidationError
 
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import MutationError, Packet, apply_regex, apply_structured_ops, render_case, render_mutated
+from clinical_cf.catalog.css.residue import ResidueHit, find_residue
 from clinical_cf.catalog.css.schema import Case
 
 MutationMode = Literal["regex", "structured"]
+ResidueMode = Literal["drop", "keep"]
 
 
 @dataclass(frozen=True)
@@ -29,10 +33,15 @@ class CSSTuple:
     intervention: Intervention
     baseline: Packet
     counterfactual: Packet
+    residue: tuple[ResidueHit, ...] = ()
 
     @property
     def id(self) -> str:
         return f"{self.case.case_id}:{self.intervention.id}"
+
+    @property
+    def verdict(self) -> Literal["complete", "residue"]:
+        return "residue" if self.residue else "complete"
 
 
 @dataclass
@@ -41,8 +50,10 @@ class InterventionCounts:
     eligible: int = 0
     noop: int = 0
     incoherent: int = 0
+    residue: int = 0
     scored: int = 0
     incoherent_reasons: list[str] = field(default_factory=list)
+    residue_lines: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -50,12 +61,18 @@ class Expansion:
     tuples: list[CSSTuple]
     counts: dict[str, InterventionCounts]
     mode: MutationMode
+    residue_mode: ResidueMode = "drop"
+    dropped: list[CSSTuple] = field(default_factory=list)
+    """Tuples dropped for residue, kept for `catalog summary --show` and the benchmark."""
 
     def summary(self) -> dict[str, dict[str, int | str]]:
-        """Per-intervention counts, suitable for task metadata and the CLI table."""
-        return {
-            iid: {k: v for k, v in asdict(c).items() if k != "incoherent_reasons"} for iid, c in self.counts.items()
-        }
+        """Per-intervention counts, suitable for task metadata and the CLI table.
+
+        `residue` counts tuples with residue: dropped (not in `scored`) under
+        residue="drop", scored and flagged under residue="keep".
+        """
+        hidden = ("incoherent_reasons", "residue_lines")
+        return {iid: {k: v for k, v in asdict(c).items() if k not in hidden} for iid, c in self.counts.items()}
 
 
 def coherence_problems(case: Case) -> list[str]:
@@ -111,12 +128,16 @@ def expand_tuples(
     mode: MutationMode = "regex",
     scale: float = 1.0,
     families: Iterable[str] | None = None,
+    residue: ResidueMode = "drop",
 ) -> Expansion:
     """Expand cases into tuples for the selected families, counting every drop."""
+    if residue not in ("drop", "keep"):
+        raise ValueError(f"residue must be 'drop' or 'keep', not {residue!r}")
     wanted = set(families) if families is not None else None
     interventions = [i for i in catalog.interventions if wanted is None or i.family in wanted]
     counts = {i.id: InterventionCounts(family=i.family) for i in interventions}
     tuples: list[CSSTuple] = []
+    dropped: list[CSSTuple] = []
     for case in cases:
         baseline: Packet | None = None
         for intervention in interventions:
@@ -144,9 +165,17 @@ def expand_tuples(
             if counterfactual == baseline:
                 count.noop += 1
                 continue
+            hits = tuple(find_residue(counterfactual.sections, intervention, case.board_date))
+            result = CSSTuple(case, intervention, baseline, counterfactual, hits)
+            if hits:
+                count.residue += 1
+                count.residue_lines.extend(f"{case.case_id} [{h.section}] {h.line}" for h in hits)
+                if residue == "drop":
+                    dropped.append(result)
+                    continue
             count.scored += 1
-            tuples.append(CSSTuple(case, intervention, baseline, counterfactual))
-    return Expansion(tuples, counts, mode)
+            tuples.append(result)
+    return Expansion(tuples, counts, mode, residue, dropped)
 
 
 def mode_differences(cases: list[Case], catalog: Catalog, families: Iterable[str] | None = None) -> dict[str, int]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName
 from clinical_cf.catalog.errors import CatalogError, validation_errors
@@ -112,6 +112,11 @@ class ReplaceOp(_Strict):
     pattern: str
     replacement: str
     sections: list[SectionName] | None = None
+    since: str | None = Field(
+        default=None,
+        description="A name under `dates`: only chart entries dated on or after it (or undated) are edited, "
+        "so a note written before the injected event keeps what was true then.",
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -126,6 +131,7 @@ class DeleteOp(_Strict):
     op: Literal["delete"]
     pattern: str
     sections: list[SectionName] | None = None
+    since: str | None = Field(default=None, description="As for `replace`.")
 
     @field_validator("pattern")
     @classmethod
@@ -165,7 +171,67 @@ class ReorderOp(_Strict):
         return value
 
 
-MutationOp = Annotated[Union[ReplaceOp, DeleteOp, InsertOp, ReorderOp], Field(discriminator="op")]
+class NeutralisePlansOp(_Strict):
+    """Remove written plans that presuppose the original fact.
+
+    A sentence is a plan when it carries a plan cue ("plan", "recommend", "to start",
+    "candidate for", "for adjuvant ...") and it is removed when a term of one of the named
+    implications matches in it. The plan is what the model under test is asked to write,
+    so removing a stale one is clinically correct; dated history ("completed adjuvant
+    trastuzumab 2019") carries no plan cue and stays, for the residue check to catch.
+    """
+
+    op: Literal["neutralise_plans"]
+    implications: list[str] = Field(min_length=1)
+    sections: list[SectionName] | None = None
+    since: str | None = Field(default=None, description="As for `replace`.")
+
+
+class ReformatDatesOp(_Strict):
+    """Rewrite every date, in whatever form it is written, in another form (see `catalog.css.dates`)."""
+
+    op: Literal["reformat_dates"]
+
+
+MutationOp = Annotated[
+    Union[ReplaceOp, DeleteOp, InsertOp, ReorderOp, NeutralisePlansOp, ReformatDatesOp], Field(discriminator="op")
+]
+
+ResidueKind = Literal["status", "agent", "intent", "timing", "staging", "history"]
+
+
+class ResidueTerm(_Strict):
+    """One way a packet can still assert or presuppose a fact.
+
+    Kinds: `status` (the fact stated), `agent` (a drug that presupposes it), `intent` (a
+    plan or treatment intent that presupposes it), `timing` (peri-operative or sequence
+    words), `staging` (pathologic or clinical staging that implies it), `history` (a
+    treatment-history statement).
+    """
+
+    kind: ResidueKind
+    pattern: str
+    negatable: bool = Field(
+        default=True,
+        description="A negation cue in the same clause ('no', 'not', 'without', 'not indicated' ...) cancels "
+        "the match. False for terms that are themselves negative statements ('no prior therapy').",
+    )
+    unless: str | None = Field(default=None, description="Regex: a clause matching it is not residue.")
+
+    @field_validator("pattern", "unless")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            _compile(value)
+        return value
+
+
+class Implication(_Strict):
+    """What in a chart asserts or presupposes one clinical fact."""
+
+    fact: str = Field(min_length=3)
+    rationale: str = Field(min_length=10)
+    terms: list[ResidueTerm] = Field(min_length=1)
 
 
 class StructuredOp(_Strict):
@@ -193,9 +259,30 @@ class Intervention(_Strict):
     source: str = Field(min_length=3)
     dates: dict[str, int] = Field(default_factory=dict, description="Template name -> days relative to the board date.")
     values: dict[str, list[ConditionalValue]] = Field(default_factory=dict)
+    residue: list[str] = Field(
+        default_factory=list,
+        description="Names under the catalog's `implications`: what would still assert or presuppose the "
+        "original fact after the edit. The whole counterfactual packet is scanned for them.",
+    )
+    residue_since: str | None = Field(
+        default=None,
+        description="A name under `dates`: chart entries dated before it are history written before the "
+        "injected event and are not scanned.",
+    )
+    edit_instruction: str | None = Field(
+        default=None,
+        min_length=20,
+        description="The pre-registered instruction an `editor` model role receives to make this edit.",
+    )
+    _implications: dict[str, Implication] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _templates_resolve(self) -> "Intervention":
+        for name, field in [(self.residue_since, "residue_since")] + [
+            (op.since, f"mutation[{i}].since") for i, op in enumerate(self.mutation) if hasattr(op, "since")
+        ]:
+            if name is not None and name not in self.dates:
+                raise ValueError(f"{field}: '{name}' is not a name under 'dates' (known: {', '.join(self.dates) or 'none'})")
         known = {"board_date", *self.dates, *self.values}
         for field, text in self._templates():
             for _, name, _, _ in string.Formatter().parse(text):
@@ -224,6 +311,23 @@ class Intervention(_Strict):
                     out.append((f"structured[{i}].params.{key}", val))
         return out
 
+    def implication(self, name: str) -> Implication:
+        """A residue implication this intervention names, resolved through its catalog."""
+        try:
+            return self._implications[name]
+        except KeyError:
+            raise KeyError(
+                f"intervention '{self.id}': implication '{name}' is not resolved; load the intervention through its catalog"
+            ) from None
+
+    def implication_names(self) -> list[str]:
+        """Every implication the intervention refers to (its residue and its plan neutralisation)."""
+        names = list(self.residue)
+        for op in self.mutation:
+            if isinstance(op, NeutralisePlansOp):
+                names.extend(n for n in op.implications if n not in names)
+        return names
+
     def expected_change_for(self, case: Case) -> str:
         return self.expected_change.format_map(self.template_values(case))
 
@@ -242,7 +346,21 @@ class Catalog(_Strict):
     name: str
     description: str
     scoring_rule: str = Field(min_length=10, description="Default {0, 0.5, 1} rule the judge sees.")
+    implications: dict[str, Implication] = Field(
+        default_factory=dict, description="Residue vocabulary: fact name -> what in a chart asserts or presupposes it."
+    )
     interventions: list[Intervention] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _resolve_implications(self) -> "Catalog":
+        for item in self.interventions:
+            for name in item.implication_names():
+                if name not in self.implications:
+                    raise ValueError(
+                        f"intervention '{item.id}': unknown implication '{name}' (known: {', '.join(self.implications) or 'none'})"
+                    )
+            item._implications = {n: self.implications[n] for n in item.implication_names()}
+        return self
 
     def by_id(self, intervention_id: str) -> Intervention:
         for item in self.interventions:

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Callable
 
-from clinical_cf.catalog.css.interventions import DeleteOp, InsertOp, Intervention, ReorderOp, ReplaceOp
+from clinical_cf.catalog.css.dates import entry_dates, reformat_dates
+from clinical_cf.catalog.css.interventions import (
+    DeleteOp,
+    InsertOp,
+    Intervention,
+    NeutralisePlansOp,
+    ReformatDatesOp,
+    ReorderOp,
+    ReplaceOp,
+)
 from clinical_cf.catalog.css.schema import (
     SECTIONS,
     Biomarker,
@@ -56,14 +65,78 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
         if isinstance(op, ReplaceOp | DeleteOp):
             pattern = re.compile(op.pattern)
             replacement = _fill(op.replacement, values) if isinstance(op, ReplaceOp) else ""
+            since = _since(case, intervention, op.since)
             for name in op.sections or SECTIONS:
                 if name in sections:
-                    sections[name] = pattern.sub(replacement, sections[name])
+                    sections[name] = _edit_lines(sections[name], since, lambda text: pattern.sub(replacement, text))
+        elif isinstance(op, NeutralisePlansOp):
+            since = _since(case, intervention, op.since)
+            implications = [intervention.implication(n) for n in op.implications]
+            for name in op.sections or SECTIONS:
+                if name in sections:
+                    sections[name] = _edit_lines(sections[name], since, lambda text: neutralise_plans(text, implications))
+        elif isinstance(op, ReformatDatesOp):
+            sections = {name: reformat_dates(text) for name, text in sections.items()}
         elif isinstance(op, InsertOp):
             sections[op.section] = _insert(sections.get(op.section, ""), op, _fill(op.text, values))
         elif isinstance(op, ReorderOp):
             order = tuple(op.order)
     return Packet({k: _tidy(v, packet.sections.get(k, "")) for k, v in sections.items()}, order)
+
+
+def _since(case: Case, intervention: Intervention, name: str | None) -> date | None:
+    return None if name is None else case.board_date + timedelta(days=intervention.dates[name])
+
+
+def _edit_lines(text: str, since: date | None, edit: Callable[[str], str]) -> str:
+    """Apply `edit` to the whole section, or, with `since`, to each line of an entry dated on/after it."""
+    if since is None:
+        return edit(text)
+    lines = text.split("\n")
+    return "\n".join(
+        edit(line) if when is None or when >= since else line for line, when in zip(lines, entry_dates(text))
+    )
+
+
+PLAN_CUE = re.compile(
+    r"(?i)(?:\b(?:plan(?:s|ned|ning)?|recommend\w*|propos\w*|suggest\w*|advis\w*|intend\w*|"
+    r"will (?:start|begin|receive|proceed|continue|get|undergo|need)|"
+    r"to (?:start|begin|commence|initiate|receive|proceed|continue|undergo|be started)|"
+    r"candidate for|eligible for|consider\w*|favou?r\w*|"
+    r"for (?:adjuvant|neoadjuvant|definitive|curative|first[- ]line|1L|perioperative|surgery|resection|upfront)|"
+    r"scheduled|booked|next steps?|board (?:decision|recommendation|consensus)|going forward|offer\w*|"
+    r"discuss\w* (?:re|regarding|about)?\s*(?:starting|adjuvant|neoadjuvant))\b|\bA/P\b|\bP:|->|=>|→)"
+)
+PLAN_HEADING = re.compile(
+    r"(?i)^\W*(?:(?:assessment (?:and|&) )?plan|a/p|impression (?:and|&) plan|recommendations?|proposed (?:plan|management)|"
+    r"mdt (?:outcome|recommendation)|board (?:recommendation|outcome)s?|next steps?)\W*$"
+)
+SENTENCE = re.compile(r"[^.;!?\n]*(?:(?<=\d)\.(?=\d)[^.;!?\n]*)*[.;!?]?")
+
+
+def neutralise_plans(text: str, implications: list) -> str:
+    """Delete plan sentences that presuppose an implication (see `NeutralisePlansOp`)."""
+    from clinical_cf.catalog.css.residue import implication_hits
+
+    out = []
+    in_plan = False  # lines under a "Plan:" / "Recommendations" heading are plan lines
+    for line in text.split("\n"):
+        if PLAN_HEADING.match(line):
+            in_plan = True
+            out.append(line)
+            continue
+        if not line.strip() or (line.strip().endswith(":") and not line.startswith((" ", "\t", "-", "*"))):
+            in_plan = False
+        kept = []
+        for m in SENTENCE.finditer(line):
+            sentence = m.group(0)
+            if not sentence:
+                continue
+            if (in_plan or PLAN_CUE.search(sentence)) and any(implication_hits(i, sentence) for i in implications):
+                continue
+            kept.append(sentence)
+        out.append("".join(kept))
+    return "\n".join(out)
 
 
 def _insert(section: str, op: InsertOp, text: str) -> str:

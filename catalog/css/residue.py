@@ -1,0 +1,116 @@
+"""Residue: what in a counterfactual packet still asserts or presupposes the original fact.
+
+An edit that changes a fact in one place while another sentence still asserts it, or a
+written plan still presupposes it (trastuzumab after a HER2-negative flip, "adjuvant
+planning" after the resection was removed), yields a chart a careful reader treats as a
+data-entry error. Such a tuple cannot be scored as if the model ignored the change. Each
+intervention names, in the catalog, the implications of the original fact (a typed
+vocabulary: status, agent, intent, timing, staging, history); after the edit every line of
+all ten sections is scanned for them.
+
+A match is cancelled by a negation cue in its own clause ("no trastuzumab", "HER2-directed
+therapy not indicated") unless the term is itself a negative statement ("no prior
+systemic therapy"), and by the term's own `unless` pattern. Chart entries dated before the
+intervention's `residue_since` date were written before the injected event and are history,
+not residue.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import lru_cache
+
+from clinical_cf.catalog.css.dates import entry_dates
+from clinical_cf.catalog.css.interventions import Implication, Intervention, ResidueTerm
+from clinical_cf.catalog.css.schema import SECTIONS
+
+NEGATION = re.compile(
+    r"(?i)(?:\b(?:no|not|non|without|never|neither|nor|negative for|free of|ruled out|instead of|rather than|"
+    r"avoid(?:ed|s|ing)?|contraindicat\w*|ineligible|inappropriate|no indication|n/a|absence of|absent)\b|\bnon-)"
+)
+POST_NEGATION = re.compile(
+    r"(?i)^[^.;\n]{0,40}?\b(?:not (?:indicated|recommended|appropriate|advised|warranted|a candidate|eligible|an option|"
+    r"offered|planned|given|pursued|required|needed)|contraindicated|ruled out|excluded|inappropriate)\b"
+)
+CLAUSE_BOUNDARY = re.compile(r"[;|\n()\[\]]|[.,](?!\d)|\s[-–]\s|:\s")
+
+
+@dataclass(frozen=True)
+class ResidueHit:
+    """One line of a counterfactual packet that still asserts or presupposes the original fact."""
+
+    section: str
+    line: str
+    implication: str
+    kind: str
+    match: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"section": self.section, "line": self.line, "implication": self.implication, "kind": self.kind, "match": self.match}
+
+
+@lru_cache(maxsize=2048)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _clause_bounds(line: str, start: int, end: int) -> tuple[int, int]:
+    """Start of the clause a match begins in, and end of the clause it ends in."""
+    left = 0
+    for b in CLAUSE_BOUNDARY.finditer(line, 0, start):
+        left = b.end()
+    right_match = CLAUSE_BOUNDARY.search(line, end)
+    right = right_match.start() if right_match else len(line)
+    return left, right
+
+
+def term_matches(term: ResidueTerm, line: str) -> list[str]:
+    """The matches of `term` in one line that are not cancelled by negation or `unless`."""
+    out = []
+    for m in _compiled(term.pattern).finditer(line):
+        left, right = _clause_bounds(line, m.start(), m.end())
+        before = line[left : m.end()]
+        after = line[m.end() : max(right, m.end())]
+        if term.negatable and (NEGATION.search(before) or POST_NEGATION.search(after)):
+            continue
+        if term.unless and _compiled(term.unless).search(line[left:right]):
+            continue
+        out.append(m.group(0))
+    return out
+
+
+def implication_hits(implication: Implication, line: str) -> list[tuple[ResidueTerm, str]]:
+    return [(term, hit) for term in implication.terms for hit in term_matches(term, line)]
+
+
+def scanned_lines(sections: dict[str, str], since: date | None = None) -> list[tuple[str, str]]:
+    """(section, line) pairs to scan: every line, except those in entries dated before `since`."""
+    out = []
+    for name in SECTIONS:
+        text = sections.get(name, "")
+        lines = text.split("\n")
+        dated = entry_dates(text) if since is not None else [None] * len(lines)
+        for line, when in zip(lines, dated):
+            if line.strip() and (since is None or when is None or when >= since):
+                out.append((name, line))
+    return out
+
+
+def residue_since(intervention: Intervention, board_date: date) -> date | None:
+    if intervention.residue_since is None:
+        return None
+    return board_date + timedelta(days=intervention.dates[intervention.residue_since])
+
+
+def find_residue(sections: dict[str, str], intervention: Intervention, board_date: date) -> list[ResidueHit]:
+    """Every line of the packet that still asserts or presupposes what the intervention changed."""
+    hits: list[ResidueHit] = []
+    since = residue_since(intervention, board_date)
+    for section, line in scanned_lines(sections, since):
+        for name in intervention.residue:
+            for term, match in implication_hits(intervention.implication(name), line):
+                hits.append(ResidueHit(section, line.strip(), name, term.kind, match))
+                break  # one hit per implication and line is enough to name the line
+    return hits
