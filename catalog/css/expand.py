@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import MutationError, Packet, apply_regex, apply_structured_ops, render_case, render_mutated
-from clinical_cf.catalog.css.residue import ResidueHit, find_residue
+from clinical_cf.catalog.css.residue import ResidueHit, find_residue, implication_hits
 from clinical_cf.catalog.css.schema import Case
 
 MutationMode = Literal["regex", "structured"]
@@ -104,6 +104,26 @@ def coherence_problems(case: Case) -> list[str]:
     return problems
 
 
+def history_presupposes(case: Case, intervention: Intervention) -> list[str]:
+    """Treatment lines of the mutated record that presuppose what the intervention negated.
+
+    A HER2-negative record whose history holds trastuzumab, or an ER-negative one on
+    letrozole, is incoherent: no re-rendering repairs a history. Structured mode drops such
+    tuples as incoherent; regex mode finds the same lines as residue.
+    """
+    if case.record is None:
+        return []
+    problems = []
+    for line in case.record.treatment_lines:
+        text = f"{line.regimen} ({line.setting})"
+        for name in intervention.residue:
+            implication = intervention.implication(name)
+            if any(term.kind in ("agent", "history") for term, _ in implication_hits(implication, text)):
+                problems.append(f"treatment history presupposes {implication.fact}: {line.regimen}")
+                break
+    return problems
+
+
 def _baseline(case: Case, mode: MutationMode, scale: float) -> Packet:
     if mode == "structured" or scale != 1.0:
         return render_case(case, scale=scale)
@@ -116,7 +136,7 @@ def _structured_counterfactual(case: Case, intervention: Intervention, scale: fl
         mutated = apply_structured_ops(case, intervention)
     except ValidationError as ex:
         return None, "; ".join(e["msg"] for e in ex.errors())
-    problems = coherence_problems(mutated)
+    problems = coherence_problems(mutated) + history_presupposes(mutated, intervention)
     if problems:
         return None, "; ".join(problems)
     return render_mutated(mutated, intervention, scale), None

@@ -187,6 +187,20 @@ class NeutralisePlansOp(_Strict):
     since: str | None = Field(default=None, description="As for `replace`.")
 
 
+class DeleteStatementsOp(_Strict):
+    """Delete every sentence (or table row) in which a term of the named implications matches.
+
+    For facts whose every mention must go with the edit (a removed resection takes its
+    margins, nodal counts and post-operative visits with it). Run targeted rewrites first:
+    what they turn into a negated or planned form no longer matches.
+    """
+
+    op: Literal["delete_statements"]
+    implications: list[str] = Field(min_length=1)
+    sections: list[SectionName] | None = None
+    since: str | None = Field(default=None, description="As for `replace`.")
+
+
 class ReformatDatesOp(_Strict):
     """Rewrite every date, in whatever form it is written, in another form (see `catalog.css.dates`)."""
 
@@ -194,7 +208,8 @@ class ReformatDatesOp(_Strict):
 
 
 MutationOp = Annotated[
-    Union[ReplaceOp, DeleteOp, InsertOp, ReorderOp, NeutralisePlansOp, ReformatDatesOp], Field(discriminator="op")
+    Union[ReplaceOp, DeleteOp, InsertOp, ReorderOp, NeutralisePlansOp, DeleteStatementsOp, ReformatDatesOp],
+    Field(discriminator="op"),
 ]
 
 ResidueKind = Literal["status", "agent", "intent", "timing", "staging", "history"]
@@ -324,7 +339,7 @@ class Intervention(_Strict):
         """Every implication the intervention refers to (its residue and its plan neutralisation)."""
         names = list(self.residue)
         for op in self.mutation:
-            if isinstance(op, NeutralisePlansOp):
+            if isinstance(op, NeutralisePlansOp | DeleteStatementsOp):
                 names.extend(n for n in op.implications if n not in names)
         return names
 

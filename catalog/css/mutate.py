@@ -17,6 +17,7 @@ from typing import Any, Callable
 from clinical_cf.catalog.css.dates import entry_dates, reformat_dates
 from clinical_cf.catalog.css.interventions import (
     DeleteOp,
+    DeleteStatementsOp,
     InsertOp,
     Intervention,
     NeutralisePlansOp,
@@ -69,12 +70,15 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
             for name in op.sections or SECTIONS:
                 if name in sections:
                     sections[name] = _edit_lines(sections[name], since, lambda text: pattern.sub(replacement, text))
-        elif isinstance(op, NeutralisePlansOp):
+        elif isinstance(op, NeutralisePlansOp | DeleteStatementsOp):
             since = _since(case, intervention, op.since)
             implications = [intervention.implication(n) for n in op.implications]
+            plans_only = isinstance(op, NeutralisePlansOp)
             for name in op.sections or SECTIONS:
                 if name in sections:
-                    sections[name] = _edit_lines(sections[name], since, lambda text: neutralise_plans(text, implications))
+                    sections[name] = _edit_lines(
+                        sections[name], since, lambda text: neutralise_plans(text, implications, plans_only)
+                    )
         elif isinstance(op, ReformatDatesOp):
             sections = {name: reformat_dates(text) for name, text in sections.items()}
         elif isinstance(op, InsertOp):
@@ -105,37 +109,84 @@ PLAN_CUE = re.compile(
     r"candidate for|eligible for|consider\w*|favou?r\w*|"
     r"for (?:adjuvant|neoadjuvant|definitive|curative|first[- ]line|1L|perioperative|surgery|resection|upfront)|"
     r"scheduled|booked|next steps?|board (?:decision|recommendation|consensus)|going forward|offer\w*|"
-    r"discuss\w* (?:re|regarding|about)?\s*(?:starting|adjuvant|neoadjuvant))\b|\bA/P\b|\bP:|->|=>|→)"
+    r"discuss\w* (?:re|regarding|about)?\s*(?:starting|adjuvant|neoadjuvant)|recs?|question|query|view on)\b"
+    r"|\bA/P\b|\bP:|->|=>|→|\?\s*\w)"
 )
 PLAN_HEADING = re.compile(
     r"(?i)^\W*(?:(?:assessment (?:and|&) )?plan|a/p|impression (?:and|&) plan|recommendations?|proposed (?:plan|management)|"
     r"mdt (?:outcome|recommendation)|board (?:recommendation|outcome)s?|next steps?)\W*$"
 )
-SENTENCE = re.compile(r"[^.;!?\n]*(?:(?<=\d)\.(?=\d)[^.;!?\n]*)*[.;!?]?")
+SENTENCE = re.compile(
+    r"(?:[^.;!?\n]|(?<=\d)\.(?=\d)|(?<=\bDr)\.|(?<=\bMr)\.|(?<=\bMrs)\.|(?<=\bMs)\.|(?<=\bProf)\.|(?<=\bvs)\.|(?<=\bSt)\.)*[.;!?]?"
+)
+"""A sentence: up to . ; ! or ?, not at a decimal point or after a title (Dr., Mrs.)."""
+ENTRY_HEADER = re.compile(r"^\s*(?:\[[^\]\n]{6,20}\]|\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4})\s+[^\n]{0,80}(?<![.;])\s*$")
+"""A dated entry header without a sentence of its own ("[2024-09-15] Surgical oncology post-op visit - Dr E")."""
 
 
-def neutralise_plans(text: str, implications: list) -> str:
-    """Delete plan sentences that presuppose an implication (see `NeutralisePlansOp`)."""
+CLAUSE = re.compile(r"[^,;()]+|[,;()]")
+
+
+def _list_like(sentence: str) -> bool:
+    """A summary-style sentence (short comma/parenthesis-separated items), cut by clause, not whole."""
+    parts = [p for p in re.split(r"[,;()]", sentence) if p.strip()]
+    return len(parts) >= 2 and sum(len(p) for p in parts) / len(parts) < 30
+
+
+def _cut_clauses(sentence: str, states: Callable[[str], bool]) -> str:
+    """Drop the clauses of a list-like sentence that state the fact; keep the rest and its end mark."""
+    end = sentence[len(sentence.rstrip(".;!? ")) :]
+    pieces = [p for p in CLAUSE.findall(sentence.rstrip(".;!? "))]
+    kept = [p for p in pieces if p in ",;()" or not states(p)]
+    text = "".join(kept).strip()
+    return (" " + text + end) if text and sentence.startswith(" ") else (text + end if text else "")
+
+
+def neutralise_plans(text: str, implications: list, plans_only: bool = True) -> str:
+    """Delete plan sentences (every sentence when not `plans_only`) that state an implication.
+
+    See `NeutralisePlansOp` and `DeleteStatementsOp`. In a table, sentences are cut inside
+    their cell; when every statement must go, a row that states it is one record and goes whole.
+    """
     from clinical_cf.catalog.css.residue import implication_hits
+
+    def states(sentence: str) -> bool:
+        return any(implication_hits(i, sentence) for i in implications)
+
+    def cut(cell: str, in_plan: bool) -> str:
+        kept = []
+        for m in SENTENCE.finditer(cell):
+            sentence = m.group(0)
+            if not sentence or not ((not plans_only or in_plan or PLAN_CUE.search(sentence)) and states(sentence)):
+                kept.append(sentence)
+            elif not plans_only and _list_like(sentence):
+                kept.append(_cut_clauses(sentence, states))
+        return "".join(kept)
 
     out = []
     in_plan = False  # lines under a "Plan:" / "Recommendations" heading are plan lines
+    skip_entry = False  # a dated entry whose header states the fact goes whole
     for line in text.split("\n"):
+        if skip_entry:
+            if line.strip() and not ENTRY_HEADER.match(line):
+                continue
+            skip_entry = False
+        if not plans_only and ENTRY_HEADER.match(line) and states(line):
+            skip_entry = True
+            continue
         if PLAN_HEADING.match(line):
             in_plan = True
             out.append(line)
             continue
         if not line.strip() or (line.strip().endswith(":") and not line.startswith((" ", "\t", "-", "*"))):
             in_plan = False
-        kept = []
-        for m in SENTENCE.finditer(line):
-            sentence = m.group(0)
-            if not sentence:
+        if line.lstrip().startswith("|"):
+            cells = line.split("|")
+            if not plans_only and any(states(c) for c in cells):
                 continue
-            if (in_plan or PLAN_CUE.search(sentence)) and any(implication_hits(i, sentence) for i in implications):
-                continue
-            kept.append(sentence)
-        out.append("".join(kept))
+            out.append("|".join(cut(c, in_plan) if c.strip() else c for c in cells))
+            continue
+        out.append(cut(line, in_plan))
     return "\n".join(out)
 
 
@@ -169,6 +220,7 @@ def _tidy(text: str, original: str) -> str:
         body = re.sub(r"(?<=[.:])(?:\s*[.,;])+", "", body)
         body = re.sub(r" +([,.;])", r"\1", body)
         body = re.sub(r"^([-*•]\s*)?[,;.]\s*", r"\1", body)
+        body = re.sub(r"\s*[,;]$", ".", body)  # a clause cut from the end leaves its separator
         if re.fullmatch(r"[-*•]?\s*(?:[\d/.-]+\s*)?[:;,.]?", body):
             continue  # a line, bullet or dated entry the deletion emptied
         lines.append(indent + body if body else line)
@@ -248,7 +300,9 @@ def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     record = _record(case)
     # Without a resection there was no adjuvant therapy either.
     lines = [l for l in record.treatment_lines if not _is_adjuvant(l.setting)]
-    return _update(case, {"resected": False}, {"resection": None, "treatment_lines": lines})
+    # Without a specimen there is no pathologic stage: ypT2N1 / pT1cN0 become clinical (cT2N1).
+    tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", record.tnm)
+    return _update(case, {"resected": False}, {"resection": None, "treatment_lines": lines, "tnm": tnm})
 
 
 def _is_adjuvant(setting: str) -> bool:

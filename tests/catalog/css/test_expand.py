@@ -13,7 +13,7 @@ CATALOG = load_catalog(CATALOG_PATH)
 def test_counts_add_up_and_only_scored_tuples_are_kept():
     expansion = expand_tuples(CASES, CATALOG)
     for iid, counts in expansion.counts.items():
-        assert counts.eligible == counts.noop + counts.incoherent + counts.scored, iid
+        assert counts.eligible == counts.noop + counts.incoherent + counts.residue + counts.scored, iid
     assert len(expansion.tuples) == sum(c.scored for c in expansion.counts.values())
     assert all(t.counterfactual != t.baseline for t in expansion.tuples)
 
@@ -33,8 +33,8 @@ def test_applicability_filters_select_the_expected_cases():
 def test_noops_are_counted_not_scored():
     expansion = expand_tuples(CASES, CATALOG, families="N")
     n1 = expansion.counts["N1_date_format"]
-    # Two fixture packets use ISO dates and two use US dates: the rewrite is a no-op on the latter.
-    assert (n1.eligible, n1.noop, n1.scored) == (4, 2, 2)
+    # Two fixture packets use ISO dates and two use US dates: the rewrite reaches both forms.
+    assert (n1.eligible, n1.noop, n1.scored) == (4, 0, 4)
 
 
 def test_family_selection_limits_interventions():

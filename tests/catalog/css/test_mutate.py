@@ -92,10 +92,13 @@ def test_remove_resection_rewrites_procedures_and_status_post():
     assert "ypT2N1" not in packet.text and "cT2N1" in packet.text
 
 
-def test_iso_date_control_is_a_noop_on_us_dated_packets():
+def test_date_control_rewrites_us_dated_packets_without_changing_a_date():
     case = CASES["fx-breast-1"]  # written with MM/DD/YYYY dates
     packet = apply_regex(case, CATALOG.by_id("N1_date_format"))
-    assert packet == Packet(dict(case.sections))
+    assert packet != Packet(dict(case.sections))
+    assert "2025-03-02" not in case.packet and "05/12/2025" in case.packet
+    # 05/12/2025 reads as 12 May or 5 Dec: only its separator changes, so neither reading is lost.
+    assert "05-12-2025" in packet.text and "05/12/2025" not in packet.text
 
 
 @pytest.mark.parametrize(
@@ -116,7 +119,7 @@ def test_iso_date_control_is_a_noop_on_us_dated_packets():
         ("D1_remove_resection", "post Whipple procedure", "pending Whipple procedure"),
         ("D1_remove_resection", "resected pT3N1 disease", "unresected cT3N1 disease"),
         ("E1_upstage_to_metastatic", "AJCC stage IIIA (pT2N2M0)", "AJCC stage IV (pT2N2M1)"),
-        ("E1_upstage_to_metastatic", "cT2N1M0, no distant metastases", "cT2N1M1"),
+        ("E1_upstage_to_metastatic", "cT2N1M0, no distant metastases", "cT2N1M1."),
     ],
 )
 def test_regexes_read_wording_the_generator_never_writes(intervention_id, phrase, expected):
