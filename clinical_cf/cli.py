@@ -2,7 +2,8 @@
 
     clinical-cf catalog lock [CATALOG]          record the catalog's SHA-256 (pre-registration)
     clinical-cf catalog check [CATALOG]         validate the catalog and compare it with its lock
-    clinical-cf catalog summary [--families D]  eligible / no-op / incoherent / scored per intervention
+    clinical-cf catalog summary [--families D]  eligible / no-op / incoherent / residue / scored per intervention
+                                [--cases F --show]  ... and per tuple the diff and the residue verdict
     clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
     clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
@@ -108,21 +109,23 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
     cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
     families = [f for f in args.families.upper() if f.isalpha()] if args.families else None
-    expansion = expand_tuples(cases, catalog, args.mode, families=families)
+    expansion = expand_tuples(cases, catalog, args.mode, families=families, residue=args.residue)
     rows = expansion.summary()
     if args.json:
-        print(json.dumps({"mode": args.mode, "cases": len(cases), "interventions": rows}, indent=2))
+        print(json.dumps({"mode": args.mode, "residue": args.residue, "cases": len(cases), "interventions": rows}, indent=2))
         return 0
-    print(f"{len(cases)} cases, mutation_mode={args.mode}")
-    header = f"{'intervention':<44}{'family':>7}{'eligible':>10}{'no-op':>8}{'incoherent':>12}{'scored':>8}"
+    print(f"{len(cases)} cases, mutation_mode={args.mode}, residue={args.residue}")
+    header = f"{'intervention':<44}{'family':>7}{'eligible':>10}{'no-op':>8}{'incoherent':>12}{'residue':>9}{'scored':>8}"
     print(header + "\n" + "-" * len(header))
-    totals = [0, 0, 0, 0]
+    totals = [0, 0, 0, 0, 0]
     for iid, row in rows.items():
-        values = [int(row["eligible"]), int(row["noop"]), int(row["incoherent"]), int(row["scored"])]
+        values = [int(row[k]) for k in ("eligible", "noop", "incoherent", "residue", "scored")]
         totals = [a + b for a, b in zip(totals, values)]
-        print(f"{iid:<44}{row['family']:>7}{values[0]:>10}{values[1]:>8}{values[2]:>12}{values[3]:>8}")
+        print(f"{iid:<44}{row['family']:>7}{values[0]:>10}{values[1]:>8}{values[2]:>12}{values[3]:>9}{values[4]:>8}")
     print("-" * len(header))
-    print(f"{'total':<44}{'':>7}{totals[0]:>10}{totals[1]:>8}{totals[2]:>12}{totals[3]:>8}")
+    print(f"{'total':<44}{'':>7}{totals[0]:>10}{totals[1]:>8}{totals[2]:>12}{totals[3]:>9}{totals[4]:>8}")
+    if args.show:
+        _show_tuples(expansion)
     if args.compare_modes:
         diff = mode_differences(cases, catalog, families=families)
         print(
@@ -131,6 +134,21 @@ def _cmd_summary(args: argparse.Namespace) -> int:
             f"{diff['only_regex']} only in regex, {diff['only_structured']} only in structured)"
         )
     return 0
+
+
+def _show_tuples(expansion) -> None:
+    """Per tuple: the case, the diff against the baseline and the residue verdict."""
+    import difflib
+
+    for t in sorted([*expansion.tuples, *expansion.dropped], key=lambda t: t.id):
+        dropped = " (dropped)" if t in expansion.dropped else ""
+        print(f"\n### {t.id}  [{t.verdict}{dropped}]")
+        diff = difflib.unified_diff(t.baseline.text.split("\n"), t.counterfactual.text.split("\n"), lineterm="", n=0)
+        for line in diff:
+            if not line.startswith(("---", "+++", "@@")):
+                print(f"  {line}")
+        for hit in t.residue:
+            print(f"  RESIDUE {hit.implication}/{hit.kind} in {hit.section}: {hit.line}")
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -264,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--families", help="e.g. D or ABCDEN (default: all)")
     summary.add_argument("--mode", choices=["regex", "structured"], default="regex")
     summary.add_argument("--compare-modes", action="store_true", help="also count tuples that differ between modes")
+    summary.add_argument("--residue", choices=["drop", "keep"], default="drop", help="drop (default) or keep tuples with residue")
+    summary.add_argument("--show", action="store_true", help="print each tuple's diff and residue verdict")
     summary.add_argument("--json", action="store_true")
     summary.set_defaults(func=_cmd_summary)
 

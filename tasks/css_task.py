@@ -13,7 +13,7 @@ from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CSS_DIR
-from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, expand_tuples
+from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_catalog
 from clinical_cf.catalog.css.schema import Case, load_cases
 from clinical_cf.catalog.loading import resolve_user_path
@@ -45,6 +45,7 @@ def build_css_task(
     tuples: int | None = None,
     section_cap_bytes: int = 8192,
     max_messages: int = 40,
+    residue: ResidueMode = "drop",
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -71,6 +72,9 @@ def build_css_task(
             SHA-256 of their ids, so the subset is the same on every machine and run.
         section_cap_bytes: Agent setting: cap on each tool return.
         max_messages: Agent setting: message limit per agent run.
+        residue: "drop" (default) drops and counts tuples whose counterfactual still asserts or
+            presupposes the original fact somewhere in the packet; "keep" scores them, with the
+            offending lines in sample metadata (`residue`), to study their effect.
     """
     letters = families if not isinstance(families, str) else [c for c in families if c.isalpha()]
     selected = sorted({f.strip().upper() for f in letters if f.strip()})
@@ -83,14 +87,16 @@ def build_css_task(
     loaded_catalog = load_catalog(catalog_path)
     loaded_cases = select_split(load_cases(resolve_user_path(cases) if cases else CASES_PATH), split)
 
-    expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected)
+    expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
     agent = setting == "agent"
     chosen = fixed_subset(expansion.tuples, tuples)
     control_expansion: Expansion | None = None
     if controls != "none":
         evaluated = {t.case.case_id for t in chosen}
         control_cases = [c for c in loaded_cases if c.case_id in evaluated]
-        control_expansion = expand_tuples(control_cases, loaded_catalog, mutation_mode, scale, families=["N"])
+        control_expansion = expand_tuples(
+            control_cases, loaded_catalog, mutation_mode, scale, families=["N"], residue=residue
+        )
         control_tuples = control_expansion.tuples
         if agent:
             # The agent reads sections one at a time: a change of section order is invisible to it.
@@ -123,6 +129,7 @@ def build_css_task(
             "catalog_sha256": lock.catalog_sha256,
             "catalog_registered": lock.registered,
             "mutation_mode": mutation_mode,
+            "residue": residue,
             "split": split,
             "controls": controls,
             "cases": len(loaded_cases),
@@ -188,6 +195,8 @@ def _sample(
             "expected_change": expected,
             "scoring_rule": catalog.scoring_rule_for(intervention),
             "mutation_mode": mode,
+            "counterfactual_verdict": t.verdict,
+            "residue": [h.as_dict() for h in t.residue],
             "catalog_sha256": sha256,
             "catalog_registered": registered,
             "consensus": [c.model_dump(mode="json") for c in case.consensus],

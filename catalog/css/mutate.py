@@ -124,7 +124,8 @@ ENTRY_HEADER = re.compile(r"^\s*(?:\[[^\]\n]{6,20}\]|\d{1,4}[-/.]\d{1,2}[-/.]\d{
 """A dated entry header without a sentence of its own ("[2024-09-15] Surgical oncology post-op visit - Dr E")."""
 
 
-CLAUSE = re.compile(r"[^,;()]+|[,;()]")
+CLAUSE = re.compile(r"\([^()]*\)|[^,;()]+|[,;()]")
+"""Clauses of a list-like sentence; a parenthesis is one clause ("(0/14)", "(R0 resection)")."""
 
 
 def _list_like(sentence: str) -> bool:

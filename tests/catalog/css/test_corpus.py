@@ -1,0 +1,28 @@
+"""Counterfactuals on hand-written packets in four styles the generator does not use."""
+
+from pathlib import Path
+
+from clinical_cf.catalog.css.completeness import evaluate_corpus, load_corpus
+from clinical_cf.catalog.css.interventions import load_catalog
+from clinical_cf.tasks.css_task import CATALOG_PATH
+
+CORPUS = load_corpus(Path(__file__).parents[2] / "fixtures" / "packets" / "corpus.yaml")
+CATALOG = load_catalog(CATALOG_PATH)
+
+
+def test_corpus_covers_four_styles_and_twelve_packets():
+    assert len(CORPUS) >= 12
+    assert {e.style for e in CORPUS} >= {"terse", "letter", "ehr", "handover"}
+
+
+def test_most_must_apply_counterfactuals_are_correct_and_complete():
+    report = evaluate_corpus(CORPUS, CATALOG)
+    assert report.must_apply >= 24
+    assert report.recall >= 0.9, [(g.case_id, g.intervention_id, g.outcome, g.detail) for g in report.graded]
+    # Every must-apply tuple is at least applied: none is silently filtered out or a no-op.
+    assert not {"not_applicable", "noop"} & set(report.outcomes())
+
+
+def test_an_edit_the_history_contradicts_is_dropped_not_scored():
+    report = evaluate_corpus(CORPUS, CATALOG)
+    assert report.flagged and all(f.outcome == "flagged" for f in report.flagged)
