@@ -6,6 +6,8 @@
                                 [--cases F --show]  ... and per tuple the diff and the residue verdict
     clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
+    clinical-cf counterfactuals build --cases F --editor MODEL|regex|structured [--checker M] --out DIR
+                                                frozen, verified, locked counterfactuals + review page
     clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
     clinical-cf schema css-case                 print the case JSON Schema
     clinical-cf report LOGS... --out DIR        CSS comparison report (Tables 2-4, cross-judge) over many logs
@@ -151,6 +153,52 @@ def _show_tuples(expansion) -> None:
             print(f"  RESIDUE {hit.implication}/{hit.kind} in {hit.section}: {hit.line}")
 
 
+def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
+    """Freeze counterfactuals by an editor (a model role, or regex/structured mode) for review."""
+    import asyncio
+
+    from clinical_cf.catalog.css.counterfactuals import build_counterfactuals, write_counterfactuals
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.css.schema import load_cases
+
+    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    cases = load_cases(resolve_user_path(args.cases))
+    families = "".join(f for f in args.families.upper() if f.isalpha())
+    editor: object = args.editor
+    checker = None
+    if args.editor not in ("regex", "structured"):
+        from inspect_ai.model import GenerateConfig, get_model
+
+        config = GenerateConfig(max_retries=args.max_retries, timeout=args.timeout)
+        editor = get_model(args.editor, role="editor", config=config)
+        checker = get_model(args.checker, role="checker", config=config) if args.checker else None
+    elif args.checker:
+        raise ValueError("--checker needs a model --editor (regex and structured edits are deterministic)")
+    result = asyncio.run(
+        build_counterfactuals(cases, catalog, editor, checker, families, args.retries, args.max_tokens, args.limit)  # type: ignore[arg-type]
+    )
+    paths = write_counterfactuals(result, args.out)
+    print(f"{len(result.accepted)} counterfactuals accepted, {len(result.rejected)} rejected")
+    for reason in sorted({r.reasons[0].split(":")[0] for r in result.rejected if r.reasons}):
+        print(f"  rejected: {sum(1 for r in result.rejected if r.reasons and r.reasons[0].startswith(reason))} x {reason}")
+    for name, path in paths.items():
+        print(f"wrote {name}: {path}")
+    print("review review.html, then evaluate with -T counterfactuals=" + str(paths["counterfactuals"]))
+    return 0
+
+
+def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
+    """Re-lock a frozen set after review (approvals), validating it first."""
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
+    from clinical_cf.catalog.loading import load_jsonl
+    from clinical_cf.catalog.lock import write_lock
+
+    path = resolve_user_path(args.path)
+    entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
+    print(f"locked {path} ({len(entries)} counterfactuals, {sum(e.approved for e in entries)} approved) -> {write_lock(path)}")
+    return 0
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from clinical_cf.analysis.shortcuts import audit
     from clinical_cf.catalog.css import CASES_PATH
@@ -294,6 +342,24 @@ def build_parser() -> argparse.ArgumentParser:
     shortcut.add_argument("--mode", choices=["regex", "structured"], default="regex")
     shortcut.add_argument("--out", help="also write the table as CSV")
     shortcut.set_defaults(func=_cmd_audit)
+
+    frozen = sub.add_parser("counterfactuals", help="frozen counterfactual sets").add_subparsers(dest="action", required=True)
+    build = frozen.add_parser("build", help="edit each applicable (case, intervention) by an editor, verify, lock, review page")
+    build.add_argument("--cases", required=True, help="cases JSONL")
+    build.add_argument("--editor", required=True, help="a model (the editor role, e.g. openai/gpt-4o), or regex / structured")
+    build.add_argument("--checker", help="optional checker model: does anything still imply the original fact?")
+    build.add_argument("--out", required=True, help="directory for counterfactuals.jsonl, its lock, rejected.jsonl, review.html")
+    build.add_argument("--catalog")
+    build.add_argument("--families", default="ABCDE", help="e.g. D or ABCDEN (default ABCDE; N only for regex/structured)")
+    build.add_argument("--retries", type=int, default=1, help="retries of a rejected edit (default 1)")
+    build.add_argument("--max-tokens", type=int, default=4096)
+    build.add_argument("--max-retries", type=int, default=3, help="provider retries per call")
+    build.add_argument("--timeout", type=int, default=300, help="seconds per model call")
+    build.add_argument("--limit", type=int, help="only the first N (case, intervention) pairs")
+    build.set_defaults(func=_cmd_counterfactuals_build)
+    relock = frozen.add_parser("lock", help="validate a reviewed counterfactuals.jsonl and re-lock it")
+    relock.add_argument("path")
+    relock.set_defaults(func=_cmd_counterfactuals_lock)
 
     cases = sub.add_parser("cases", help="case files").add_subparsers(dest="action", required=True)
     validate = cases.add_parser("validate", help="validate a cases JSONL file")

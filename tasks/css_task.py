@@ -46,6 +46,7 @@ def build_css_task(
     section_cap_bytes: int = 8192,
     max_messages: int = 40,
     residue: ResidueMode = "drop",
+    counterfactuals: str | None = None,
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -75,6 +76,9 @@ def build_css_task(
         residue: "drop" (default) drops and counts tuples whose counterfactual still asserts or
             presupposes the original fact somewhere in the packet; "keep" scores them, with the
             offending lines in sample metadata (`residue`), to study their effect.
+        counterfactuals: A frozen, locked counterfactuals.jsonl (`clinical-cf counterfactuals
+            build`): its texts are used verbatim instead of mutating the packets, so every
+            model sees the same counterfactuals. Its negative controls are used when it has them.
     """
     letters = families if not isinstance(families, str) else [c for c in families if c.isalpha()]
     selected = sorted({f.strip().upper() for f in letters if f.strip()})
@@ -89,9 +93,17 @@ def build_css_task(
 
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
     agent = setting == "agent"
-    chosen = fixed_subset(expansion.tuples, tuples)
+    frozen: list[CSSTuple] | None = None
+    if counterfactuals:
+        frozen = _frozen(counterfactuals, loaded_cases, loaded_catalog, selected + ["N"], allow_unregistered)
+        chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], tuples)
+    else:
+        chosen = fixed_subset(expansion.tuples, tuples)
     control_expansion: Expansion | None = None
-    if controls != "none":
+    if controls != "none" and frozen is not None and any(t.intervention.family == "N" for t in frozen):
+        evaluated = {t.case.case_id for t in chosen}
+        chosen += _choose_controls([t for t in frozen if t.intervention.family == "N" and t.case.case_id in evaluated], controls)
+    elif controls != "none":
         evaluated = {t.case.case_id for t in chosen}
         control_cases = [c for c in loaded_cases if c.case_id in evaluated]
         control_expansion = expand_tuples(
@@ -130,6 +142,7 @@ def build_css_task(
             "catalog_registered": lock.registered,
             "mutation_mode": mutation_mode,
             "residue": residue,
+            "counterfactuals": str(counterfactuals) if counterfactuals else None,
             "split": split,
             "controls": controls,
             "cases": len(loaded_cases),
@@ -137,6 +150,13 @@ def build_css_task(
             "intervention_counts": counts,
         },
     )
+
+
+def _frozen(path: str, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool) -> list[CSSTuple]:
+    from clinical_cf.catalog.css.counterfactuals import frozen_tuples, load_counterfactuals
+
+    resolved = resolve_user_path(path)
+    return frozen_tuples(load_counterfactuals(resolved, allow_unregistered), cases, catalog, families, resolved)
 
 
 def fixed_subset(tuples: list[CSSTuple], size: int | None) -> list[CSSTuple]:

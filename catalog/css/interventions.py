@@ -289,7 +289,22 @@ class Intervention(_Strict):
         min_length=20,
         description="The pre-registered instruction an `editor` model role receives to make this edit.",
     )
+    edit_sections: list[SectionName] | None = Field(
+        default=None,
+        description="Sections an editor may change for this intervention; the others must come back byte-identical.",
+    )
+    expect_after: list[str] = Field(
+        default_factory=list,
+        description="Regexes: an edited packet must match at least one (the 'after' form of the fact is present).",
+    )
     _implications: dict[str, Implication] = PrivateAttr(default_factory=dict)
+
+    @field_validator("expect_after")
+    @classmethod
+    def _after_compiles(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            _compile(pattern)
+        return value
 
     @model_validator(mode="after")
     def _templates_resolve(self) -> "Intervention":
@@ -315,6 +330,8 @@ class Intervention(_Strict):
 
     def _templates(self) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = [("expected_change", self.expected_change)]
+        if self.edit_instruction:
+            out.append(("edit_instruction", self.edit_instruction))
         for i, op in enumerate(self.mutation):
             if isinstance(op, InsertOp):
                 out.append((f"mutation[{i}].text", op.text))
@@ -342,6 +359,9 @@ class Intervention(_Strict):
             if isinstance(op, NeutralisePlansOp | DeleteStatementsOp):
                 names.extend(n for n in op.implications if n not in names)
         return names
+
+    def edit_instruction_for(self, case: Case) -> str | None:
+        return self.edit_instruction.format_map(self.template_values(case)) if self.edit_instruction else None
 
     def expected_change_for(self, case: Case) -> str:
         return self.expected_change.format_map(self.template_values(case))

@@ -25,6 +25,8 @@ def css(
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
     json_schema: bool = True,
+    residue: Literal["drop", "keep"] = "drop",
+    counterfactuals: str | None = None,
 ) -> Task:
     """Causal Sensitivity Score over the selected families (default all, A-E)."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

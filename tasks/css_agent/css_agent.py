@@ -27,6 +27,8 @@ def css_agent(
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
     json_schema: bool = True,
+    residue: Literal["drop", "keep"] = "drop",
+    counterfactuals: str | None = None,
 ) -> Task:
     """Causal Sensitivity Score of a tool-using ReAct agent (CSS paper section 4.6)."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

@@ -28,6 +28,8 @@ def css_agent_family_d(
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
     json_schema: bool = True,
+    residue: Literal["drop", "keep"] = "drop",
+    counterfactuals: str | None = None,
 ) -> Task:
     """Agent CSS on the paper's 100-tuple Family D subset."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

@@ -24,6 +24,8 @@ def css_family_c(
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
     json_schema: bool = True,
+    residue: Literal["drop", "keep"] = "drop",
+    counterfactuals: str | None = None,
 ) -> Task:
     """CSS on Family C (biomarker strip (biomarker results deleted)) with paired negative controls."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

@@ -24,6 +24,8 @@ def css_family_e(
     cms_matching: Literal["lexicon", "judge"] = "lexicon",
     baseline_cache: bool = True,
     json_schema: bool = True,
+    residue: Literal["drop", "keep"] = "drop",
+    counterfactuals: str | None = None,
 ) -> Task:
     """CSS on Family E (stage perturbation (new distant metastases)) with paired negative controls."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

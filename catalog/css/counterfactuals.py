@@ -1,0 +1,370 @@
+"""Frozen counterfactual sets: build, verify, lock, review, load.
+
+A regex pattern reaches only the wordings it was written for; on a user's own packets an
+`editor` model role can make the pre-registered edit instead (each intervention's
+`edit_instruction`). Nothing an editor returns is trusted: an edit is accepted only when
+
+1. the reply is a JSON object of known section names (malformed -> rejected),
+2. it changes something, and only sections the intervention may touch (`edit_sections`);
+   every other section is byte-identical,
+3. the "after" form of the fact is present (`expect_after`) and the residue check finds no
+   line that still asserts or presupposes the original fact,
+4. the change is bounded in size (an editor that rewrites the chart is rejected),
+5. optionally, a `checker` model role answers that nothing still implies the original fact.
+
+A rejected edit is retried with the reasons, then dropped with them. Accepted
+counterfactuals are written to `counterfactuals.jsonl` with a lock (its SHA-256) and a
+review page (`review.html`) for a clinician to approve before any model is evaluated;
+`-T counterfactuals=FILE` on every CSS task then uses those texts verbatim, so every model
+sees the same counterfactual. Regex and structured mode write the same format
+(`--editor regex|structured`), so any run can be frozen and reviewed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
+from pydantic import BaseModel, ConfigDict, Field
+
+from clinical_cf.catalog.css.expand import CSSTuple, expand_tuples
+from clinical_cf.catalog.css.interventions import Catalog, Intervention
+from clinical_cf.catalog.css.mutate import Packet
+from clinical_cf.catalog.css.residue import find_residue
+from clinical_cf.catalog.css.schema import SECTIONS, Case, SectionName
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.loading import load_jsonl
+
+EDITOR_SYSTEM = """You edit synthetic oncology tumor-board packets to make one pre-registered \
+counterfactual change for a research benchmark. Make exactly the change the instruction asks for, \
+everywhere the packet states or presupposes the original fact, and nothing else. Keep the chart's \
+style, wording and every unrelated detail."""
+
+EDITOR_PROMPT = """INSTRUCTION:
+{instruction}
+
+Sections you may change: {sections}.
+
+PACKET (sections as JSON):
+{packet}
+
+Reply with one JSON object and nothing else: {{"sections": {{"<section name>": "<full new text of that section>"}}}}, \
+listing only the sections you changed."""
+
+RETRY_PROMPT = """Your previous edit was rejected: {reasons}
+Try again on the original packet. Reply with the JSON object only."""
+
+CHECKER_PROMPT = """Below is a synthetic tumor-board packet after an edit that was meant to make this true: {after}.
+Does anything in the packet still state or imply the original fact ({fact})? Dated history written \
+before the change is not a contradiction.
+
+PACKET:
+{packet}
+
+Reply with one JSON object and nothing else: {{"still_implied": true or false, "lines": ["<offending line>", ...]}}"""
+
+SIZE_ALLOWANCE_CHARS = 900
+"""Characters an edit may change beyond `SIZE_FRACTION` of the packet (room for one inserted note)."""
+SIZE_FRACTION = 0.25
+
+
+class FrozenCounterfactual(BaseModel):
+    """One line of a counterfactuals.jsonl file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tuple_id: str
+    case_id: str
+    intervention_id: str
+    family: str
+    editor: str = Field(description="'regex', 'structured' or the editor model's name.")
+    checker: str | None = None
+    attempts: int = Field(ge=1)
+    baseline_sha256: str = Field(description="SHA-256 of the case's packet when frozen; a changed case is refused.")
+    baseline_sections: dict[SectionName, str]
+    counterfactual_sections: dict[SectionName, str]
+    order: list[SectionName] = Field(default_factory=lambda: list(SECTIONS))
+    verdict: Literal["complete"] = "complete"
+    approved: bool = Field(default=False, description="Set by the reviewing clinician.")
+
+
+@dataclass
+class Rejected:
+    tuple_id: str
+    reasons: list[str]
+    attempts: int
+
+
+@dataclass
+class BuildResult:
+    accepted: list[FrozenCounterfactual] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def packet_sha256(case: Case) -> str:
+    return hashlib.sha256(case.packet.encode("utf-8")).hexdigest()
+
+
+def parse_edit(reply: str) -> dict[str, str]:
+    """The sections of an editor reply; raises ValueError with a reason when it is malformed."""
+    match = re.search(r"\{.*\}", reply, re.DOTALL)
+    if not match:
+        raise ValueError("reply contains no JSON object")
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as ex:
+        raise ValueError(f"reply is not valid JSON ({ex.msg})") from None
+    sections = data.get("sections") if isinstance(data, dict) else None
+    if not isinstance(sections, dict) or not sections:
+        raise ValueError("reply has no non-empty 'sections' object")
+    unknown = [k for k in sections if k not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown section names: {', '.join(map(str, unknown))}")
+    if not all(isinstance(v, str) for v in sections.values()):
+        raise ValueError("every section value must be a string")
+    return {k: v for k, v in sections.items()}
+
+
+def changed_chars(before: str, after: str) -> int:
+    ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
+
+
+def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) -> list[str]:
+    """Deterministic checks of an edit (see the module docstring); empty when it passes."""
+    problems: list[str] = []
+    baseline = dict(case.sections)
+    allowed = set(intervention.edit_sections or SECTIONS)
+    touched = [name for name, text in edited.items() if text != baseline.get(name, "")]
+    outside = [name for name in touched if name not in allowed]
+    if outside:
+        problems.append(f"changed sections the instruction does not concern: {', '.join(outside)}")
+    if not touched:
+        problems.append("the edit changed nothing")
+    sections = {**baseline, **edited}
+    text = "\n".join(sections[name] for name in SECTIONS)
+    if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
+        problems.append("the changed fact's new form is not stated anywhere")
+    for hit in find_residue(sections, intervention, case.board_date)[:5]:
+        problems.append(f"residue ({hit.implication}/{hit.kind}) in {hit.section}: {hit.line[:160]}")
+    budget = SIZE_ALLOWANCE_CHARS + SIZE_FRACTION * len(case.packet)
+    size = sum(changed_chars(baseline.get(name, ""), edited[name]) for name in touched)
+    if size > budget:
+        problems.append(f"edit too large: {size} characters changed (limit {int(budget)})")
+    return problems
+
+
+async def _check(checker: Model, case: Case, intervention: Intervention, sections: dict[str, str]) -> list[str]:
+    facts = "; ".join(intervention.implication(n).fact for n in intervention.residue) or intervention.title
+    prompt = CHECKER_PROMPT.format(
+        after=intervention.title, fact=facts, packet=Packet(sections).text
+    )
+    reply = (await checker.generate([ChatMessageUser(content=prompt)])).completion
+    match = re.search(r"\{.*\}", reply, re.DOTALL)
+    try:
+        data = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("still_implied"), bool):
+        return ["checker reply unreadable"]
+    if data["still_implied"]:
+        lines = [str(l)[:160] for l in data.get("lines") or []][:3]
+        return ["checker: the original fact is still implied" + (f" ({'; '.join(lines)})" if lines else "")]
+    return []
+
+
+async def edit_with_model(
+    case: Case,
+    intervention: Intervention,
+    editor: Model,
+    checker: Model | None = None,
+    retries: int = 1,
+    max_tokens: int = 4096,
+) -> FrozenCounterfactual | Rejected:
+    """Ask the editor for the intervention's edit, verify it, retry once with the reasons, or reject."""
+    tuple_id = f"{case.case_id}:{intervention.id}"
+    instruction = intervention.edit_instruction_for(case)
+    if instruction is None:
+        return Rejected(tuple_id, ["intervention has no edit_instruction"], 0)
+    allowed = intervention.edit_sections or list(SECTIONS)
+    messages: list = [
+        ChatMessageSystem(content=EDITOR_SYSTEM),
+        ChatMessageUser(
+            content=EDITOR_PROMPT.format(
+                instruction=instruction, sections=", ".join(allowed), packet=json.dumps(dict(case.sections), indent=1)
+            )
+        ),
+    ]
+    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+    reasons: list[str] = []
+    for attempt in range(1, retries + 2):
+        output = await editor.generate(messages, config=config)
+        reply = output.completion
+        try:
+            edited = parse_edit(reply)
+            reasons = verify_edit(case, intervention, edited)
+        except ValueError as ex:
+            edited, reasons = {}, [f"malformed reply: {ex}"]
+        if not reasons and checker is not None:
+            reasons = await _check(checker, case, intervention, {**case.sections, **edited})
+        if not reasons:
+            return FrozenCounterfactual(
+                tuple_id=tuple_id,
+                case_id=case.case_id,
+                intervention_id=intervention.id,
+                family=intervention.family,
+                editor=str(editor),
+                checker=str(checker) if checker is not None else None,
+                attempts=attempt,
+                baseline_sha256=packet_sha256(case),
+                baseline_sections=dict(case.sections),
+                counterfactual_sections={**case.sections, **edited},
+            )
+        messages = [*messages, output.message, ChatMessageUser(content=RETRY_PROMPT.format(reasons="; ".join(reasons)))]
+    return Rejected(tuple_id, reasons, retries + 1)
+
+
+def freeze_tuple(t: CSSTuple, editor: str) -> FrozenCounterfactual:
+    """A regex- or structured-mode tuple in the frozen format."""
+    return FrozenCounterfactual(
+        tuple_id=t.id,
+        case_id=t.case.case_id,
+        intervention_id=t.intervention.id,
+        family=t.intervention.family,
+        editor=editor,
+        attempts=1,
+        baseline_sha256=packet_sha256(t.case),
+        baseline_sections=dict(t.baseline.sections),
+        counterfactual_sections=dict(t.counterfactual.sections),
+        order=list(t.counterfactual.order),
+    )
+
+
+async def build_counterfactuals(
+    cases: list[Case],
+    catalog: Catalog,
+    editor: str | Model,
+    checker: Model | None = None,
+    families: str = "ABCDEN",
+    retries: int = 1,
+    max_tokens: int = 4096,
+    limit: int | None = None,
+) -> BuildResult:
+    """Frozen counterfactuals for every applicable (case, intervention), by the given editor."""
+    result = BuildResult()
+    if editor in ("regex", "structured"):
+        expansion = expand_tuples(cases, catalog, editor, families=families)  # type: ignore[arg-type]
+        result.accepted = [freeze_tuple(t, str(editor)) for t in expansion.tuples][:limit]
+        result.rejected = [Rejected(t.id, [f"residue: {h.line[:160]}" for h in t.residue], 1) for t in expansion.dropped]
+        for iid, counts in expansion.counts.items():
+            result.rejected += [Rejected(f"{r.split(':')[0]}:{iid}", [f"incoherent: {r}"], 1) for r in counts.incoherent_reasons]
+        return result
+    assert isinstance(editor, Model)
+    wanted = set(families)
+    pairs = [
+        (case, item)
+        for case in cases
+        for item in catalog.interventions
+        if item.family in wanted and item.edit_instruction and item.applies_to.matches(case)
+    ][:limit]
+    for case, item in pairs:
+        outcome = await edit_with_model(case, item, editor, checker, retries, max_tokens)
+        (result.accepted if isinstance(outcome, FrozenCounterfactual) else result.rejected).append(outcome)  # type: ignore[arg-type]
+    return result
+
+
+def write_counterfactuals(result: BuildResult, out_dir: str | Path) -> dict[str, Path]:
+    """counterfactuals.jsonl + its lock, rejected.jsonl and review.html in `out_dir`."""
+    from clinical_cf.catalog.lock import write_lock
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "counterfactuals.jsonl"
+    path.write_text("".join(e.model_dump_json() + "\n" for e in result.accepted), encoding="utf-8")
+    rejected = out / "rejected.jsonl"
+    rejected.write_text(
+        "".join(json.dumps({"tuple_id": r.tuple_id, "attempts": r.attempts, "reasons": r.reasons}) + "\n" for r in result.rejected),
+        encoding="utf-8",
+    )
+    lock = write_lock(path)
+    review = out / "review.html"
+    review.write_text(render_review(result), encoding="utf-8")
+    return {"counterfactuals": path, "lock": lock, "rejected": rejected, "review": review}
+
+
+def _diff_rows(before: str, after: str) -> list[tuple[str, str, str]]:
+    rows = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before.split("\n"), after.split("\n")).get_opcodes():
+        old, new = before.split("\n")[i1:i2], after.split("\n")[j1:j2]
+        if tag == "equal":
+            continue
+        for k in range(max(len(old), len(new))):
+            rows.append((tag, old[k] if k < len(old) else "", new[k] if k < len(new) else ""))
+    return rows
+
+
+def render_review(result: BuildResult) -> str:
+    """The clinician's review page: per counterfactual, the changed lines side by side."""
+    from jinja2 import Environment, FileSystemLoader
+
+    # Autoescape on: packet text and model replies go into the page.
+    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True)
+    entries = []
+    for e in result.accepted:
+        sections = []
+        for name in SECTIONS:
+            rows = _diff_rows(e.baseline_sections.get(name, ""), e.counterfactual_sections.get(name, ""))
+            if rows:
+                sections.append({"name": name, "rows": rows})
+        entries.append({"entry": e, "sections": sections})
+    return env.get_template("review.html.j2").render(entries=entries, rejected=result.rejected)
+
+
+def load_counterfactuals(path: str | Path, allow_unregistered: bool = False) -> list[FrozenCounterfactual]:
+    """Load a frozen set; it must match its lock (a reviewed set must not change afterwards)."""
+    from clinical_cf.catalog.lock import check_lock
+
+    path = Path(path)
+    if not path.exists():
+        raise CatalogError(path, "file not found")
+    check_lock(path, allow_unregistered=allow_unregistered)
+    return load_jsonl(path, FrozenCounterfactual, "tuple_id")
+
+
+def frozen_tuples(entries: list[FrozenCounterfactual], cases: list[Case], catalog: Catalog, families: list[str], path: Path) -> list[CSSTuple]:
+    """The frozen entries for the given cases and families, as tuples with their texts verbatim."""
+    by_id = {c.case_id: c for c in cases}
+    tuples = []
+    for e in entries:
+        if e.family not in families or e.case_id not in by_id:
+            continue
+        case = by_id[e.case_id]
+        if packet_sha256(case) != e.baseline_sha256:
+            raise CatalogError(path, "the case's packet changed since this counterfactual was frozen", entry=e.tuple_id, field="baseline_sha256")
+        try:
+            intervention = catalog.by_id(e.intervention_id)
+        except KeyError:
+            raise CatalogError(path, "intervention not in the catalog", entry=e.tuple_id, field="intervention_id") from None
+        tuples.append(
+            CSSTuple(case, intervention, Packet(dict(e.baseline_sections)), Packet(dict(e.counterfactual_sections), tuple(e.order)))
+        )
+    return tuples
+
+
+__all__ = [
+    "BuildResult",
+    "FrozenCounterfactual",
+    "Rejected",
+    "build_counterfactuals",
+    "frozen_tuples",
+    "load_counterfactuals",
+    "parse_edit",
+    "verify_edit",
+    "write_counterfactuals",
+]
