@@ -6,6 +6,7 @@
                                 [--cases F --show]  ... and per tuple the diff and the residue verdict
     clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
+    clinical-cf cases import PATH... --out F    packet text -> cases JSONL, listing what it inferred and could not
     clinical-cf counterfactuals build --cases F --editor MODEL|regex|structured [--checker M] --out DIR
                                                 frozen, verified, locked counterfactuals + review page
     clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
@@ -224,6 +225,33 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import_cases(args: argparse.Namespace) -> int:
+    """Packet text -> cases JSONL; prints what was inferred (to confirm) and what could not be."""
+    from clinical_cf.catalog.css.importer import import_packet, read_packets
+    from clinical_cf.catalog.css.interventions import load_catalog
+
+    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    reports = [import_packet(text, cid, catalog, source) for cid, source, text in read_packets(args.paths)]
+    out = Path(args.out)
+    todo = out.with_name(out.stem + ".todo.jsonl")
+    ready = [r for r in reports if r.case is not None]
+    out.write_text("".join(r.case.model_dump_json() + "\n" for r in ready), encoding="utf-8")  # type: ignore[union-attr]
+    pending = [r for r in reports if r.case is None]
+    if pending:
+        todo.write_text("".join(json.dumps(r.draft, default=str) + "\n" for r in pending), encoding="utf-8")
+    for r in reports:
+        print(f"\n{r.case_id} ({r.source}): {'ready' if r.case else 'NEEDS INPUT'}")
+        for key, value in r.inferred.items():
+            print(f"  inferred {key}: {value}")
+        for note in r.notes:
+            print(f"  note: {note}")
+        for item in r.missing:
+            print(f"  could not infer: {item}")
+    print(f"\nwrote {len(ready)} cases to {out}" + (f"; {len(pending)} need input, drafts in {todo}" if pending else ""))
+    print("confirm every inferred field before evaluating: they decide which interventions apply")
+    return 0 if not pending else 1
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.css import CASES_PATH
     from clinical_cf.catalog.css.cohort import write_cohort
@@ -365,6 +393,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate = cases.add_parser("validate", help="validate a cases JSONL file")
     validate.add_argument("path")
     validate.set_defaults(func=_cmd_validate_cases)
+    importer = cases.add_parser("import", help="packet text files (or one JSONL of texts) -> cases JSONL, inferences listed")
+    importer.add_argument("paths", nargs="+")
+    importer.add_argument("--out", required=True, help="cases JSONL to write (cases that need input go to OUT.todo.jsonl)")
+    importer.add_argument("--catalog")
+    importer.set_defaults(func=_cmd_import_cases)
 
     generate = sub.add_parser("generate", help="regenerate bundled synthetic data").add_subparsers(dest="action", required=True)
     css = generate.add_parser("css", help="the synthetic tumor-board cohort (catalog/css/cases.jsonl)")

@@ -75,7 +75,7 @@ class Applicability(_Strict):
         if self.stages is not None and not any(_stage_has_prefix(case.stage, s) for s in self.stages):
             return False
         for name, wanted in (self.biomarkers or {}).items():
-            status = case.biomarkers.get(name, "not_tested")
+            status = case.marker_status(name)
             allowed = wanted if isinstance(wanted, list) else [wanted]
             if status not in allowed:
                 return False

@@ -12,11 +12,12 @@ Run `clinical-cf schema css-case` to print this schema as JSON Schema.
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from clinical_cf.catalog.loading import load_jsonl
 
@@ -59,6 +60,16 @@ CancerType = Literal[
 ]
 
 BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
+
+PERCENT = r"^(?:<|>|<=|>=|≤|≥)?\s*\d{1,3}(?:\.\d+)?\s*%$"
+"""A percent-valued marker as reported (Ki-67 45%, PD-L1 TPS 80%, ER <1%)."""
+
+MarkerValue = Union[BiomarkerStatus, Annotated[str, StringConstraints(pattern=PERCENT)]]
+
+# Percent cut-offs that give a percent-valued marker a status for applicability filters:
+# ER/PR >= 1% positive (ASCO/CAP 2020); PD-L1 TPS >= 50% positive ("high", the catalog's A4
+# and first-line monotherapy threshold), < 1% negative, 1-49% equivocal for the filters.
+PERCENT_STATUS: dict[str, tuple[float, float]] = {"ER": (1, 1), "PR": (1, 1), "PD-L1": (50, 1)}
 
 ConsensusLabel = Literal["strong", "tacit", "mixed", "refusal"]
 
@@ -163,8 +174,12 @@ class ConsensusTreatment(_Strict):
 
     treatment: str = Field(description="As a tumor board would write it, e.g. 'adjuvant capecitabine'.")
     label: ConsensusLabel
-    driver: DecisionDriver = Field(description="The decision driver the label follows.")
-    rationale: str = Field(min_length=10, description="One line naming the guideline logic.")
+    driver: DecisionDriver | None = Field(
+        default=None, description="The decision driver the label follows (required for the bundled cohort; optional for user cases)."
+    )
+    rationale: str | None = Field(
+        default=None, min_length=10, description="One line naming the guideline logic (optional for user cases)."
+    )
     match: list[str] | None = Field(
         default=None,
         description="Lexicon concept ids that must all appear in one recommendation for CMS to count it as "
@@ -183,7 +198,10 @@ class Case(_Strict):
     metastatic: bool
     resected: bool
     prior_lines: int = Field(ge=0, description="Lines of systemic therapy given for advanced/metastatic disease.")
-    biomarkers: dict[str, BiomarkerStatus] = Field(description="Canonical marker name -> status.")
+    biomarkers: dict[str, MarkerValue] = Field(
+        description="Canonical marker name -> status, or the percent as reported for percent-valued markers "
+        "(Ki-67, PD-L1, ER, PR: '45%', '<1%')."
+    )
     board_date: date = Field(description="Date of the tumor board; dated insertions are placed relative to it.")
     sections: dict[SectionName, str]
     consensus: list[ConsensusTreatment] = Field(min_length=1)
@@ -207,6 +225,28 @@ class Case(_Strict):
             if self.record.castration_status is not None and self.cancer_type != "prostate":
                 raise ValueError("castration_status set on a non-prostate record")
         return self
+
+    def marker_status(self, name: str) -> BiomarkerStatus:
+        """A marker's status for applicability filters ('not_tested' when absent).
+
+        A percent value gets its status from `PERCENT_STATUS`; a percent-valued marker with
+        no cut-off there (Ki-67) counts as 'equivocal': tested, but no filter reads it.
+        """
+        value = self.biomarkers.get(name, "not_tested")
+        if not value.endswith("%"):
+            return value  # type: ignore[return-value]
+        number = float(re.sub(r"[^\d.]", "", value))
+        if value.lstrip().startswith("<") and number <= 1:
+            number = 0.0
+        cuts = PERCENT_STATUS.get(name)
+        if cuts is None:
+            return "equivocal"
+        positive_at, negative_below = cuts
+        if number >= positive_at:
+            return "positive"
+        if number < negative_below:
+            return "negative"
+        return "equivocal"
 
     @property
     def split(self) -> Literal["dev", "test"]:

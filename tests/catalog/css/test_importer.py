@@ -1,0 +1,66 @@
+"""`clinical-cf cases import`: a clinician's packet text becomes a case, every inference listed."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clinical_cf.catalog.css.importer import import_packet, split_sections
+from clinical_cf.catalog.css.interventions import load_catalog
+from clinical_cf.catalog.css.schema import Case, case_json_schema, load_cases
+from clinical_cf.cli import main
+from clinical_cf.tasks.css_task import CATALOG_PATH
+
+CATALOG = load_catalog(CATALOG_PATH)
+TEXT = Path(__file__).parents[2] / "fixtures" / "packets" / "text"
+
+
+def test_a_headed_letter_is_split_and_its_filter_fields_inferred():
+    report = import_packet((TEXT / "mdt-gastric.txt").read_text(), "g1", CATALOG)
+    case = report.case
+    assert case is not None, report.missing
+    assert (case.cancer_type, case.sex, case.age, case.stage) == ("gastric", "M", 73, "III")
+    assert (case.metastatic, case.resected, case.prior_lines) == (False, False, 0)  # "Surgery: none yet"
+    assert case.biomarkers["HER2"] == "positive" and case.biomarkers["MSI"] == "negative"
+    assert str(case.board_date) == "2026-03-04"
+    assert "bisoprolol" in case.sections["medications"] and "Hb 121" in case.sections["labs"]
+
+
+def test_a_note_without_headings_stays_whole_and_says_so():
+    report = import_packet((TEXT / "lung-note-no-headings.txt").read_text(), "l1", CATALOG)
+    assert any("one section" in n for n in report.notes)
+    case = report.case
+    assert case is not None and case.sections["overview"].startswith("Seen today")
+    assert case.stage == "IV" and case.metastatic and case.prior_lines == 1  # on first-line osimertinib
+    assert case.biomarkers["EGFR"] == "positive" and case.biomarkers["PD-L1"] == "5%"
+
+
+def test_what_cannot_be_inferred_is_listed_and_kept_out_of_the_cases_file(tmp_path, capsys):
+    out = tmp_path / "cases.jsonl"
+    rc = main(["cases", "import", str(TEXT / "batch.jsonl"), str(TEXT / "mdt-gastric.txt"), "--out", str(out)])
+    assert rc == 1
+    printed = capsys.readouterr().out
+    assert "could not infer: cancer_type" in printed and "inferred stage" in printed
+    cases = load_cases(out)  # what was written validates
+    assert {c.case_id for c in cases} == {"crc-01", "mdt-gastric"}
+    todo = [json.loads(l) for l in (tmp_path / "cases.todo.jsonl").read_text().splitlines()]
+    assert [d["case_id"] for d in todo] == ["unknown-1"]
+
+
+def test_percent_markers_and_user_consensus_without_driver_validate():
+    case = Case.model_validate(
+        {
+            "case_id": "u1", "cancer_type": "nsclc", "sex": "F", "age": 60, "stage": "IVA", "metastatic": True,
+            "resected": False, "prior_lines": 0, "biomarkers": {"PD-L1": "80%", "Ki-67": "30%", "EGFR": "negative"},
+            "board_date": "2025-01-01", "sections": {s: "" for s in split_sections("x")[0]},
+            "consensus": [{"treatment": "pembrolizumab", "label": "strong"}],
+        }
+    )
+    assert case.marker_status("PD-L1") == "positive" and case.marker_status("Ki-67") == "equivocal"
+    assert CATALOG.by_id("A4_pdl1_high_to_negative").applies_to.matches(case)
+    with pytest.raises(ValueError):
+        Case.model_validate({**case.model_dump(mode="json"), "biomarkers": {"PD-L1": "lots"}})
+    schema = case_json_schema()
+    consensus = schema["$defs"]["ConsensusTreatment"]
+    assert set(consensus["required"]) == {"treatment", "label"}
+    assert "biomarkers" in schema["required"]
