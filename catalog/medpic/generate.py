@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,29 @@ BACKGROUND: dict[str, list[str]] = {
 }
 NEONATE_BACKGROUND = ["born at 39 weeks by uncomplicated vaginal delivery", "birth weight 3.4 kg"]
 BACKGROUND_MEDS = ["cholecalciferol 1000 IU daily", "an emollient cream", "artificial tears as needed"]
+# Which background items are plausible at which age (age groups as in `age_group`). A CF pair whose
+# members fall in different age groups keeps only items plausible for both, so moving a member
+# across an age threshold never leaves it with the other group's problem list. Rationale: a problem
+# list is part of the age-appropriate setting (osteoporosis and cataract surgery read as older-adult
+# history, "born at term, immunisations up to date" as a child's); an adult with a child's problem
+# list and heart rate is an incoherent pair.
+PLAUSIBLE_BACKGROUND: dict[str, set[str]] = {
+    "neonate": set(NEONATE_BACKGROUND),
+    "infant": {"eczema", "born at term, immunisations up to date"},
+    "child": {"eczema", "born at term, immunisations up to date", "hay fever", "a previous appendicectomy"},
+    "adult": {"hypertension", "hyperlipidaemia", "hypothyroidism on replacement", "hay fever", "eczema",
+              "a previous appendicectomy", "osteoarthritis of the hips", "osteoarthritis of both knees", "gout in remission",
+              "iron-deficiency anaemia", "one previous uncomplicated vaginal delivery", "iron-deficiency anaemia in pregnancy"},
+    "older_adult": {"hypertension", "hyperlipidaemia", "hypothyroidism on replacement", "hay fever", "eczema",
+                    "a previous appendicectomy", "osteoarthritis of the hips", "osteoarthritis of both knees", "gout in remission",
+                    "osteoporosis", "cataract surgery in 2019", "iron-deficiency anaemia"},
+}
+# Resting heart-rate bands by age (awake, well child), paediatric early-warning charts (e.g. APLS/PEWS
+# normal ranges, paraphrased); adults 60-100/min. A member's vitals are drawn at the same position in its
+# own band, so a pair differs in heart rate only as much as the age change implies.
+HEART_RATE_BANDS: list[tuple[float, tuple[int, int]]] = [
+    (1, (110, 150)), (2, (100, 140)), (5, (90, 130)), (12, (80, 115)), (18, (60, 100)), (200, (60, 92)),
+]
 AGES = {"older_adult": (66, 89), "renal": (66, 88), "pregnancy": (22, 40), "lactation": (22, 40), "paediatric": (3, 11), "general": (25, 60)}
 STEMS = [
     ("Assume each medication below would be given at a usual dose for an appropriate indication. Based on this patient's "
@@ -100,6 +124,68 @@ class Base:
     week: int | None = None
     infant_weeks: int = 6
     carer: str = "mother"
+    vitals_position: float = 0.5
+    """Where in its age band the heart rate sits (shared by both members of a pair)."""
+    temperature: str = "37.0"
+    blood_pressure: str = "124/76"
+
+
+def age_group(age: float) -> str:
+    if age < 28 / 365.25:
+        return "neonate"
+    if age < 2:
+        return "infant"
+    if age < 18:
+        return "child"
+    return "older_adult" if age >= 65 else "adult"
+
+
+def heart_rate_band(age: float) -> tuple[int, int]:
+    return next(band for upper, band in HEART_RATE_BANDS if age < upper)
+
+
+def member_vitals(base: Base, age: float) -> str:
+    """The vitals line for a member of `age`: the base's own line when the member is in its age band."""
+    if heart_rate_band(age) == heart_rate_band(base.age) and (age < 18) == (base.age < 18):
+        return base.vitals
+    low, high = heart_rate_band(age)
+    rate = round(low + base.vitals_position * (high - low))
+    if age < 18:
+        return f"Temperature {base.temperature} °C, heart rate {rate}/min."
+    return f"BP {base.blood_pressure} mmHg, pulse {rate}/min."
+
+
+def _coherent_background(base: Base, rule: Rule, ages: list[float], rng_key: str) -> None:
+    """Keep only background items plausible at every member's age; redraw from those if none is left."""
+    groups = {age_group(a) for a in ages}
+    if len(groups) == 1:
+        return
+    allowed = set.intersection(*(PLAUSIBLE_BACKGROUND[g] for g in groups))
+    kept = [b for b in base.background if b in allowed]
+    if not kept:
+        pool = sorted(allowed)
+        kept = random.Random(rng_key).sample(pool, k=min(len(pool), 1)) if pool else []
+    base.background = kept
+    if any(a < 18 for a in ages):
+        base.meds = []  # the adult background medicines are not a child's
+
+
+def age_coherence_problems(questions: list[Question]) -> list[str]:
+    """CF members whose background or heart rate belongs to another age group than their own."""
+    background_items = set().union(*PLAUSIBLE_BACKGROUND.values())
+    problems = []
+    for q in questions:
+        if q.kind != "cf" or q.patient is None:
+            continue
+        age = q.patient.age_years
+        wrong = [c for c in q.patient.conditions if c in background_items and c not in PLAUSIBLE_BACKGROUND[age_group(age)]]
+        if wrong:
+            problems.append(f"{q.id}: age {age:g} with background of another age group: {', '.join(wrong)}")
+        rate = re.search(r"(?:heart rate|pulse) (\d+)/min", q.vignette)
+        low, high = heart_rate_band(age)
+        if rate and not low <= int(rate.group(1)) <= high:
+            problems.append(f"{q.id}: age {age:g} with heart rate {rate.group(1)}/min (expected {low}-{high})")
+    return problems
 
 
 def _draw_number(rng: random.Random, cond: Condition, which: str) -> float:
@@ -142,9 +228,17 @@ def draw_base(rule: Rule, rng: random.Random) -> Base:
     background = rng.sample(pool, k=min(len(pool), rng.randint(1, 2)))
     meds = [] if pop == "paediatric" else rng.sample(BACKGROUND_MEDS, k=rng.randint(0, 1))
     if pop == "paediatric":
-        vitals = f"Temperature {rng.choice(['37.2', '37.8', '38.1', '37.0'])} °C, heart rate {rng.randint(90, 130)}/min."
+        temperature, rate = rng.choice(['37.2', '37.8', '38.1', '37.0']), rng.randint(90, 130)
+        vitals = f"Temperature {temperature} °C, heart rate {rate}/min."
+        blood_pressure = "104/64"
+        band = (90, 130)
     else:
-        vitals = f"BP {rng.randint(112, 146)}/{rng.randint(66, 88)} mmHg, pulse {rng.randint(62, 92)}/min."
+        blood_pressure, rate = f"{rng.randint(112, 146)}/{rng.randint(66, 88)}", rng.randint(62, 92)
+        vitals = f"BP {blood_pressure} mmHg, pulse {rate}/min."
+        temperature = "37.0"
+        band = (62, 92)
+    # The base's heart rate, as a position in the band it was drawn from (no extra draw: the stream is unchanged).
+    position = (rate - band[0]) / (band[1] - band[0])
     labels = {}
     for cond in [*rule.trigger, *(e.when for e in rule.exceptions if e.when)]:
         if cond.kind in ("condition", "co_medication"):
@@ -153,6 +247,7 @@ def draw_base(rule: Rule, rng: random.Random) -> Base:
         style=rng.randrange(3), sex=sex, age=age, indication=rng.choice(rule.context.indication),
         background=background, meds=meds, vitals=vitals, labels=labels, week=rng.randint(9, 34),
         infant_weeks=rng.randint(2, 14), carer=rng.choice(["mother", "father"]),
+        vitals_position=position, temperature=temperature, blood_pressure=blood_pressure,
     )
 
 
@@ -265,7 +360,7 @@ def render_vignette(rule: Rule, facts: PatientFacts, base: Base, negated: list[s
     if facts.weight_kg is not None:
         w = f"{facts.weight_kg:g}"
         parts.append([f"Weight {w} kg.", f"Body weight: {w} kg.", f"Wt {w} kg."][base.style])
-    parts.append(base.vitals)
+    parts.append(member_vitals(base, facts.age_years))
     return " ".join(parts)
 
 
@@ -342,6 +437,11 @@ def _describe(cond: Condition, facts: PatientFacts, base: Base) -> str:
 def _pair(rule: Rule, rules: list[Rule], rng: random.Random, tag: str, cond: Condition, exception: bool) -> list[Question]:
     base = draw_base(rule, rng)
     draws: dict[tuple[int, str], float] = {}
+    if cond.kind == "age" and not exception:
+        # Draw both ages first (cached in `draws`), then make the shared background fit both.
+        ages = [build_facts(rule, base, rng, draws=draws).age_years,
+                build_facts(rule, base, rng, inactive=cond, draws=draws).age_years]
+        _coherent_background(base, rule, ages, f"{SEED}:{rule.id}:{tag}:background")
     if exception:
         active = build_facts(rule, base, rng, draws=draws)
         inactive = build_facts(rule, base, rng, draws=draws, extra=cond)
@@ -390,7 +490,7 @@ def write_questions(path: str | Path = QUESTIONS_PATH, rules_path: str | Path = 
     """Generate from the rules, refuse to write anything that fails the self-check, and write the JSONL."""
     rules = load_rules(rules_path)
     questions = generate(rules)
-    problems = self_check(questions, rules)
+    problems = self_check(questions, rules) + age_coherence_problems(questions)
     if problems:
         raise ValueError("MedRule2Pair self-check failed:\n" + "\n".join(problems[:30]))
     path = Path(path)

@@ -119,3 +119,37 @@ def test_rules_without_ranges_use_default_draws_on_the_right_side(tmp_path):
     assert {q.operation: q.patient.crcl < 30 for q in renal} == {"activation": True, "deactivation": False}
     weight = [q for q in questions if q.rule_id == "my-weight" and q.kind == "cf"]
     assert {q.operation: q.patient.weight_kg < 50 for q in weight} == {"activation": True, "deactivation": False}
+
+
+def test_a_member_moved_across_an_age_threshold_keeps_a_setting_of_its_own_age():
+    from clinical_cf.catalog.medpic.generate import PLAUSIBLE_BACKGROUND, age_coherence_problems, age_group, heart_rate_band
+
+    assert age_coherence_problems(QUESTIONS) == []
+    crossing = 0
+    by_pair: dict[str, dict] = {}
+    for q in QUESTIONS:
+        if q.pair_id and q.changed_fact and q.changed_fact.kind == "age":
+            by_pair.setdefault(q.pair_id, {})[q.operation] = q
+    for members in by_pair.values():
+        ages = [m.patient.age_years for m in members.values()]
+        if len({age_group(a) for a in ages}) > 1:
+            crossing += 1
+            for m in members.values():
+                group = age_group(m.patient.age_years)
+                assert not {c for c in m.patient.conditions if c in set().union(*PLAUSIBLE_BACKGROUND.values())} - PLAUSIBLE_BACKGROUND[group]
+                rate = int(re.search(r"(?:heart rate|pulse) (\d+)/min", m.vignette).group(1))
+                low, high = heart_rate_band(m.patient.age_years)
+                assert low <= rate <= high, m.id
+    assert crossing >= 20  # older adult vs adult and infant vs child pairs are checked
+
+
+def test_the_age_coherence_check_catches_an_adult_with_a_childs_setting():
+    from clinical_cf.catalog.medpic.generate import age_coherence_problems
+
+    q = next(q for q in QUESTIONS if q.kind == "cf" and q.patient.age_years >= 18)
+    bad = q.model_copy(update={
+        "patient": q.patient.model_copy(update={"conditions": ["born at term, immunisations up to date"]}),
+        "vignette": q.vignette + " Temperature 38.1 °C, heart rate 128/min.",
+    })
+    problems = age_coherence_problems([bad])
+    assert any("background" in p for p in problems)
