@@ -27,6 +27,7 @@ from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.tasks.css_task import CATALOG_PATH
 
 CORPUS = "tests/fixtures/packets/corpus.yaml"
+SECOND = "tests/fixtures/packets/heldout.yaml"
 
 
 def corpus_table(corpus, catalog, label: str) -> None:
@@ -66,14 +67,15 @@ def cohort_table(catalog) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default=CORPUS)
+    parser.add_argument("--corpus", action="append", help=f"corpus YAML (repeatable; default {CORPUS} and {SECOND})")
     parser.add_argument("--catalog", help="also grade the corpus under this catalog (a baseline)")
     args = parser.parse_args()
-    corpus = load_corpus(args.corpus)
     catalog = load_catalog(CATALOG_PATH)
-    if args.catalog:
-        corpus_table(corpus, load_catalog(args.catalog), f"baseline {args.catalog}")
-    corpus_table(corpus, catalog, f"catalog v{catalog.version}")
+    for path in args.corpus or [CORPUS, SECOND]:
+        corpus = load_corpus(path)
+        if args.catalog:
+            corpus_table(corpus, load_catalog(args.catalog), f"baseline {args.catalog}, {path}")
+        corpus_table(corpus, catalog, f"catalog v{catalog.version}, {path}")
     cohort_table(catalog)
 
 

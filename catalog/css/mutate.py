@@ -108,7 +108,8 @@ PLAN_CUE = re.compile(
     r"to (?:start|begin|commence|initiate|receive|proceed|continue|undergo|be started)|"
     r"candidate for|eligible for|consider\w*|favou?r\w*|"
     r"for (?:adjuvant|neoadjuvant|definitive|curative|first[- ]line|1L|perioperative|surgery|resection|upfront)|"
-    r"scheduled|booked|next steps?|board (?:decision|recommendation|consensus)|going forward|offer\w*|"
+    r"scheduled|booked|next steps?|(?:MDT|MDM|board|tumou?r board) (?:outcome|decision|recommendation|consensus|plan)|"
+    r"outcome|going forward|offer\w*|aim(?:ing)? for|"
     r"discuss\w* (?:re|regarding|about)?\s*(?:starting|adjuvant|neoadjuvant)|recs?|question|query|view on)\b"
     r"|\bA/P\b|\bP:|->|=>|→|\?\s*\w)"
 )
@@ -130,7 +131,8 @@ CLAUSE = re.compile(r"\([^()]*\)|[^,;()]+|[,;()]")
 
 def _list_like(sentence: str) -> bool:
     """A summary-style sentence (short comma/parenthesis-separated items), cut by clause, not whole."""
-    parts = [p for p in re.split(r"[,;()]", sentence) if p.strip()]
+    # A parenthesised list ("TCHP (docetaxel, carboplatin, ...)") does not make the sentence a list.
+    parts = [p for p in re.split(r"[,;]", re.sub(r"\([^()]*\)", "", sentence)) if p.strip()]
     return len(parts) >= 2 and sum(len(p) for p in parts) / len(parts) < 30
 
 
@@ -139,6 +141,8 @@ def _cut_clauses(sentence: str, states: Callable[[str], bool]) -> str:
     end = sentence[len(sentence.rstrip(".;!? ")) :]
     pieces = [p for p in CLAUSE.findall(sentence.rstrip(".;!? "))]
     kept = [p for p in pieces if p in ",;()" or not states(p)]
+    if len(kept) == len(pieces):
+        return ""  # the statement spans clauses ("neoadjuvant X (a, b), then surgery"): the sentence goes
     text = "".join(kept).strip()
     return (" " + text + end) if text and sentence.startswith(" ") else (text + end if text else "")
 
@@ -185,7 +189,9 @@ def neutralise_plans(text: str, implications: list, plans_only: bool = True) -> 
             cells = line.split("|")
             if not plans_only and any(states(c) for c in cells):
                 continue
-            out.append("|".join(cut(c, in_plan) if c.strip() else c for c in cells))
+            # A row labelled as a plan or question ("| Plan | ... |") makes all its cells plan text.
+            row_plan = in_plan or bool(PLAN_CUE.search(cells[1] if len(cells) > 1 else ""))
+            out.append("|".join(cut(c, row_plan) if c.strip() else c for c in cells))
             continue
         out.append(cut(line, in_plan))
     return "\n".join(out)

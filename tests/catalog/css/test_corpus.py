@@ -6,7 +6,9 @@ from clinical_cf.catalog.css.completeness import evaluate_corpus, load_corpus
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.tasks.css_task import CATALOG_PATH
 
-CORPUS = load_corpus(Path(__file__).parents[2] / "fixtures" / "packets" / "corpus.yaml")
+PACKETS = Path(__file__).parents[2] / "fixtures" / "packets"
+CORPUS = load_corpus(PACKETS / "corpus.yaml")
+SECOND = load_corpus(PACKETS / "heldout.yaml")
 CATALOG = load_catalog(CATALOG_PATH)
 
 
@@ -26,3 +28,9 @@ def test_most_must_apply_counterfactuals_are_correct_and_complete():
 def test_an_edit_the_history_contradicts_is_dropped_not_scored():
     report = evaluate_corpus(CORPUS, CATALOG)
     assert report.flagged and all(f.outcome == "flagged" for f in report.flagged)
+
+
+def test_a_second_corpus_in_four_more_styles_is_complete_too():
+    report = evaluate_corpus(SECOND, CATALOG)
+    assert {e.style for e in SECOND} == {"soap", "proforma", "discharge", "problem"}
+    assert report.recall >= 0.9, [(g.case_id, g.intervention_id, g.outcome, g.detail) for g in report.graded]
