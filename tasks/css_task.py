@@ -143,6 +143,7 @@ def build_css_task(
             "mutation_mode": mutation_mode,
             "residue": residue,
             "counterfactuals": str(counterfactuals) if counterfactuals else None,
+            "counterfactuals_frozen": len(frozen) if frozen is not None else None,
             "split": split,
             "controls": controls,
             "cases": len(loaded_cases),
