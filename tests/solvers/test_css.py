@@ -22,10 +22,10 @@ Discussion follows."""
     assert not parsed
     assert [r.treatment for r in recs] == ["Adjuvant mFOLFIRINOX", "Gemcitabine + capecitabine"]
     assert recs[0].rationale == "fit patient after R0 resection"
-    assert [r.treatment for r in avoid] == ["Avoid olaparib"]
+    assert [r.treatment for r in avoid] == ["olaparib"]  # the avoided option, without the verb
 
 
 def test_unparseable_reply_is_shown_raw_to_the_judge():
-    arm = ArmResult(summary="", raw="I would discuss with the patient.", parsed=False)
+    arm = ArmResult(summary="", raw="I would discuss with the patient.", parsed=False, provenance="unreadable")
     assert "raw reply follows" in format_recommendations(arm)
     assert "I would discuss with the patient." in format_recommendations(arm)
