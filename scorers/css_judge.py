@@ -4,8 +4,15 @@ The judge is a model role (`--model-role judge=...`). When it resolves to the mo
 test, role `judge_alt` judges instead (the CSS paper's self-judging rule); each score
 records which model and role judged it. The judge sees only the two recommendation lists,
 the expected change and the scoring rule, never the chart, and returns
-{"score": 0 | 0.5 | 1, "rationale": ...}. A verdict that cannot be parsed after retries
-is `Score.unscored(reason="grader_failed")`, which Inspect counts as unscored.
+{"score": 0 | 0.5 | 1, "rationale": ...}. A verdict that cannot be read after retries (or is
+ambiguous: a fraction, a range, two different scores) is `Score.unscored(reason="grader_failed")`.
+
+Model text reaches the judge only as data: the pre-registered expected change and scoring rule
+come first, then each arm's items inside a block delimited by a per-prompt random boundary,
+one normalised line per item (invisible characters and chat-template role tokens removed),
+capped in count and length at parse time. An arm whose output is invalid (empty, the prompt's
+template echoed, degenerate repetition) is never sent to the judge: the tuple is unscored with
+reason `invalid_output`, and Inspect counts it.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from clinical_cf.scorers.metrics import agent_trace, control_stability, css, css_stderr, family_css, verdict_shares
+from clinical_cf.scorers.metrics import agent_trace, control_stability, css, css_stderr, family_css, parse_quality, verdict_shares
 from clinical_cf.replies import DATA_NOTICE, boundary, read_score
 from clinical_cf.solvers.css import CSSArms, format_recommendations, judge_block
 
@@ -136,7 +143,7 @@ def invalid_arms(arms: CSSArms) -> dict[str, str]:
 
 
 @scorer(
-    metrics=[css(), css_stderr(), family_css(), verdict_shares(), control_stability()],
+    metrics=[css(), css_stderr(), family_css(), verdict_shares(), control_stability(), parse_quality()],
 )
 def judge_direction(
     judge_role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2, json_schema: bool = True
@@ -213,7 +220,7 @@ def judge_direction(
 
 
 @scorer(
-    metrics=[css(), css_stderr(), family_css(), verdict_shares(), control_stability(), agent_trace()],
+    metrics=[css(), css_stderr(), family_css(), verdict_shares(), control_stability(), agent_trace(), parse_quality()],
 )
 def agent_judge_direction(
     judge_role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2, json_schema: bool = True
