@@ -396,8 +396,8 @@ _NEGATIVE_HEADING = re.compile(
 )
 _POSITIVE_HEADING = re.compile(
     r"\b(?:recommend\w*|plan|options?|preferred|first[-\s]line|second[-\s]line|alternatives?|treatments?|therap\w*|"
-    r"regimens?|suggest\w*|next\s+steps?|management|proposal|proposed|approach|strategy|board|consider\w*|"
-    r"primary|choice|action)\b",
+    r"regimens?|suggest\w*|next\s+steps?|management|propos\w*|approach|strategy|board|consider\w*|offer\w*|pursue|"
+    r"advis(?:e|ed)|primary|choice|action|course|way\s+forward|what\s+(?:we|i)\s+(?:would|will|should)\s+do)\b",
     re.IGNORECASE,
 )
 # Headings whose list items are not options at all.
@@ -434,7 +434,7 @@ _HEADING_WORDS = frozenset(
     "not no recommended recommend recommendations recommendation avoid avoided options option to the be should "
     "treatment treatments therapy therapies contraindicated preferred alternatives alternative plan do don't use "
     "consider considered considerations we i would board's board first second third line next steps step management "
-    "approach and or of for regimens regimen discouraged advised indicated suggested suggestions proposed final "
+    "approach and or of for regimens regimen discouraged advised indicated suggested suggestions proposed propose final what things "
     "our my summary rationale reasoning discussion background assessment notes caveats monitoring follow up".split()
 )
 _ITEM_NEGATION = re.compile(
@@ -513,7 +513,7 @@ def read_list_items(text: str) -> ListReading:
         line = raw_line.rstrip()
         if not line.strip():
             continue
-        bullet = _BULLET.match(line)
+        bullet = _BULLET.match(line) or _BULLET.match(strip_markdown(line))  # "**1. Preferred: X**" is an item too
         if bullet:
             bullets += 1
             if section == "other":
@@ -561,13 +561,16 @@ _PROSE_POSITIVE = re.compile(
 )
 _PROSE_NEGATIVE = re.compile(
     r"(?:\b(?:avoid|do\s+not\s+(?:recommend|use|give|offer)|would\s+not\s+(?:recommend|use|give|offer)|"
-    r"don'?t\s+(?:recommend|use|give)|should\s+not\s+(?:receive|be\s+given|be\s+offered|get)|against)\s+(?P<item>[^.;\n]+))|"
-    r"(?:(?P<subject>[A-Z][^.;\n]{2,80}?)\s+(?:is|are|would\s+be)\s+(?:not\s+recommended|contraindicated|not\s+indicated|not\s+appropriate|inappropriate|best\s+avoided))",
+    r"don'?t\s+(?:recommend|use|give)|should\s+not\s+(?:receive|get|start|undergo)|against)\s+(?P<item>[^.;\n]+))|"
+    r"(?:(?P<subject>[A-Z][^.;\n]{2,80}?)\s+(?:(?:is|are|would\s+be)\s+(?:not\s+recommended|contraindicated|not\s+indicated|not\s+appropriate|"
+    r"inappropriate|best\s+avoided|not\s+advised)|(?:should|must)\s+(?:not|never)\s+be\s+(?:offered|given|used|started|considered|pursued)|"
+    r"(?:should|must)n'?t\s+be\s+(?:offered|given|used|started|considered|pursued)))",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(
     r"\s+(?:because|given|as\s+(?:the|she|he|they|it)|due\s+to|since|in\s+view\s+of|to\s+(?:control|reduce|treat|prevent|improve)|"
-    r"which|while|whereas|although|but|and\s+(?:avoid|not|do)|followed\s+by\s+(?:surveillance|observation))\b.*$|\s*\(.*$",
+    r"which|while|whereas|although|but|and\s+(?:avoid|not|do)|followed\s+by\s+(?:surveillance|observation)|"
+    r"for\s+(?:this|the|her|his|their)\s+(?:patient|locally|metastatic|advanced|recurrent|disease|cancer|tumou?r|case|\w+\s+(?:cancer|disease|tumou?r)))\b.*$|\s*\(.*$",
     re.IGNORECASE,
 )
 
