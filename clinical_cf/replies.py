@@ -439,7 +439,7 @@ _HEADING_WORDS = frozenset(
 )
 _ITEM_NEGATION = re.compile(
     r"^\s*(?:avoid(?:ing)?|do\s+not\s+(?:use|give|offer|start|recommend|add|administer)|don'?t\s+(?:use|give|offer|start|add)|"
-    r"not\s+recommended:?|no\s+role\s+for|against|omit|withhold|contraindicated:?|not\s+(?:a\s+)?candidate\s+for|"
+    r"not\s+recommended:?|no\s+role\s+for|(?:recommend\s+)?against|omit|withhold|contraindicated:?|not\s+(?:a\s+)?candidate\s+for|"
     r"exclude|no\b(?!\s+(?:change|dose\s+change)))\s*[:\-–—]?\s*",
     re.IGNORECASE,
 )
@@ -538,7 +538,14 @@ def read_list_items(text: str) -> ListReading:
                 # "Avoid: olaparib, cetuximab" — a heading with its items on the same line.
                 any_heading = True
                 items = [_split_item(part) for part in re.split(r"\s*[;,]\s*(?![^()]*\))", strip_markdown(rest)) if part.strip()]
-                (negative if kind == "negative" else positive).extend(i for i in items if i.text)
+                for item in (i for i in items if i.text):
+                    negated = _negated_item(item)
+                    if kind == "negative":
+                        negative.append(negated or item)
+                    elif negated is not None:
+                        negative.append(negated)
+                    else:
+                        positive.append(item)
                 section = kind
                 continue
             if not rest and len(title.split()) <= 10:
@@ -561,14 +568,15 @@ _PROSE_POSITIVE = re.compile(
 )
 _PROSE_NEGATIVE = re.compile(
     r"(?:\b(?:avoid|do\s+not\s+(?:recommend|use|give|offer)|would\s+not\s+(?:recommend|use|give|offer)|"
-    r"don'?t\s+(?:recommend|use|give)|should\s+not\s+(?:receive|get|start|undergo)|against)\s+(?P<item>[^.;\n]+))|"
+    r"don'?t\s+(?:recommend|use|give)|should\s+not\s+(?:receive|get|start|undergo)|"
+    r"(?:decided|recommends?|recommended|advises?|advised|argues?|argued|would\s+(?:argue|advise))\s+against)\s+(?P<item>[^.;\n]+))|"
     r"(?:(?P<subject>[A-Z][^.;\n]{2,80}?)\s+(?:(?:is|are|would\s+be)\s+(?:not\s+recommended|contraindicated|not\s+indicated|not\s+appropriate|"
     r"inappropriate|best\s+avoided|not\s+advised)|(?:should|must)\s+(?:not|never)\s+be\s+(?:offered|given|used|started|considered|pursued)|"
     r"(?:should|must)n'?t\s+be\s+(?:offered|given|used|started|considered|pursued)))",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(
-    r"\s+(?:because|given|as\s+(?:the|she|he|they|it)|due\s+to|since|in\s+view\s+of|to\s+(?:control|reduce|treat|prevent|improve)|"
+    r"\s+(?:because|given|as\s+(?:the|she|he|they|it)|due\s+to|since|in\s+view\s+of|to\s+(?:control|reduce|treat|prevent|improve|protect|manage|palliate)|"
     r"which|while|whereas|although|but|and\s+(?:avoid|not|do)|followed\s+by\s+(?:surveillance|observation)|"
     r"for\s+(?:this|the|her|his|their)\s+(?:patient|locally|metastatic|advanced|recurrent|disease|cancer|tumou?r|case|\w+\s+(?:cancer|disease|tumou?r)))\b.*$|\s*\(.*$",
     re.IGNORECASE,
