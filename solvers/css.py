@@ -117,7 +117,7 @@ class ArmResult(BaseModel):
     raw: str
     recommendations: list[Recommendation] = Field(default_factory=list)
     not_recommended: list[Recommendation] = Field(default_factory=list)
-    parsed: bool = Field(description="True when the reply was the requested JSON (strict or repaired); False otherwise.")
+    parsed: bool = Field(description="True when the reply held the requested JSON object (strict or repaired), whatever its content; False otherwise.")
     provenance: Provenance = Field(default="json", description="How the lists were read (see clinical_cf.replies.Provenance).")
     invalid: str | None = Field(default=None, description="Why the reply is not an answer (empty, placeholder_echo, degenerate_repetition); never judged.")
     truncated: bool = Field(default=False, description="Items or their text were cut to the parse-time caps.")
@@ -230,6 +230,8 @@ class RecommendationReading(BaseModel):
     provenance: Provenance
     invalid: str | None = None
     truncated: bool = False
+    from_json: bool = False
+    """The reply held the requested JSON object (even when its content is invalid, e.g. the template echoed)."""
 
 
 def read_recommendations(text: str) -> RecommendationReading:
@@ -239,9 +241,6 @@ def read_recommendations(text: str) -> RecommendationReading:
     repetition and empty replies are `invalid`; a reply with content but no readable option is
     `unreadable`. Items are capped in number and length here, at parse time.
     """
-    invalid = invalid_reason(text, TEMPLATE_PLACEHOLDERS)
-    if invalid is not None:
-        return RecommendationReading(provenance="invalid", invalid=invalid)
     final = final_answer(text)
 
     def has_list(data: dict[str, Any]) -> bool:
@@ -249,6 +248,10 @@ def read_recommendations(text: str) -> RecommendationReading:
         return isinstance(value, (list, str))
 
     found = find_object(final, has_list)
+    from_json = found is not None
+    invalid = invalid_reason(text, TEMPLATE_PLACEHOLDERS)
+    if invalid is not None:
+        return RecommendationReading(provenance="invalid", invalid=invalid, from_json=from_json)
     if found is not None:
         recommended = _items(_as_list(_field(found.value, _RECOMMENDATION_KEYS)))
         avoided = _items(_as_list(_field(found.value, _AVOID_KEYS)))
@@ -259,22 +262,23 @@ def read_recommendations(text: str) -> RecommendationReading:
         avoided = [Recommendation(treatment=i.text, rationale=i.rationale) for i in listed.negative]
         provenance = listed.provenance
     if any(is_placeholder(r.treatment) for r in recommended + avoided):
-        return RecommendationReading(provenance="invalid", invalid="placeholder_echo")
+        return RecommendationReading(provenance="invalid", invalid="placeholder_echo", from_json=from_json)
     if len(recommended) > 3 and len({_key(r.treatment) for r in recommended}) * 3 <= len(recommended):
-        return RecommendationReading(provenance="invalid", invalid="degenerate_repetition")
+        return RecommendationReading(provenance="invalid", invalid="degenerate_repetition", from_json=from_json)
     if provenance == "unreadable":
         return RecommendationReading(provenance="unreadable")
     capped_recommended, cut_a = _cap(recommended)
     capped_avoided, cut_b = _cap(avoided)
     return RecommendationReading(
-        recommendations=capped_recommended, not_recommended=capped_avoided, provenance=provenance, truncated=cut_a or cut_b
+        recommendations=capped_recommended, not_recommended=capped_avoided, provenance=provenance,
+        truncated=cut_a or cut_b, from_json=from_json,
     )
 
 
 def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:
     """(recommended, not recommended, read from JSON) for callers that only need the lists."""
     reading = read_recommendations(text)
-    return reading.recommendations, reading.not_recommended, reading.provenance in ("json", "repaired")
+    return reading.recommendations, reading.not_recommended, reading.from_json
 
 
 _RECOMMENDATION_KEYS = ("recommendations", "recommended", "treatment_recommendations", "recommendation", "treatments", "plan")
@@ -340,7 +344,7 @@ def arm_result(raw: str, summary: str = "", trace: AgentTrace | None = None) -> 
         raw=raw,
         recommendations=reading.recommendations,
         not_recommended=reading.not_recommended,
-        parsed=reading.provenance in ("json", "repaired"),
+        parsed=reading.from_json,
         provenance=reading.provenance,
         invalid=reading.invalid,
         truncated=reading.truncated,
