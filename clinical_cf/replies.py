@@ -478,6 +478,8 @@ def _classify_heading(text: str) -> str:
     clean = strip_markdown(text).strip()
     if _NEGATIVE_HEADING.search(clean):
         return "negative"
+    if _OTHER_HEADING.match(clean):
+        return "other"  # "Rationale for the recommended plan", "Summary of options"
     if _POSITIVE_HEADING.search(clean):
         return "positive"
     return "other"
@@ -507,15 +509,12 @@ def read_list_items(text: str) -> ListReading:
     positive: list[ListItem] = []
     negative: list[ListItem] = []
     section = "positive"
-    any_heading = False
-    bullets = 0
     for raw_line in text.splitlines():
         line = raw_line.rstrip()
         if not line.strip():
             continue
         bullet = _BULLET.match(line) or _BULLET.match(strip_markdown(line))  # "**1. Preferred: X**" is an item too
         if bullet:
-            bullets += 1
             if section == "other":
                 continue
             body = bullet.group("body")
@@ -536,7 +535,6 @@ def read_list_items(text: str) -> ListReading:
             kind = _classify_heading(title)
             if rest and kind != "other" and len(title.split()) <= 6:
                 # "Avoid: olaparib, cetuximab" — a heading with its items on the same line.
-                any_heading = True
                 items = [_split_item(part) for part in re.split(r"\s*[;,]\s*(?![^()]*\))", strip_markdown(rest)) if part.strip()]
                 for item in (i for i in items if i.text):
                     negated = _negated_item(item)
@@ -549,12 +547,10 @@ def read_list_items(text: str) -> ListReading:
                 section = kind
                 continue
             if not rest and len(title.split()) <= 10:
-                any_heading = True
                 section = kind
                 continue
     if positive or negative:
         return ListReading(positive, negative, "markdown")
-    del any_heading, bullets
     return _prose_items(text)
 
 
