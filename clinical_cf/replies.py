@@ -503,31 +503,55 @@ def read_list_items(text: str) -> ListReading:
     Markdown: a heading ("## Not recommended", "**Avoid:**", "Options to avoid:") sets the
     polarity of the list items under it; items under headings that are not about options
     (rationale, summary, monitoring) are ignored; an item that itself says to avoid something
-    goes to the avoided list. Prose: sentences that recommend ("I would recommend X", "the board
-    should offer X") or reject ("X is not recommended", "avoid X") an option.
+    goes to the avoided list; a bullet indented under an item is that item's detail, not an item;
+    table rows are items (first cell the option, the rest its rationale); under an explicit
+    heading, short plain lines are items too. Prose: sentences that recommend ("I would
+    recommend X", "the board should offer X") or reject ("X is not recommended", "avoid X") one.
     """
     positive: list[ListItem] = []
     negative: list[ListItem] = []
     section = "positive"
+    headed = False  # an explicit option heading opened the current section
+    top_indent: int | None = None
+    last: ListItem | None = None
+
+    def add(item: ListItem, kind: str) -> ListItem | None:
+        if not item.text:
+            return None
+        negated = _negated_item(item)
+        if kind == "negative":
+            negative.append(negated or item)
+        elif negated is not None:
+            negative.append(negated)
+        else:
+            positive.append(item)
+        return (negative if kind == "negative" or negated is not None else positive)[-1]
+
     for raw_line in text.splitlines():
         line = raw_line.rstrip()
         if not line.strip():
             continue
         bullet = _BULLET.match(line) or _BULLET.match(strip_markdown(line))  # "**1. Preferred: X**" is an item too
         if bullet:
+            indent = len(line) - len(line.lstrip())
+            if top_indent is None or indent < top_indent:
+                top_indent = indent
+            if indent >= top_indent + 2 and last is not None:
+                # A sub-bullet: detail of the item above ("- Rationale: ...", "- dose: ...").
+                detail = strip_markdown(bullet.group("body")).strip()
+                last.rationale = f"{last.rationale}; {detail}".strip("; ") if last.rationale else detail
+                continue
             if section == "other":
+                last = None
                 continue
-            body = bullet.group("body")
-            item = _split_item(body)
-            if not item.text:
-                continue
-            negated = _negated_item(item)
-            if negated is not None and section == "positive":
-                negative.append(negated)
-            elif section == "negative":
-                negative.append(negated or item)
-            else:
-                positive.append(item)
+            last = add(_split_item(bullet.group("body")), section)
+            continue
+        cells = _table_cells(line)
+        if cells is not None:
+            if cells and section != "other" and not _is_table_header(cells):
+                last = add(ListItem(strip_markdown(cells[0]).strip(), "; ".join(strip_markdown(c).strip() for c in cells[1:] if c.strip())), section)
+            elif cells and _is_table_header(cells) and _classify_heading(cells[0]) == "negative":
+                section = "negative"
             continue
         heading = _heading(line)
         if heading:
@@ -535,23 +559,38 @@ def read_list_items(text: str) -> ListReading:
             kind = _classify_heading(title)
             if rest and kind != "other" and len(title.split()) <= 6:
                 # "Avoid: olaparib, cetuximab" — a heading with its items on the same line.
-                items = [_split_item(part) for part in re.split(r"\s*[;,]\s*(?![^()]*\))", strip_markdown(rest)) if part.strip()]
-                for item in (i for i in items if i.text):
-                    negated = _negated_item(item)
-                    if kind == "negative":
-                        negative.append(negated or item)
-                    elif negated is not None:
-                        negative.append(negated)
-                    else:
-                        positive.append(item)
-                section = kind
+                for part in re.split(r"\s*[;,]\s*(?![^()]*\))", strip_markdown(rest)):
+                    if part.strip():
+                        last = add(_split_item(part), kind)
+                section, headed, top_indent = kind, True, None
                 continue
             if not rest and len(title.split()) <= 10:
-                section = kind
+                section, headed, top_indent, last = kind, kind != "other", None, None
                 continue
+        plain = strip_markdown(line).strip()
+        if headed and section != "other" and len(plain.split()) <= 12 and not re.search(r"[.!?]$", plain):
+            last = add(_split_item(plain), section)  # "Recommended:\nFOLFOX\nbevacizumab"
+            continue
+        headed = False
     if positive or negative:
         return ListReading(positive, negative, "markdown")
     return _prose_items(text)
+
+
+def _table_cells(line: str) -> list[str] | None:
+    """The cells of a markdown table row ([] for the |---| separator), or None when the line is no table row."""
+    stripped = line.strip()
+    if not (stripped.startswith("|") and stripped.count("|") >= 2):
+        return None
+    cells = [c.strip() for c in stripped.strip("|").split("|")]
+    if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+        return []
+    return [c for c in cells]
+
+
+def _is_table_header(cells: list[str]) -> bool:
+    words = {w for c in cells for w in re.findall(r"[a-z]+", strip_markdown(c).lower())}
+    return bool(words) and words <= _HEADING_WORDS | {"treatment", "option", "rationale", "reason", "notes", "comment", "comments", "priority", "rank", "evidence", "level", "drug", "drugs", "name", "status"}
 
 
 _PROSE_POSITIVE = re.compile(
