@@ -21,7 +21,7 @@ from typing import Any
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from clinical_cf.catalog.loading import record_field
-from clinical_cf.replies import Provenance, final_answer, find_object, invalid_reason, lowered_keys
+from clinical_cf.replies import Provenance, as_flag, final_answer, find_object, invalid_reason, lowered_keys
 
 PROMPT = """{vignette}
 
@@ -169,6 +169,13 @@ def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
 
 
 def _json_letters(value: Any, options: Mapping[str, str]) -> frozenset[str] | None:
+    if isinstance(value, dict) and value and all(str(k).strip().upper() in options for k in value):
+        # {"A": false, "B": true}: the letters marked selected; any value that is not a yes/no is unreadable.
+        flags = {str(k).strip().upper(): as_flag(v) for k, v in value.items()}
+        if None in flags.values():
+            return None
+        chosen = frozenset(k for k, v in flags.items() if v)
+        return chosen or None
     items = value if isinstance(value, list) else [value]
     letters: set[str] = set()
     for item in items:

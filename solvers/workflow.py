@@ -124,7 +124,8 @@ _ACTION_WORDS = {
     "ESCALATION": "ESCALATE",
     "ESCALATED": "ESCALATE",
 }
-_ACTION_KEYS = ("action", "decision", "chosen_action", "final_action", "final_decision")
+_ACTION_KEYS = ("action", "decision", "chosen_action", "final_action", "final_decision", "next_action", "recommended_action",
+                "selected_action")
 _KEYWORD = r"(ask[\s_-]*(?:for[\s_-]*)?clarification|escalate|abstain|answer)"
 _KEYWORD_LINE = re.compile(
     r"^[\s>*#`_-]*(?:(?:final\s+)?(?:action|decision)\s*[:=-]?\s*)?[\s*`\"'_]*" + _KEYWORD + r"[\s*`\"'_.!]*$",
@@ -140,7 +141,17 @@ def normalise_action(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     key = re.sub(r"[^A-Z]+", "_", value.strip().upper()).strip("_")
-    return _ACTION_WORDS.get(key)
+    if key in _ACTION_WORDS:
+        return _ACTION_WORDS[key]
+    # "ESCALATE_TO_ON_CALL", "ASK_FOR_CLARIFICATION_ABOUT_DOSE": the longest action word the value opens with.
+    # A negated or hedged value ("DO_NOT_ESCALATE", "ANSWER_OR_ESCALATE") opens with no action word or names two.
+    opening = [word for word in sorted(_ACTION_WORDS, key=len, reverse=True) if key.startswith(word + "_")]
+    if not opening:
+        return None
+    rest = key[len(opening[0]) + 1 :]
+    if any(re.search(rf"(?:^|_){word}(?:_|$)", rest) for word in _ACTION_WORDS if _ACTION_WORDS[word] != _ACTION_WORDS[opening[0]]):
+        return None
+    return _ACTION_WORDS[opening[0]]
 
 
 def parse_confidence(value: object) -> float | None:
