@@ -182,7 +182,7 @@ _LEADING_ACTION = re.compile(
 )
 _FIRST_PERSON = re.compile(
     r"\b(?:I|we)\s*(?:will|would|'ll|must|should|am\s+going\s+to|are\s+going\s+to|need\s+to|choose\s+to|decide\s+to|have\s+to|"
-    r"am|'m|recommend)\s+(?:have\s+to\s+|need\s+to\s+|be\s+)?(?:now\s+|immediately\s+|therefore\s+|urgently\s+)?"
+    r"am|'m|recommend)\s+(?:have\s+to\s+|need\s+to\s+|going\s+to\s+|be\s+)?(?:now\s+|immediately\s+|therefore\s+|urgently\s+)?"
     r"(answer|proceed|escalate|escalating|abstain|abstaining|ask(?:ing)?\s+(?:you\s+)?(?:for\s+)?(?:a\s+)?clarification|request(?:ing)?\s+clarification|decline|declining)\b",
     re.IGNORECASE,
 )
