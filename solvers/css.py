@@ -253,8 +253,12 @@ def read_recommendations(text: str) -> RecommendationReading:
     if invalid is not None:
         return RecommendationReading(provenance="invalid", invalid=invalid, from_json=from_json)
     if found is not None:
-        recommended = _items(_as_list(_field(found.value, _RECOMMENDATION_KEYS)))
-        avoided = _items(_as_list(_field(found.value, _AVOID_KEYS)))
+        raw_recommended = [e for e in _as_list(_field(found.value, _RECOMMENDATION_KEYS)) if e not in ("", None, {})]
+        raw_avoided = [e for e in _as_list(_field(found.value, _AVOID_KEYS)) if e not in ("", None, {})]
+        recommended, avoided = _items(raw_recommended), _items(raw_avoided)
+        if len(recommended) < len(raw_recommended) or len(avoided) < len(raw_avoided):
+            # An entry with no option in it: reading the rest would be a shorter list than the model gave.
+            return RecommendationReading(provenance="unreadable", from_json=True)
         provenance: Provenance = found.provenance
     else:
         listed = read_list_items(final)
@@ -309,6 +313,10 @@ def _items(raw: list[Any]) -> list[Recommendation]:
             out.append(Recommendation(treatment=strip_markdown(item).strip()))
         elif isinstance(item, dict):
             treatment = _field(item, _TREATMENT_KEYS)
+            if not isinstance(treatment, str) or not treatment.strip():
+                # {"drug_name": "..."}: the first text field that is not a reason.
+                lowered = lowered_keys(item)
+                treatment = next((v for k, v in lowered.items() if k not in _REASON_KEYS and isinstance(v, str) and v.strip()), None)
             if isinstance(treatment, str) and treatment.strip():
                 reason = _field(item, _REASON_KEYS)
                 out.append(Recommendation(treatment=strip_markdown(treatment).strip(), rationale=strip_markdown(str(reason or "")).strip()))
