@@ -10,6 +10,7 @@ from clinical_cf.tasks.css_family_e.css_family_e import css_family_e
 from clinical_cf.tasks.css_agent.css_agent import css_agent
 from clinical_cf.tasks.css_agent_family_d.css_agent_family_d import css_agent_family_d
 from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_agent_observation
+from clinical_cf.tasks.css_judge_audit.css_judge_audit import css_judge_audit
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from clinical_cf.tasks.workflow.workflow import workflow
 from clinical_cf.tasks.medpic.medpic import medpic

@@ -68,6 +68,10 @@ def _validate_catalog(path: Path) -> int:
         from clinical_cf.analysis.workflow_controller import load_audit
 
         return len(load_audit(path))
+    if isinstance(raw, dict) and "probes" in raw:
+        from clinical_cf.tasks.judge_audit_task import load_probes
+
+        return len(load_probes(path).probes)
     if isinstance(raw, dict) and "predictions" in raw:
         from clinical_cf.catalog.css.predictions import load_predictions
 

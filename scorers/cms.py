@@ -132,7 +132,11 @@ def consensus_match(matching: str = "lexicon") -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         arms = state.store_as(CSSArms)
         consensus: list[dict] = state.metadata["consensus"]
-        recommendations = arms.baseline.recommendations if arms.baseline else []
+        if arms.baseline is None or arms.baseline.is_invalid:
+            why = arms.baseline.invalid if arms.baseline else "no output"
+            return Score.unscored(reason="invalid_output", explanation=f"Baseline arm is not an answer ({why}); CMS not computed.",
+                                  metadata={"parse": "invalid", "invalid": why, "matching": matching})
+        recommendations = arms.baseline.recommendations
         if matching == "judge":
             covered = await judge_coverage(consensus, recommendations, resolve_judge().model)
             if covered is None:
@@ -153,6 +157,7 @@ def consensus_match(matching: str = "lexicon") -> Scorer:
                 "v_refusal": result.v_refusal,
                 "p_extra": result.p_extra,
                 "matching": matching,
+                "parse": arms.baseline.provenance,
             },
         )
 

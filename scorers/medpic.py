@@ -20,13 +20,13 @@ selection equals the partner's (pre-change) gold answer is computed without the 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clinical_cf.solvers.css import first_json_object
-from clinical_cf.solvers.medpic import format_answer, parse_answer
+from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag
+from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -42,6 +42,7 @@ from inspect_ai.scorer import (
     stderr,
     value_to_float,
 )
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
 from inspect_ai.solver import TaskState
 
 __all__ = ["RATIONALE_PROMPT", "medpic_exact_set", "parse_answer", "parse_mention", "rationale_mentions_change", "summarise"]
@@ -139,29 +140,37 @@ def pair_accuracy() -> Metric:
     return _summary_metric("pair_accuracy")
 
 
-@metric
+@metric(scores="unreduced")
 def unparseable() -> Metric:
-    """Number of replies from which no option set could be read."""
+    """Number of scored replies from which no option set could be read, over every epoch."""
     return _summary_metric("unparseable")
 
 
 @scorer(metrics=[accuracy(), stderr(cluster="rule_id"), gf_accuracy(), cf_accuracy(), gf_cf_gap(), activation_accuracy(),
-                 deactivation_accuracy(), pair_accuracy(), unparseable()])
+                 deactivation_accuracy(), pair_accuracy(), unparseable(), parse_quality()])
 def medpic_exact_set() -> Scorer:
-    """CORRECT when the parsed option set equals the gold set exactly; unparseable replies are INCORRECT and flagged."""
+    """CORRECT when the parsed option set equals the gold set exactly; unreadable replies are INCORRECT and flagged.
+
+    An invalid reply (empty, the prompt's template echoed, degenerate repetition) is not an answer:
+    it is unscored with reason `invalid_output` (Inspect counts it), never marked wrong or right.
+    """
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         gold = frozenset(meta["answer"])
-        parsed = parse_answer(state.output.completion, meta["options"])
+        reading = read_answer(state.output.completion, meta["options"])
+        parsed = reading.letters
+        info = {"parse": reading.provenance, "kind": meta["kind"], "operation": meta.get("operation"),
+                "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"]}
+        if reading.invalid is not None:
+            return Score.unscored(reason="invalid_output", explanation=f"invalid output: {reading.invalid}",
+                                  metadata={**info, "invalid": reading.invalid, "parsed": None, "parsed_ok": False})
         ok = parsed is not None and parsed == gold
         return Score(
             value=CORRECT if ok else INCORRECT,
             answer=format_answer(parsed) if parsed is not None else None,
-            explanation=f"gold {format_answer(gold)}; parsed {format_answer(parsed) if parsed is not None else '(unparseable)'}",
-            metadata={"parsed": sorted(parsed) if parsed is not None else None, "parsed_ok": parsed is not None,
-                      "kind": meta["kind"], "operation": meta.get("operation"), "pair_id": meta.get("pair_id"),
-                      "rule_id": meta["rule_id"]},
+            explanation=f"gold {format_answer(gold)}; parsed {format_answer(parsed) if parsed is not None else '(unparseable)'} ({reading.provenance})",
+            metadata={**info, "parsed": sorted(parsed) if parsed is not None else None, "parsed_ok": parsed is not None},
         )
 
     return score
@@ -173,31 +182,32 @@ RATIONALE_PROMPT = """You are checking a model's written reasoning on a medicati
 The patient information in question:
 {changed}
 
-The model's full response:
-<<<
-{response}
->>>
+{notice}
 
-Does the response explicitly mention or reason about that patient information (its value, its presence or its absence), in any wording? A generic remark about the drug that never refers to this patient's information does not count.
+{response}
+
+Does the response in the data block explicitly mention or reason about that patient information (its value, its presence or its absence), in any wording? A generic remark about the drug that never refers to this patient's information does not count.
 
 Reply with a JSON object only: {{"mentions": true or false, "evidence": "<short quote from the response, or empty>"}}"""
 
+RATIONALE_RETRY_PROMPT = 'Your reply could not be read. Reply with only a JSON object such as {"mentions": false, "evidence": ""}.'
+
+RESPONSE_CHARS = 4000
+"""Cap on the model response shown to the rationale judge (a MedPIC rationale is two to four sentences)."""
+
 
 def parse_mention(text: str) -> bool | None:
-    """The judge's verdict: {"mentions": true/false} (or a bare `mentions: yes/no`); None if unreadable."""
-    data = first_json_object(text, lambda d: "mentions" in d)
-    if data is not None:
-        value = data["mentions"]
-        if isinstance(value, bool):
-            return value
-        if str(value).strip().lower() in ("true", "yes", "1"):
-            return True
-        if str(value).strip().lower() in ("false", "no", "0"):
-            return False
-    match = re.search(r"mentions\W{0,4}(true|false|yes|no)\b", text, re.IGNORECASE)
-    if match:
-        return match.group(1).lower() in ("true", "yes")
-    return None
+    """The judge's verdict: {"mentions": true/false} (or a bare `mentions: yes/no`); None if unreadable or ambiguous."""
+    return read_flag(text, "mentions").value
+
+
+def rationale_prompt(changed: str, response: str) -> str:
+    """The rationale judge's prompt, with the model's response as delimited, normalised, capped data."""
+    tag = boundary()
+    return RATIONALE_PROMPT.format(
+        changed=changed, notice=DATA_NOTICE.format(tag=tag),
+        response=data_block("RESPONSE", normalise_for_judge(final_answer(response), RESPONSE_CHARS), tag),
+    )
 
 
 def applies_to(meta: Mapping[str, Any], parsed: frozenset[str] | None) -> bool:
@@ -216,7 +226,7 @@ def mention_rate() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def retained_selection_rate() -> Metric:
     """Among wrong deactivation replies: share whose selection equals the partner's (pre-change) gold answer."""
 
@@ -233,7 +243,7 @@ def _is_nan(value: Any) -> bool:
 
 
 @scorer(metrics=[mention_rate(), retained_selection_rate()])
-def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_alt") -> Scorer:
+def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2) -> Scorer:
     """For wrong deactivation answers: 1 if the judge finds the changed patient information mentioned, else 0.
 
     Other samples are unscored (not applicable). The judge is the `judge` model role, falling back
@@ -243,17 +253,29 @@ def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_a
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
-        parsed = parse_answer(state.output.completion, meta["options"])
+        reading = read_answer(state.output.completion, meta["options"])
+        if reading.invalid is not None:
+            return Score.unscored(reason="invalid_output", explanation=f"invalid output: {reading.invalid}",
+                                  metadata={"invalid": reading.invalid})
+        parsed = reading.letters
         if not applies_to(meta, parsed):
             return Score.unscored(reason="not a wrong deactivation answer")
         changed = meta.get("changed_fact") or {}
         retained = parsed is not None and parsed == frozenset(meta.get("partner_answer") or [])
         judge = resolve_judge(role, fallback_role)
-        prompt = RATIONALE_PROMPT.format(changed=changed.get("after", ""), response=state.output.completion.strip())
-        reply = await judge.model.generate(prompt)
-        verdict = parse_mention(reply.completion)
+        messages: list[ChatMessage] = [ChatMessageUser(content=rationale_prompt(changed.get("after", ""), state.output.completion))]
+        replies: list[str] = []
+        verdict = None
+        for _ in range(retries + 1):
+            reply = await judge.model.generate(messages)
+            replies.append(reply.completion)
+            verdict = parse_mention(reply.completion)
+            if verdict is not None:
+                break
+            messages += [ChatMessageAssistant(content=reply.completion), ChatMessageUser(content=RATIONALE_RETRY_PROMPT)]
         info = {"retained_selection": retained, "changed_fact": changed.get("after"), "judge_role": judge.role,
-                "judge_model": str(judge.model), "self_judged": judge.self_judged, "judge_reply": reply.completion[:1000]}
+                "judge_model": str(judge.model), "self_judged": judge.self_judged, "judge_reply": replies[-1][:1000],
+                "judge_attempts": len(replies)}
         if verdict is None:
             return Score.unscored(reason="grader_failed", metadata=info)
         return Score(value=1.0 if verdict else 0.0, answer=format_answer(parsed) if parsed else None,

@@ -4,6 +4,12 @@ scores, verdict shares, and case-level means for per-case quantities such as CMS
 Negative controls (family "N") are scored by the same judge but kept out of CSS: their
 mean is reported as `control_stability`, next to CSS, so a model that moves on every edit
 cannot look responsive.
+
+Epochs: Inspect reduces each sample's epochs to one score before "reduced" metrics run, and a
+reduced score keeps only the first epoch's metadata. Metrics that need per-reply data (verdict
+shares, parse provenance, agent traces) are therefore declared `@metric(scores="unreduced")`
+and see every epoch's score with its own metadata; means of the score value (CSS, per-family
+CSS) use the reduced scores, whose values are the per-sample means over epochs.
 """
 
 from __future__ import annotations
@@ -11,7 +17,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from inspect_ai.scorer import Metric, SampleScore, Value, metric, stderr
+from inspect_ai.scorer import Metric, SampleScore, Value, grouped, mean, metric, stderr
+
+from clinical_cf.replies import PROVENANCES
 
 CONTROL_FAMILY = "N"
 
@@ -56,17 +64,9 @@ def css_stderr(cluster: str = "case_id") -> Metric:
     return compute
 
 
-@metric
 def family_css() -> Metric:
-    """Mean judge score per family (A-E, and N for the controls)."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        groups: dict[str, list[float]] = defaultdict(list)
-        for s in scores:
-            groups[_family(s)].append(s.score.as_float())
-        return {f"family_{name}": _mean(values) for name, values in sorted(groups.items())}
-
-    return compute
+    """Mean judge score per family (A-E, and N for the controls): Inspect's `grouped()` over `family`."""
+    return grouped(mean(), "family", all=False, name_template="family_{group_name}")
 
 
 @metric
@@ -79,9 +79,13 @@ def control_stability() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def verdict_shares() -> Metric:
-    """Shares of wrong (0), partial (0.5) and correct (1) verdicts over families A-E (paper Table 4)."""
+    """Shares of wrong (0), partial (0.5) and correct (1) verdicts over families A-E (paper Table 4).
+
+    Over every epoch's verdict: a tuple judged 0 once and 1 once is one wrong and one correct
+    verdict, not a partial one.
+    """
 
     def compute(scores: list[SampleScore]) -> Value:
         values = _values(_interventional(scores))
@@ -121,7 +125,7 @@ def cases(cluster: str = "case_id") -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def agent_trace() -> Metric:
     """Chart-reading metrics of the agent setting, from the counterfactual arm's trace.
 
@@ -146,5 +150,33 @@ def agent_trace() -> Metric:
             "redundant_call_rate": sum(t["redundant_calls"] for t in traces) / calls if calls else float("nan"),
             "limit_hit": _mean([float(t["limit"] is not None) for t in traces]),
         }
+
+    return compute
+
+
+def provenances(score: SampleScore) -> list[str]:
+    """The parse provenance(s) a scorer recorded in `metadata["parse"]`: one per reply (a str) or per arm (a dict)."""
+    parse = (score.score.metadata or {}).get("parse")
+    if isinstance(parse, str):
+        return [parse]
+    if isinstance(parse, dict):
+        return [str(v) for v in parse.values()]
+    return []
+
+
+@metric(scores="unreduced")
+def parse_quality() -> Metric:
+    """Share of scored replies (arms) read each way: json, repaired, field, markdown, prose, unreadable.
+
+    Over every epoch. Invalid replies are unscored (reason `invalid_output`) and appear in
+    Inspect's unscored count instead, so `parse_json` is the share of the scored replies that
+    were the requested JSON as sent.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        seen = [p for s in scores for p in provenances(s)]
+        if not seen:
+            return {f"parse_{p}": float("nan") for p in PROVENANCES if p != "invalid"}
+        return {f"parse_{p}": seen.count(p) / len(seen) for p in PROVENANCES if p != "invalid"}
 
     return compute

@@ -23,6 +23,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.sensitivity.perturbations import Tolerance
+from clinical_cf.scorers.metrics import parse_quality
 
 FLOOR = 1e-6
 
@@ -89,10 +90,11 @@ def consistent(change: Change, expected: str, tolerance: Tolerance = Tolerance()
     raise ValueError(f"unknown expected direction {expected!r}")
 
 
-@metric
+@metric(scores="unreduced")
 def sensitivity_profile() -> Metric:
     """Per perturbation type: mean of each measure, flip rate, consistency (with stderr clustered by
-    vignette), and over/under-sensitivity.
+    vignette), and over/under-sensitivity. Over every epoch's pair (each epoch's measures are in
+    its own score's metadata; a reduced score would keep only the first epoch's).
 
     Over-sensitive: an invariance type violated in more than 20% of pairs. Under-sensitive: a
     directional type met in fewer than half.
@@ -122,7 +124,7 @@ def sensitivity_profile() -> Metric:
     return compute
 
 
-@scorer(metrics=[mean(), stderr(cluster="vignette_id"), sensitivity_profile()])
+@scorer(metrics=[mean(), stderr(cluster="vignette_id"), sensitivity_profile(), parse_quality()])
 def direction_consistency(distribution: str = "verbalised") -> Scorer:
     """1 when the candidate distribution moved as pre-registered, else 0; the measures are in metadata.
 
@@ -140,9 +142,14 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
         if distribution == "logprob" and not (before.get("logprob") and after.get("logprob")):
             used = "verbalised (no logprobs from this provider)"
         key = "logprob" if used == "logprob" else "verbalised"
+        parse = {"baseline": before.get("parse", "unreadable"), "perturbed": after.get("parse", "unreadable")}
+        invalid = {arm: a["invalid"] for arm, a in (("baseline", before), ("perturbed", after)) if a.get("invalid")}
+        if invalid and key == "verbalised":
+            return Score.unscored(reason="invalid_output", explanation="Not scored: " + "; ".join(f"{a} arm {w}" for a, w in invalid.items()),
+                                  metadata={"type": meta["type"], "parse": parse, "invalid": invalid})
         if not before.get(key) or not after.get(key):
             return Score.unscored(reason="invalid_response_format", explanation="A distribution over the candidates could not be read.",
-                                  metadata={"type": meta["type"], "raw": [before.get("raw"), after.get("raw")]})
+                                  metadata={"type": meta["type"], "parse": parse, "raw": [before.get("raw"), after.get("raw")]})
         change = measure(before[key], after[key], meta["gold_index"], tolerance)
         ok = consistent(change, meta["expected"], tolerance)
         return Score(
@@ -150,7 +157,7 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
             answer=json.dumps([round(x, 3) for x in after[key]]),
             explanation=(f"expected {meta['expected']}: relative {change.relative:.3f} (signed {change.signed:+.3f}), "
                          f"JS {change.js:.3f} bits, flip {change.flip}, entropy change {change.entropy_change:+.3f} bits"),
-            metadata={**asdict(change), "expected": meta["expected"], "type": meta["type"], "distribution": used,
+            metadata={**asdict(change), "expected": meta["expected"], "type": meta["type"], "distribution": used, "parse": parse,
                       "before": before[key], "after": after[key]},
         )
 

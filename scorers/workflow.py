@@ -19,6 +19,11 @@ Escalation metrics: missed-escalation rate = share of R == ESCALATE episodes not
 (1 - sensitivity); unnecessary-escalation rate = share of episodes whose A excludes ESCALATE that
 were escalated (1 - specificity).
 
+Epochs: the metrics that read score metadata are `@metric(scores="unreduced")`, so they see each
+epoch's reply (Inspect keeps only the first epoch's metadata on a reduced score); per-variant and
+per-class accuracy are `grouped()` means of the reduced value. An invalid final reply (empty,
+template echo, degenerate repetition) is unscored with reason `invalid_output`.
+
 ECE: confidence against correctness in 10 equal-width bins on [0, 1] (the last bin closed, [0.9,
 1.0]), ECE = sum over bins of (n_bin / n) * |accuracy_bin - mean confidence_bin|, over episodes
 with a parsed confidence.
@@ -29,10 +34,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, accuracy, metric, scorer, stderr
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, accuracy, grouped, mean, metric, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.loading import record_field
+from clinical_cf.scorers.metrics import parse_quality
 
 ECE_BINS = 10
 
@@ -76,7 +82,7 @@ def _rate(values: list[bool]) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
-@metric
+@metric(scores="unreduced")
 def utility_mean() -> Metric:
     """Mean per-episode utility at the task's cost ratio."""
 
@@ -86,7 +92,7 @@ def utility_mean() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def missed_escalation_rate() -> Metric:
     """Among episodes whose reference is ESCALATE: share not escalated."""
 
@@ -96,7 +102,7 @@ def missed_escalation_rate() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def unnecessary_escalation_rate() -> Metric:
     """Among episodes whose acceptable set excludes ESCALATE: share escalated."""
 
@@ -106,7 +112,7 @@ def unnecessary_escalation_rate() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def escalate_sensitivity() -> Metric:
     """1 - missed-escalation rate."""
 
@@ -116,7 +122,7 @@ def escalate_sensitivity() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def escalate_specificity() -> Metric:
     """1 - unnecessary-escalation rate."""
 
@@ -126,7 +132,7 @@ def escalate_specificity() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def parse_rate() -> Metric:
     """Share of episodes whose final reply yielded an action (JSON or keyword fallback)."""
 
@@ -136,7 +142,7 @@ def parse_rate() -> Metric:
     return compute
 
 
-@metric
+@metric(scores="unreduced")
 def ece() -> Metric:
     """Expected calibration error of the stated confidence (10 equal-width bins)."""
 
@@ -148,20 +154,14 @@ def ece() -> Metric:
     return compute
 
 
-@metric
 def accuracy_by_variant() -> Metric:
-    """Decision accuracy per variant and per task class."""
+    """Decision accuracy per variant (Inspect's `grouped()` over the sample's `variant`)."""
+    return grouped(mean(), "variant", all=False, name_template="accuracy_{group_name}")
 
-    def compute(scores: list[SampleScore]) -> Value:
-        out: dict[str, float] = {}
-        for key in ("variant", "task_class"):
-            groups: dict[str, list[float]] = {}
-            for m in _metas(scores):
-                groups.setdefault(str(m.get(key)), []).append(m["correct"])
-            out.update({f"accuracy_{name}": float(np.mean(v)) for name, v in sorted(groups.items())})
-        return out
 
-    return compute
+def accuracy_by_task_class() -> Metric:
+    """Decision accuracy per task class (`grouped()` over `task_class`)."""
+    return grouped(mean(), "task_class", all=False, name_template="accuracy_{group_name}")
 
 
 @scorer(
@@ -176,6 +176,8 @@ def accuracy_by_variant() -> Metric:
         parse_rate(),
         ece(),
         accuracy_by_variant(),
+        accuracy_by_task_class(),
+        parse_quality(),
     ]
 )
 def workflow_action() -> Scorer:
@@ -184,7 +186,16 @@ def workflow_action() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         decisions = state.store.get("WorkflowDecisions") or []
-        final = decisions[-1] if decisions else {"action": None, "confidence": None, "reason": "", "parse_ok": False, "method": "none", "raw": ""}
+        final = decisions[-1] if decisions else {"action": None, "confidence": None, "reason": "", "parse_ok": False,
+                                                 "method": "none", "provenance": "invalid", "invalid": "no reply", "raw": ""}
+        if final.get("invalid"):
+            return Score.unscored(
+                reason="invalid_output",
+                explanation=f"final reply is not a decision: {final['invalid']}",
+                metadata={"parse": "invalid", "invalid": final["invalid"], "reference_action": meta["reference_action"],
+                          "variant": meta["variant"], "task_class": meta["task_class"], "seed_id": meta["seed_id"],
+                          "turn_actions": [d["action"] for d in decisions]},
+            )
         action = final["action"]
         acceptable = meta["acceptable_actions"]
         correct = 1.0 if action in acceptable else 0.0
@@ -200,6 +211,7 @@ def workflow_action() -> Scorer:
                 "confidence": final["confidence"],
                 "parse_ok": final["parse_ok"],
                 "parse_method": final["method"],
+                "parse": final.get("provenance", "json" if final["parse_ok"] else "unreadable"),
                 "correct": correct,
                 "utility": u,
                 "cost_ratio": cost_ratio,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 import weakref
 from typing import Any, Callable
@@ -32,6 +31,19 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel, json_schema
 from pydantic import BaseModel, Field
+
+from clinical_cf.replies import (
+    Provenance,
+    final_answer,
+    find_object,
+    invalid_reason,
+    is_placeholder,
+    data_block,
+    lowered_keys,
+    normalise_for_judge,
+    read_list_items,
+    strip_markdown,
+)
 
 SYSTEM_PROMPT = (
     "You are a medical oncologist presenting cases at a multidisciplinary tumor board. "
@@ -105,8 +117,15 @@ class ArmResult(BaseModel):
     raw: str
     recommendations: list[Recommendation] = Field(default_factory=list)
     not_recommended: list[Recommendation] = Field(default_factory=list)
-    parsed: bool = Field(description="True when the reply was the requested JSON; False when list items were recovered from text.")
+    parsed: bool = Field(description="True when the reply held the requested JSON object (strict or repaired), whatever its content; False otherwise.")
+    provenance: Provenance = Field(default="json", description="How the lists were read (see clinical_cf.replies.Provenance).")
+    invalid: str | None = Field(default=None, description="Why the reply is not an answer (empty, placeholder_echo, degenerate_repetition); never judged.")
+    truncated: bool = Field(default=False, description="Items or their text were cut to the parse-time caps.")
     trace: AgentTrace | None = None
+
+    @property
+    def is_invalid(self) -> bool:
+        return self.invalid is not None
 
 
 class CSSArms(StoreModel):
@@ -183,78 +202,209 @@ async def run_arm(
     ]
     output = await model.generate(stage2, config=stage2_config, cache=cache)
     messages.extend([stage2[1], ChatMessageAssistant(content=output.completion)])
-    recommendations, not_recommended, parsed = parse_recommendations(output.completion)
     return (
-        ArmResult(
-            summary=summary.completion,
-            raw=output.completion,
-            recommendations=recommendations,
-            not_recommended=not_recommended,
-            parsed=parsed,
-        ),
+        arm_result(output.completion, summary=summary.completion),
         messages,
     )
 
 
-_NEGATED = re.compile(r"^\s*(?:avoid|do not|don't|not recommended|no\b|against|contraindicated)", re.IGNORECASE)
-_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+(.*\S)", re.IGNORECASE)
+# The prompt's own template slots: a reply that contains one copied the template.
+TEMPLATE_PLACEHOLDERS = (
+    "<regimen, drug(s), procedure or action>",
+    "<option the board should avoid>",
+    "<one sentence>",
+)
+
+# Caps applied when a reply is read, whatever the response schema asked for (a server without
+# structured output, or a model that ignores it, is not bound by the schema's maxLength).
+MAX_ITEMS = 12
+MAX_TREATMENT_CHARS = 160
+MAX_RATIONALE_CHARS = 300
+
+
+class RecommendationReading(BaseModel):
+    """What was read from one arm's reply, and how."""
+
+    recommendations: list[Recommendation] = Field(default_factory=list)
+    not_recommended: list[Recommendation] = Field(default_factory=list)
+    provenance: Provenance
+    invalid: str | None = None
+    truncated: bool = False
+    from_json: bool = False
+    """The reply held the requested JSON object (even when its content is invalid, e.g. the template echoed)."""
+
+
+def read_recommendations(text: str) -> RecommendationReading:
+    """Read the stage-2 reply: the requested JSON (strict or repaired), else markdown sections, else prose.
+
+    Only the final answer counts (reasoning blocks are dropped). Placeholder echo, degenerate
+    repetition and empty replies are `invalid`; a reply with content but no readable option is
+    `unreadable`. Items are capped in number and length here, at parse time.
+    """
+    final = final_answer(text)
+
+    def has_list(data: dict[str, Any]) -> bool:
+        value = _field(data, _RECOMMENDATION_KEYS)
+        return isinstance(value, (list, str))
+
+    found = find_object(final, has_list)
+    from_json = found is not None
+    invalid = invalid_reason(text, TEMPLATE_PLACEHOLDERS)
+    if invalid is not None:
+        return RecommendationReading(provenance="invalid", invalid=invalid, from_json=from_json)
+    if found is not None:
+        raw_recommended = [e for e in _as_list(_field(found.value, _RECOMMENDATION_KEYS)) if e not in ("", None, {})]
+        raw_avoided = [e for e in _as_list(_field(found.value, _AVOID_KEYS)) if e not in ("", None, {})]
+        recommended, avoided = _items(raw_recommended), _items(raw_avoided)
+        if len(recommended) < len(raw_recommended) or len(avoided) < len(raw_avoided):
+            # An entry with no option in it: reading the rest would be a shorter list than the model gave.
+            return RecommendationReading(provenance="unreadable", from_json=True)
+        provenance: Provenance = found.provenance
+    else:
+        listed = read_list_items(final)
+        recommended = [Recommendation(treatment=i.text, rationale=i.rationale) for i in listed.positive]
+        avoided = [Recommendation(treatment=i.text, rationale=i.rationale) for i in listed.negative]
+        provenance = listed.provenance
+    if any(is_placeholder(r.treatment) for r in recommended + avoided):
+        return RecommendationReading(provenance="invalid", invalid="placeholder_echo", from_json=from_json)
+    if len(recommended) > 3 and len({_key(r.treatment) for r in recommended}) * 3 <= len(recommended):
+        return RecommendationReading(provenance="invalid", invalid="degenerate_repetition", from_json=from_json)
+    if provenance == "unreadable":
+        return RecommendationReading(provenance="unreadable")
+    capped_recommended, cut_a = _cap(recommended)
+    capped_avoided, cut_b = _cap(avoided)
+    return RecommendationReading(
+        recommendations=capped_recommended, not_recommended=capped_avoided, provenance=provenance,
+        truncated=cut_a or cut_b, from_json=from_json,
+    )
 
 
 def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:
-    """Parse the stage-2 reply: the requested JSON, or list items recovered from prose."""
-    data = first_json_object(text, lambda d: isinstance(d.get("recommendations"), list))
-    if data is not None:
-        return _items(data["recommendations"]), _items(data.get("not_recommended") or []), True
-    recommended: list[Recommendation] = []
-    avoided: list[Recommendation] = []
-    for line in text.splitlines():
-        match = _ITEM.match(line)
-        if not match:
-            continue
-        item = match.group(1).strip().strip("*").strip()
-        parts = re.split(r"\s+[-–—]\s+|:\s+", item, maxsplit=1)
-        treatment, rationale = parts[0], (parts[1] if len(parts) > 1 else "")
-        target = avoided if _NEGATED.match(item) else recommended
-        target.append(Recommendation(treatment=treatment.strip(), rationale=rationale.strip()))
-    return recommended, avoided, False
+    """(recommended, not recommended, read from JSON) for callers that only need the lists."""
+    reading = read_recommendations(text)
+    return reading.recommendations, reading.not_recommended, reading.from_json
+
+
+_RECOMMENDATION_KEYS = ("recommendations", "recommended", "treatment_recommendations", "recommendation", "treatments", "plan")
+_AVOID_KEYS = ("not_recommended", "avoid", "contraindicated", "not_advised", "do_not_recommend", "against")
+_TREATMENT_KEYS = ("treatment", "name", "regimen", "option", "drug", "therapy", "recommendation", "action", "intervention")
+_REASON_KEYS = ("rationale", "reason", "justification", "why", "explanation", "evidence")
+
+
+def _field(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    lowered = lowered_keys(data)
+    return next((lowered[k] for k in keys if k in lowered), None)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part for part in re.split(r"\s*[;\n]\s*", value) if part.strip()]
+    if isinstance(value, dict):
+        return [value]
+    return list(value) if isinstance(value, list) else []
 
 
 def _items(raw: list[Any]) -> list[Recommendation]:
     out: list[Recommendation] = []
     for item in raw:
         if isinstance(item, str) and item.strip():
-            out.append(Recommendation(treatment=item.strip()))
+            out.append(Recommendation(treatment=strip_markdown(item).strip()))
         elif isinstance(item, dict):
-            treatment = item.get("treatment") or item.get("name") or item.get("regimen")
-            if treatment:
-                reason = item.get("rationale") or item.get("reason") or ""
-                out.append(Recommendation(treatment=str(treatment), rationale=str(reason)))
+            treatment = _field(item, _TREATMENT_KEYS)
+            if not isinstance(treatment, str) or not treatment.strip():
+                # {"drug_name": "..."}: the first text field that is not a reason.
+                lowered = lowered_keys(item)
+                treatment = next((v for k, v in lowered.items() if k not in _REASON_KEYS and isinstance(v, str) and v.strip()), None)
+            if isinstance(treatment, str) and treatment.strip():
+                reason = _field(item, _REASON_KEYS)
+                out.append(Recommendation(treatment=strip_markdown(treatment).strip(), rationale=strip_markdown(str(reason or "")).strip()))
     return out
 
 
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _cap(items: list[Recommendation]) -> tuple[list[Recommendation], bool]:
+    cut = len(items) > MAX_ITEMS
+    out = []
+    for r in items[:MAX_ITEMS]:
+        treatment = " ".join(r.treatment.split())
+        rationale = " ".join(r.rationale.split())
+        cut = cut or len(treatment) > MAX_TREATMENT_CHARS or len(rationale) > MAX_RATIONALE_CHARS
+        out.append(Recommendation(treatment=treatment[:MAX_TREATMENT_CHARS], rationale=rationale[:MAX_RATIONALE_CHARS]))
+    return out, cut
+
+
 def first_json_object(text: str, accept: Callable[[dict[str, Any]], bool] = lambda _: True) -> dict[str, Any] | None:
-    """The first JSON object in `text` that `accept` takes, tolerating code fences and prose around it."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict) and accept(value):
-            return value
-    return None
+    """The first JSON object (strict, else repaired) in the final answer of `text` that `accept` takes."""
+    found = find_object(final_answer(text), accept, last=False)
+    return found.value if found is not None else None
+
+
+def arm_result(raw: str, summary: str = "", trace: AgentTrace | None = None) -> ArmResult:
+    """An arm's result from its final reply, read with `read_recommendations`."""
+    reading = read_recommendations(raw)
+    return ArmResult(
+        summary=summary,
+        raw=raw,
+        recommendations=reading.recommendations,
+        not_recommended=reading.not_recommended,
+        parsed=reading.from_json,
+        provenance=reading.provenance,
+        invalid=reading.invalid,
+        truncated=reading.truncated,
+        trace=trace,
+    )
+
+
+RAW_FALLBACK_CHARS = 1500
+MAX_BLOCK_CHARS = 6000
 
 
 def format_recommendations(arm: ArmResult | None) -> str:
-    """A numbered list for the judge and the viewer; the raw reply when nothing parsed."""
+    """A numbered list for the viewer and score explanations; a note when nothing was read."""
     if arm is None:
         return "(no output)"
-    if not arm.recommendations:
-        return f"(no list could be parsed; raw reply follows)\n{arm.raw.strip() or '(empty)'}"
+    if arm.is_invalid:
+        return f"(invalid output: {arm.invalid})"
+    if not arm.recommendations and not arm.not_recommended and arm.provenance == "unreadable":
+        return f"(no list could be read; raw reply follows)\n{final_answer(arm.raw)[:RAW_FALLBACK_CHARS] or '(empty)'}"
     lines = [
         f"{i}. {r.treatment}" + (f" — {r.rationale}" if r.rationale else "")
         for i, r in enumerate(arm.recommendations, start=1)
-    ]
+    ] or ["(no recommendations)"]
     if arm.not_recommended:
         lines.append("Not recommended: " + "; ".join(r.treatment for r in arm.not_recommended))
     return "\n".join(lines)
+
+
+def judge_block(arm: ArmResult | None, name: str, tag: str) -> str:
+    """One arm as a judge sees it: a delimited data block of normalised, capped items.
+
+    Each item is one line (no forged headers), invisible characters and role tokens removed,
+    capped at the parse-time limits; an unreadable reply is shown as capped raw text; the whole
+    block is capped too. Invalid arms never reach a judge (the scorer unscores them first).
+    """
+    if arm is None:
+        body = "(no output)"
+    elif not arm.recommendations and not arm.not_recommended and arm.provenance in ("unreadable", "invalid"):
+        raw = normalise_for_judge(final_answer(arm.raw), RAW_FALLBACK_CHARS)
+        body = f"(no list could be read; the reply's text, capped at {RAW_FALLBACK_CHARS} characters:)\n{raw or '(empty)'}"
+    else:
+        lines = [f"RECOMMENDED ({len(arm.recommendations)} items, in order of preference):"]
+        lines += [_judge_line(i, r) for i, r in enumerate(arm.recommendations, start=1)] or ["(none)"]
+        lines.append(f"NOT RECOMMENDED ({len(arm.not_recommended)} items):")
+        lines += [_judge_line(i, r) for i, r in enumerate(arm.not_recommended, start=1)] or ["(none)"]
+        body = "\n".join(lines)
+        if len(body) > MAX_BLOCK_CHARS:
+            body = body[:MAX_BLOCK_CHARS].rsplit("\n", 1)[0] + "\n(list cut at the length cap)"
+    return data_block(name, body, tag)
+
+
+def _judge_line(i: int, r: Recommendation) -> str:
+    treatment = normalise_for_judge(r.treatment, MAX_TREATMENT_CHARS)
+    rationale = normalise_for_judge(r.rationale, MAX_RATIONALE_CHARS)
+    return f"{i}. {treatment}" + (f" | rationale: {rationale}" if rationale else "")

@@ -27,9 +27,9 @@ from clinical_cf.solvers.css import (
     AgentTrace,
     ArmResult,
     CSSArms,
+    arm_result,
     baseline_cache_policy,
     baseline_lock,
-    parse_recommendations,
 )
 
 TOOL_NAME = "read_chart_section"
@@ -149,15 +149,7 @@ async def run_chart_agent(
         limits=[message_limit(limits.messages), token_limit(limits.tokens), time_limit(limits.seconds)],
     )
     answer = state.output.completion if state.output else ""
-    recommendations, not_recommended, parsed = parse_recommendations(answer)
-    result = ArmResult(
-        summary="",
-        raw=answer,
-        recommendations=recommendations,
-        not_recommended=not_recommended,
-        parsed=parsed,
-        trace=trace_of(state.messages, changed, limit),
-    )
+    result = arm_result(answer, trace=trace_of(state.messages, changed, limit))
     return result, state.messages
 
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from clinical_cf.catalog.loading import record_field
+from clinical_cf.replies import Provenance, as_flag, final_answer, find_object, invalid_reason, lowered_keys
 
 PROMPT = """{vignette}
 
@@ -130,36 +132,95 @@ def _letters_in_segment(segment: str, options: Mapping[str, str]) -> set[str] | 
     return by_text or None
 
 
-def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str] | None:
-    """The set of option letters a reply selects, or None when it cannot be read.
+PLACEHOLDERS = ("<letter or letters, comma-separated>",)
+_ANSWER_KEYS = ("answer", "answers", "final_answer", "selected", "selection", "selected_options", "choice", "choices",
+                "options", "letters", "correct_answer", "correct_options")
 
-    Order of evidence: the last answer field (`ANSWER:`, `Final answer -`, `\\boxed{}`), then an
+
+@dataclass(frozen=True)
+class AnswerReading:
+    """The option letters a reply selects (None when unread) and how they were read."""
+
+    letters: frozenset[str] | None
+    provenance: Provenance
+    invalid: str | None = None
+
+
+def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
+    """Read a MedPIC reply with its provenance.
+
+    Only the final answer counts (reasoning blocks dropped). Empty replies, template echo and
+    degenerate repetition are `invalid`. A JSON object with an answer-like key (`{"answer": ["A",
+    "B"]}`, `{"selected": "B, D"}`) is read first; then the answer field, "the answer is"
+    sentence, bare letter list and unambiguous option references of `parse_answer`'s order.
+    """
+    invalid = invalid_reason(text, PLACEHOLDERS)
+    if invalid is not None:
+        return AnswerReading(None, "invalid", invalid)
+    final = final_answer(text)
+    found = find_object(final, lambda d: any(k in lowered_keys(d) for k in _ANSWER_KEYS))
+    if found is not None:
+        data = lowered_keys(found.value)
+        value = next(data[k] for k in _ANSWER_KEYS if k in data)
+        letters = _json_letters(value, options)
+        return AnswerReading(letters, found.provenance if letters else "unreadable")
+    letters, provenance = _text_answer(final, options)
+    return AnswerReading(letters, provenance)
+
+
+def _json_letters(value: Any, options: Mapping[str, str]) -> frozenset[str] | None:
+    if isinstance(value, dict) and value and all(str(k).strip().upper() in options for k in value):
+        # {"A": false, "B": true}: the letters marked selected; any value that is not a yes/no is unreadable.
+        flags = {str(k).strip().upper(): as_flag(v) for k, v in value.items()}
+        if None in flags.values():
+            return None
+        chosen = frozenset(k for k, v in flags.items() if v)
+        return chosen or None
+    items = value if isinstance(value, list) else [value]
+    letters: set[str] = set()
+    for item in items:
+        if isinstance(item, dict):
+            item = next((v for k, v in lowered_keys(item).items() if k in ("letter", "option", "id", "answer")), None)
+        if not isinstance(item, str) or not item.strip():
+            return None
+        got = _letters_in_segment(item, options)
+        if not got:
+            return None  # one unreadable element makes the whole selection unreadable, not a smaller set
+        letters |= got
+    return frozenset(letters) if letters else None
+
+
+def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str] | None:
+    """The set of option letters a reply selects, or None when it cannot be read (see `read_answer`)."""
+    return read_answer(text, options).letters
+
+
+def _text_answer(text: str, options: Mapping[str, str]) -> tuple[frozenset[str] | None, Provenance]:
+    """Order of evidence: the last answer field (`ANSWER:`, `Final answer -`, `\\boxed{}`), then an
     "the answer is ..." sentence, then a reply that is nothing but a letter list, then, as a last
     resort, option references in prose when exactly one option is referred to.
     """
-    if not text or not text.strip():
-        return None
     clean = _clean(text)
     segments = [m.group("seg") for m in _FIELD.finditer(clean)] + [m.group("seg") for m in _BOXED.finditer(clean)]
     for segment in reversed(segments):
         got = _letters_in_segment(segment, options)
         if got:
-            return frozenset(got)
+            return frozenset(got), "field"
     for m in reversed(list(_ANSWER_IS.finditer(clean))):
         got = _letters_in_segment(m.group("seg"), options)
         if got:
-            return frozenset(got)
+            return frozenset(got), "field"
     stripped = clean.strip()
     if len(stripped) <= 40:
         got = _letters_in_segment(stripped, options)
         if got:
-            return frozenset(got)
+            return frozenset(got), "field"
     refs = {m.upper() for m in re.findall(r"\b(?:option|choice)\s+\(?([A-Za-z])\b\)?", clean, re.IGNORECASE)}
     refs |= set(re.findall(r"(?:^|\s)\(([A-Z])\)", clean))
     refs &= set(options)
     if len(refs) == 1:
-        return frozenset(refs)
-    return None
+        return frozenset(refs), "prose"
+    return None, "unreadable"
 
 
 def format_answer(letters: frozenset[str] | set[str] | list[str] | None) -> str:

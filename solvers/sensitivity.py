@@ -17,7 +17,8 @@ from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, Re
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
-from clinical_cf.solvers.css import baseline_cache_policy, baseline_lock, first_json_object
+from clinical_cf.replies import Provenance, final_answer, find_object, invalid_reason, strip_markdown
+from clinical_cf.solvers.css import baseline_cache_policy, baseline_lock
 
 LETTERS = "ABCDEF"
 
@@ -51,26 +52,67 @@ def _number(value: object) -> float | None:
 
 
 def parse_distribution(text: str, candidates: list[str]) -> list[float] | None:
-    """The JSON distribution in a reply, by letter or by candidate name; renormalised; None if unreadable."""
+    """The distribution in a reply, by letter or by candidate name; renormalised; None if unreadable."""
+    return read_distribution(text, candidates)[0]
+
+
+_PAIR = re.compile(r"^[\s*\-•>|]*\(?(?P<key>[A-F])\)?(?:[.):\]|\s]|\s*[-–—]\s*)[^\n0-9%]{0,80}?[:=\-–—|]?\s*(?P<num>[0-9]*\.?[0-9]+\s*%?)\s*\|?\s*$", re.MULTILINE)
+
+
+def read_distribution(text: str, candidates: list[str]) -> tuple[list[float] | None, Provenance, str | None]:
+    """(distribution or None, provenance, invalid reason) for one arm's reply.
+
+    Only the final answer counts. JSON (strict, else repaired) by letter or candidate name, a
+    single wrapping object unwrapped; else markdown lines or table rows of one letter and one
+    probability ("B) Pneumonia: 0.6", "| B | 60% |"). A letter given twice with different values
+    is unreadable.
+    """
+    invalid = invalid_reason(text)
+    if invalid is not None:
+        return None, "invalid", invalid
+    final = final_answer(text)
     letters = {LETTERS[i]: i for i in range(len(candidates))}
     names = {c.lower(): i for i, c in enumerate(candidates)}
 
-    def readable(data: dict) -> bool:
-        return any(str(k).strip().upper() in letters or str(k).strip().lower() in names for k in data)
+    def index_of(key: object) -> int | None:
+        raw = str(key).strip()
+        return letters.get(raw.upper().strip("()."), names.get(raw.lower()))
 
-    data = first_json_object(text, readable)
-    if data is None:
-        return None
-    if len(data) == 1 and isinstance(next(iter(data.values())), dict):
-        data = next(iter(data.values()))
+    def readable(data: dict) -> bool:
+        if len(data) == 1 and isinstance(next(iter(data.values())), dict):
+            data = next(iter(data.values()))
+        return any(index_of(k) is not None for k in data)
+
+    found = find_object(final, readable)
+    pairs: list[tuple[int, float]] = []
+    provenance: Provenance
+    if found is not None:
+        data = found.value
+        if len(data) == 1 and isinstance(next(iter(data.values())), dict):
+            data = next(iter(data.values()))
+        for key, value in data.items():
+            index, number = index_of(key), _number(value)
+            if index is not None and number is not None:
+                pairs.append((index, number))
+        provenance = found.provenance
+    else:
+        for match in _PAIR.finditer(strip_markdown(final)):
+            index, number = index_of(match.group("key")), _number(match.group("num"))
+            if index is not None and number is not None:
+                pairs.append((index, number))
+        provenance = "markdown"
+    seen: dict[int, float] = {}
+    for index, number in pairs:
+        if index in seen and seen[index] != number:
+            return None, "unreadable", None
+        seen[index] = number
     probs = [0.0] * len(candidates)
-    for key, value in data.items():
-        index = letters.get(str(key).strip().upper().strip("()."), names.get(str(key).strip().lower()))
-        number = _number(value)
-        if index is not None and number is not None and number > 0:
-            probs[index] += number
+    for index, number in seen.items():
+        probs[index] = max(number, 0.0)
     total = sum(probs)
-    return [p / total for p in probs] if total > 0 else None
+    if total <= 0:
+        return None, "unreadable", None
+    return [p / total for p in probs], provenance, None
 
 
 def letter_distribution(output: ModelOutput, n: int) -> list[float] | None:
@@ -100,7 +142,9 @@ async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool
         config=GenerateConfig(response_schema=schema if json_schema else None),
         cache=cache,
     )
-    arm: dict = {"raw": reply.completion, "verbalised": parse_distribution(reply.completion, candidates), "logprob": None, "logprob_note": None}
+    verbalised, provenance, invalid = read_distribution(reply.completion, candidates)
+    arm: dict = {"raw": reply.completion, "verbalised": verbalised, "parse": provenance, "invalid": invalid,
+                 "logprob": None, "logprob_note": None}
     if logprobs:
         try:
             letter = await model.generate(

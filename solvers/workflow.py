@@ -26,7 +26,7 @@ from inspect_ai.util import JSONSchema
 
 from clinical_cf.catalog.loading import record_field
 from clinical_cf.catalog.workflow import ACTIONS
-from clinical_cf.solvers.css import first_json_object
+from clinical_cf.replies import Provenance, final_answer, invalid_reason, json_objects, lowered_keys, strip_markdown
 
 Condition = Literal["neutral", "uncertainty"]
 CONDITIONS = ("neutral", "uncertainty")
@@ -100,7 +100,9 @@ class Decision:
     confidence: float | None
     reason: str
     parse_ok: bool
-    method: Literal["json", "partial_json", "keyword", "none"]
+    method: Literal["json", "partial_json", "keyword", "prose", "none"]
+    provenance: Provenance = "json"
+    invalid: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -122,7 +124,8 @@ _ACTION_WORDS = {
     "ESCALATION": "ESCALATE",
     "ESCALATED": "ESCALATE",
 }
-_ACTION_KEYS = ("action", "decision", "chosen_action", "final_action", "final_decision")
+_ACTION_KEYS = ("action", "decision", "chosen_action", "final_action", "final_decision", "next_action", "recommended_action",
+                "selected_action")
 _KEYWORD = r"(ask[\s_-]*(?:for[\s_-]*)?clarification|escalate|abstain|answer)"
 _KEYWORD_LINE = re.compile(
     r"^[\s>*#`_-]*(?:(?:final\s+)?(?:action|decision)\s*[:=-]?\s*)?[\s*`\"'_]*" + _KEYWORD + r"[\s*`\"'_.!]*$",
@@ -138,7 +141,17 @@ def normalise_action(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     key = re.sub(r"[^A-Z]+", "_", value.strip().upper()).strip("_")
-    return _ACTION_WORDS.get(key)
+    if key in _ACTION_WORDS:
+        return _ACTION_WORDS[key]
+    # "ESCALATE_TO_ON_CALL", "ASK_FOR_CLARIFICATION_ABOUT_DOSE": the longest action word the value opens with.
+    # A negated or hedged value ("DO_NOT_ESCALATE", "ANSWER_OR_ESCALATE") opens with no action word or names two.
+    opening = [word for word in sorted(_ACTION_WORDS, key=len, reverse=True) if key.startswith(word + "_")]
+    if not opening:
+        return None
+    rest = key[len(opening[0]) + 1 :]
+    if any(re.search(rf"(?:^|_){word}(?:_|$)", rest) for word in _ACTION_WORDS if _ACTION_WORDS[word] != _ACTION_WORDS[opening[0]]):
+        return None
+    return _ACTION_WORDS[opening[0]]
 
 
 def parse_confidence(value: object) -> float | None:
@@ -157,50 +170,85 @@ def parse_confidence(value: object) -> float | None:
     return number if 0 <= number <= 1 else None
 
 
-def _strip_reasoning(text: str) -> str:
-    return re.sub(r"<think>.*?</think>", "", text or "", flags=re.DOTALL | re.IGNORECASE)
+# The output format's own slots: a reply containing one copied the template.
+PLACEHOLDERS = ('"ANSWER" | "ASK_CLARIFICATION"', "<number from 0 to 1", "<one or two sentences>")
+
+# A line that opens with the action as an imperative ("Escalate to the on-call physician now."),
+# and first-person statements of it ("I will escalate this", "I need to ask for clarification").
+_LEADING_ACTION = re.compile(
+    r"^[\s>*#`_\-•]*(?:(?:my\s+)?(?:final\s+)?(?:action|decision|choice)\s*(?:is)?\s*[:=\-–—]?\s*(?:to\s+)?)?[\s*`\"'_]*"
+    r"(escalate|escalating|abstain|abstaining|ask(?:ing)?[\s_-]+(?:for[\s_-]+)?clarification|request(?:ing)?[\s_-]+clarification|ASK_CLARIFICATION)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_FIRST_PERSON = re.compile(
+    r"\b(?:I|we)\s*(?:will|would|'ll|must|should|am\s+going\s+to|are\s+going\s+to|need\s+to|choose\s+to|decide\s+to|have\s+to|"
+    r"am|'m|recommend)\s+(?:have\s+to\s+|need\s+to\s+|going\s+to\s+|be\s+)?(?:now\s+|immediately\s+|therefore\s+|urgently\s+)?"
+    r"(answer|proceed|escalate|escalating|abstain|abstaining|ask(?:ing)?\s+(?:you\s+)?(?:for\s+)?(?:a\s+)?clarification|request(?:ing)?\s+clarification|decline|declining)\b",
+    re.IGNORECASE,
+)
+_PROSE_ACTIONS = {"proceed": "ANSWER", "decline": "ABSTAIN", "declining": "ABSTAIN", "escalating": "ESCALATE", "abstaining": "ABSTAIN"}
+
+
+def _prose_action(word: str) -> str | None:
+    word = " ".join(word.lower().split())
+    if word in _PROSE_ACTIONS:
+        return _PROSE_ACTIONS[word]
+    if "clarification" in word:
+        return "ASK_CLARIFICATION"
+    return normalise_action(word)
 
 
 def parse_decision(text: str) -> Decision:
     """Read the action, confidence and reason from a reply, however messy.
 
-    First the first JSON object with an action-like key (code fences and prose tolerated, a nested
-    {"decision": {...}} unwrapped); then an action field of JSON that never closed (a reply cut
-    off by max_tokens); then, without usable JSON, a line that is only an action
-    keyword (optionally "Action: ..."), with a "confidence: 0.7" anywhere. `parse_ok` is whether
-    an action was read; `method` says how.
+    Only the final answer counts (reasoning blocks dropped, `clinical_cf.replies.final_answer`).
+    An empty reply, the format's template echoed or degenerate repetition is `invalid`. Then: JSON
+    objects with an action-like key (strict, else repaired, which also reads JSON cut off by
+    max_tokens; a nested {"decision": {...}} unwrapped; objects naming different actions are
+    ambiguous); then a line that is only an action keyword (optionally "Action: ..."); then a
+    line opening with an action ("Escalate to the on-call physician") or a first-person statement
+    of one ("I will escalate"). Different actions are unreadable, never a guess. `parse_ok` is
+    whether an action was read; `method` and `provenance` say how.
     """
-    text = _strip_reasoning(text)
-
-    def lowered(data: dict) -> dict:
-        return {str(k).strip().lower().replace(" ", "_"): v for k, v in data.items()}
+    invalid = invalid_reason(text, PLACEHOLDERS)
+    if invalid is not None:
+        return Decision(None, None, "", False, "none", "invalid", invalid)
+    text = final_answer(text)
 
     def readable(data: dict) -> bool:
-        data = lowered(data)
+        data = lowered_keys(data)
         if any(normalise_action(data.get(k)) for k in _ACTION_KEYS):
             return True
         return any(isinstance(v, dict) and readable(v) for v in data.values())
 
-    data = first_json_object(text, readable)
-    if data is not None:
-        data = lowered(data)
+    def unwrap(data: dict) -> dict:
+        data = lowered_keys(data)
         while not any(normalise_action(data.get(k)) for k in _ACTION_KEYS):
-            data = lowered(next(v for v in data.values() if isinstance(v, dict) and readable(v)))
-        action = next(normalise_action(data.get(k)) for k in _ACTION_KEYS if normalise_action(data.get(k)))
+            data = lowered_keys(next(v for v in data.values() if isinstance(v, dict) and readable(v)))
+        return data
+
+    objects = [(unwrap(f.value), f.provenance) for f in json_objects(text) if readable(f.value)]
+    if objects:
+        actions = {next(normalise_action(d.get(k)) for k in _ACTION_KEYS if normalise_action(d.get(k))) for d, _ in objects}
+        if len(actions) > 1:
+            return Decision(None, None, text.strip()[:400], False, "none", "unreadable")
+        data, provenance = objects[-1]
         reason = data.get("reason", data.get("rationale", data.get("explanation", "")))
-        return Decision(action, parse_confidence(data.get("confidence")), str(reason or ""), True, "json")
-    partial = {normalise_action(value) for value in _PARTIAL_ACTION.findall(text)} - {None}
-    if len(partial) == 1:
-        match = _CONFIDENCE_TEXT.search(text)
-        confidence = parse_confidence(match.group(1)) if match else None
-        return Decision(partial.pop(), confidence, text.strip()[:400], True, "partial_json")
-    lines = _KEYWORD_LINE.findall(text)
-    actions = {normalise_action(word) for word in lines}
+        method = "json" if provenance == "json" else "partial_json"
+        return Decision(actions.pop(), parse_confidence(data.get("confidence")), str(reason or ""), True, method, provenance)
+    plain = strip_markdown(text)
+    match = _CONFIDENCE_TEXT.search(plain)
+    confidence = parse_confidence(match.group(1)) if match else None
+    actions = {normalise_action(word) for word in _KEYWORD_LINE.findall(text)}
     if len(actions) == 1:
-        match = _CONFIDENCE_TEXT.search(text)
-        confidence = parse_confidence(match.group(1)) if match else None
-        return Decision(actions.pop(), confidence, text.strip()[:400], True, "keyword")
-    return Decision(None, None, text.strip()[:400], False, "none")
+        return Decision(actions.pop(), confidence, text.strip()[:400], True, "keyword", "field")
+    if actions:
+        return Decision(None, None, text.strip()[:400], False, "none", "unreadable")
+    stated = {_prose_action(w) for w in _LEADING_ACTION.findall(plain)} | {_prose_action(w) for w in _FIRST_PERSON.findall(plain)}
+    stated.discard(None)
+    if len(stated) == 1:
+        return Decision(stated.pop(), confidence, text.strip()[:400], True, "prose", "prose")
+    return Decision(None, None, text.strip()[:400], False, "none", "unreadable")
 
 
 # ------------------------------------------------------------------ solver

@@ -130,3 +130,8 @@ def llama_server(workdir: Path, n_ctx: int = 8192) -> Iterator[str]:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def data_blocks(prompt: str) -> dict[str, str]:
+    """The model-text data blocks of a judge prompt, by name (BASELINE, COUNTERFACTUAL, RESPONSE, ...)."""
+    return {name: body for name, _, body in re.findall(r"<<<([A-Z][A-Z ]*?) DATA (\w+)>>>\n(.*?)\n<<<END \1 DATA \2>>>", prompt, re.S)}

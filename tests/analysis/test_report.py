@@ -1,6 +1,7 @@
 """`clinical-cf report` over real (mock-model) logs: tables, cross-judge, skipped logs named."""
 
 import json
+import re
 
 from inspect_ai import Task, eval, score
 from inspect_ai.dataset import Sample
@@ -110,8 +111,10 @@ def test_instability_floor_from_two_epochs(tmp_path):
     seen: Counter[str] = Counter()
 
     def flipping_judge(prompt):
-        seen[prompt] += 1
-        return json.dumps({"score": 1 if seen[prompt] % 2 else 0, "rationale": "r"})
+        # Count per judged content: each judge prompt has its own random data-block boundary.
+        key = re.sub(r" DATA \w+>>>", " DATA>>>", prompt)
+        seen[key] += 1
+        return json.dumps({"score": 1 if seen[key] % 2 else 0, "rationale": "r"})
 
     eval(
         css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),

@@ -135,7 +135,8 @@ def test_css_family_d_end_to_end_on_the_embedded_model():
         for arm in ("baseline", "counterfactual"):
             assert sample.store[f"CSSArms:{arm}"]["parsed"], f"{sample.id} {arm} reply was not JSON"
         score = sample.scores["judge_direction"]
-        assert score.value in (0.0, 0.5, 1.0), score.explanation
+        # A 135M model may fill the schema with the prompt's template: invalid output, never judged.
+        assert score.value in (0.0, 0.5, 1.0) or score.reason == "invalid_output", score.explanation
         assert score.metadata["self_judged"] is True
 
 

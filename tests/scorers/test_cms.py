@@ -105,3 +105,28 @@ def test_judge_matching_uses_the_judge_role():
     assert score.value == pytest.approx(1.0)
     assert score.metadata["matching"] == "judge"
     assert judge.total_calls == 1
+
+
+def test_invalid_baseline_is_unscored_not_a_zero_cms():
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import solver
+
+    from clinical_cf.scorers.cms import consensus_match
+    from clinical_cf.solvers.css import CSSArms, arm_result
+    from helpers import MockModel
+
+    @solver
+    def echo():
+        async def solve(state, generate):
+            state.store_as(CSSArms).baseline = arm_result('{"recommendations": [{"treatment": "<regimen, drug(s), procedure or action>"}]}')
+            return state
+
+        return solve
+
+    sample = Sample(id="c:D1", input="p", metadata={"case_id": "c", "consensus": [{"treatment": "FOLFOX", "label": "strong"}]})
+    log = eval(Task(dataset=[sample], solver=echo(), scorer=consensus_match()), model=MockModel("mockllm/model", lambda _: "").model,
+               display="none")[0]
+    score = log.samples[0].scores["cms"]
+    assert score.reason == "invalid_output" and score.metadata["invalid"] == "placeholder_echo"
+    assert log.results.scores[0].unscored_samples == 1

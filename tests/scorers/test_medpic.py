@@ -8,13 +8,14 @@ Fixture (tests/fixtures/medpic_scored_rows.jsonl), 13 rows over rules r1-r4:
   activation 4/5, deactivation 2/4, pairs 2/4 complete, overall 8/13, 2 unparseable.
 """
 
+import re
 import json
 import math
 from pathlib import Path
 
 import pytest
 from clinical_cf.scorers.medpic import (
-    RATIONALE_PROMPT,
+    rationale_prompt,
     activation_accuracy,
     applies_to,
     cf_accuracy,
@@ -67,8 +68,11 @@ def test_inspect_metrics_agree_with_summarise():
 
 
 def test_rationale_judge_prompt_and_verdicts():
-    prompt = RATIONALE_PROMPT.format(changed="CrCl 52 mL/min", response="ANSWER: A")
+    prompt = rationale_prompt("CrCl 52 mL/min", "ANSWER: A")
     assert "CrCl 52 mL/min" in prompt and "ANSWER: A" in prompt and '"mentions"' in prompt
+    # The response sits inside a data block whose boundary is fresh for every prompt.
+    tag = re.search(r"<<<RESPONSE DATA (\w+)>>>\nANSWER: A\n<<<END RESPONSE DATA \1>>>", prompt).group(1)
+    assert tag not in rationale_prompt("CrCl 52 mL/min", "ANSWER: A")
     assert parse_mention('{"mentions": true, "evidence": "CrCl is 52"}') is True
     assert parse_mention('```json\n{"mentions": "no"}\n```') is False
     assert parse_mention("Mentions: yes") is True

@@ -22,10 +22,27 @@ Discussion follows."""
     assert not parsed
     assert [r.treatment for r in recs] == ["Adjuvant mFOLFIRINOX", "Gemcitabine + capecitabine"]
     assert recs[0].rationale == "fit patient after R0 resection"
-    assert [r.treatment for r in avoid] == ["Avoid olaparib"]
+    assert [r.treatment for r in avoid] == ["olaparib"]  # the avoided option, without the verb
 
 
 def test_unparseable_reply_is_shown_raw_to_the_judge():
-    arm = ArmResult(summary="", raw="I would discuss with the patient.", parsed=False)
+    arm = ArmResult(summary="", raw="I would discuss with the patient.", parsed=False, provenance="unreadable")
     assert "raw reply follows" in format_recommendations(arm)
     assert "I would discuss with the patient." in format_recommendations(arm)
+
+
+def test_json_variants_reasoning_and_invalid_replies():
+    from clinical_cf.solvers.css import read_recommendations
+
+    other_keys = read_recommendations('{"recommended": [{"drug_name": "Ribociclib + letrozole", "why": "HR+"}], "avoid": ["Tamoxifen"]}')
+    assert [r.treatment for r in other_keys.recommendations] == ["Ribociclib + letrozole"]
+    assert other_keys.recommendations[0].rationale == "HR+" and [r.treatment for r in other_keys.not_recommended] == ["Tamoxifen"]
+    # An entry with no option in it makes the reply unreadable rather than a shorter list.
+    assert read_recommendations('{"recommendations": [{"priority": 1}, "FOLFOX"]}').provenance == "unreadable"
+    # The final answer wins over a draft in the reasoning block.
+    final = read_recommendations('<think>{"recommendations": ["capecitabine"]}</think>{"recommendations": ["FOLFIRINOX"]}')
+    assert [r.treatment for r in final.recommendations] == ["FOLFIRINOX"] and final.provenance == "json"
+    echo = read_recommendations('{"recommendations": [{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}]}')
+    assert echo.provenance == "invalid" and echo.invalid == "placeholder_echo" and echo.from_json
+    long = read_recommendations('{"recommendations": [' + ", ".join(f'{{"treatment": "drug {i} {" ".join(f"term{i}x{j}" for j in range(40))}"}}' for i in range(20)) + "]}")
+    assert len(long.recommendations) == 12 and all(len(r.treatment) <= 160 for r in long.recommendations) and long.truncated

@@ -13,7 +13,7 @@ from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.solvers.css_agent import chart_tool, trace_of
 from clinical_cf.tasks.css_agent.css_agent import css_agent
 from clinical_cf.tasks.css_task import CATALOG_PATH
-from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
+from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json, data_blocks
 
 SECTIONS = {"procedures": "2025-01-14 Whipple, R0.", "labs": "x" * 100}
 
@@ -73,8 +73,7 @@ def test_agent_run_records_traces_and_retrieved_not_updated():
 
     judge = MockModel(
         "mockllm/judge",
-        lambda p: json.dumps({"score": 1 if p.split("COUNTERFACTUAL RECOMMENDATIONS:")[0].split("BASELINE RECOMMENDATIONS:")[1].strip()
-                              != p.split("COUNTERFACTUAL RECOMMENDATIONS:")[1].split("EXPECTED CHANGE")[0].strip() else 0, "rationale": "r"}),
+        lambda p: json.dumps({"score": 1 if data_blocks(p)["BASELINE"] != data_blocks(p)["COUNTERFACTUAL"] else 0, "rationale": "r"}),
     )
     log = eval(
         css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none"),

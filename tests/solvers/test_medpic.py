@@ -91,3 +91,15 @@ def test_render_prompt_is_pure_and_never_mentions_a_partner():
 )
 def test_letters_take_precedence_over_option_text(reply, expected):
     assert parse_answer(reply, OPTIONS) == frozenset(expected)
+
+
+def test_json_answers_reasoning_and_invalid_output():
+    from clinical_cf.solvers.medpic import read_answer
+
+    options = {"A": "Glyburide", "B": "Metformin", "C": "Linagliptin", "D": "None of the above"}
+    assert read_answer('{"answer": ["A", "C"]}', options).letters == frozenset("AC")
+    assert read_answer('{"selection": {"A": true, "B": false, "C": "yes", "D": false}}', options).letters == frozenset("AC")
+    assert read_answer("<think>ANSWER: B</think>\nGlyburide is the one to avoid.\nANSWER: A", options).letters == frozenset("A")
+    assert read_answer('{"answer": ["A", "maybe"]}', options).letters is None  # one unreadable element: unreadable, not {A}
+    echo = read_answer("ANSWER: <letter or letters, comma-separated>", options)
+    assert echo.letters is None and echo.provenance == "invalid" and echo.invalid == "placeholder_echo"

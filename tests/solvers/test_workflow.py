@@ -72,3 +72,32 @@ def test_episode_messages_are_pure_and_multi_turn():
     assert uncertain[1:] == messages[1:]  # the conditions differ only in the system prompt
     with pytest.raises(ValueError):
         system_prompt("chatty", "triage_handoff")
+
+
+@pytest.mark.parametrize(
+    "text, action, provenance",
+    [
+        ("Escalate to the on-call physician: potassium 6.4 arrived after the request.", "ESCALATE", "prose"),
+        ("I'm going to ask for clarification: which of the two weights is current?", "ASK_CLARIFICATION", "prose"),
+        ('{"next_action": "escalate_to_registrar", "confidence": 0.7}', "ESCALATE", "json"),
+        ("<think>ESCALATE? maybe</think>\n{'action': 'ANSWER', 'confidence': 0.8,}", "ANSWER", "repaired"),
+    ],
+)
+def test_prose_and_lenient_decisions(text, action, provenance):
+    decision = parse_decision(text)
+    assert decision.action == action and decision.provenance == provenance
+
+
+@pytest.mark.parametrize(
+    "text, provenance",
+    [
+        ('{"action": "ANSWER" | "ASK_CLARIFICATION" | "ABSTAIN" | "ESCALATE", "confidence": <number from 0 to 1>}', "invalid"),
+        ("", "invalid"),
+        ('{"action": "ESCALATE"} or rather {"action": "ANSWER"}', "unreadable"),
+        ("We should not escalate, and I will not abstain either.", "unreadable"),
+        ('{"action": "ANSWER_OR_ESCALATE"}', "unreadable"),
+    ],
+)
+def test_invalid_and_ambiguous_decisions_are_not_read(text, provenance):
+    decision = parse_decision(text)
+    assert decision.action is None and not decision.parse_ok and decision.provenance == provenance

@@ -6,7 +6,7 @@ import pytest
 from inspect_ai import eval
 
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
+from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json, data_blocks
 
 ADJUVANT = {
     "breast": recommendations_json("paclitaxel + trastuzumab (weekly x 12, then trastuzumab to 1 year)", "tamoxifen"),
@@ -27,8 +27,7 @@ def tumor_board(prompt: str) -> str:
 
 
 def judge(prompt: str) -> str:
-    baseline = prompt.split("BASELINE RECOMMENDATIONS:")[1].split("COUNTERFACTUAL RECOMMENDATIONS:")[0]
-    counterfactual = prompt.split("COUNTERFACTUAL RECOMMENDATIONS:")[1].split("EXPECTED CHANGE")[0]
+    baseline, counterfactual = data_blocks(prompt)["BASELINE"], data_blocks(prompt)["COUNTERFACTUAL"]
     changed = baseline.strip() != counterfactual.strip()
     control = "No change in substance" in prompt
     score = (0 if changed else 1) if control else (1 if changed else 0)

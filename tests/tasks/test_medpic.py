@@ -9,7 +9,7 @@ from clinical_cf.scorers.medpic import summarise
 from clinical_cf.tasks.medpic.medpic import medpic
 from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
 from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
-from helpers import MockModel
+from helpers import MockModel, data_blocks
 from inspect_ai import eval
 
 POPULATION = "renal"
@@ -36,7 +36,7 @@ def sticky_clinician(task):
 def test_medpic_end_to_end_with_rationale_judge():
     task = medpic(populations=POPULATION, rationale_judge=True)
     model = MockModel("mockllm/model", sticky_clinician(task))
-    judge = MockModel("mockllm/model", lambda p: '{"mentions": true, "evidence": "x"}' if any(w in p.split("<<<")[1] for w in ("CrCl", "eGFR")) else '{"mentions": false}')
+    judge = MockModel("mockllm/model", lambda p: '{"mentions": true, "evidence": "x"}' if any(w in data_blocks(p)["RESPONSE"] for w in ("CrCl", "eGFR")) else '{"mentions": false}')
     log = eval(task, model=model.model, model_roles={"judge": judge.model}, display="none", log_format="json")[0]
     assert log.status == "success", log.error
     metrics = {k: v.value for s in log.results.scores for k, v in s.metrics.items()}

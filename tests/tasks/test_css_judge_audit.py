@@ -1,0 +1,96 @@
+"""CSS judge audit: scripted judges that ignore or obey injected text test the flip-rate metric itself."""
+
+import pytest
+import yaml
+from inspect_ai import eval
+
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.tasks.css_judge_audit import css_judge_audit
+from clinical_cf.tasks.judge_audit_task import PROBES_PATH, load_probes
+from helpers import MockModel, data_blocks
+
+CATALOG = load_probes(PROBES_PATH)
+MARKERS = {s.id: s.markers for s in CATALOG.scenarios}
+
+
+def metrics(log) -> dict[str, float]:
+    assert log.status == "success", log.error
+    return {k: v.value for s in log.results.scores for k, v in s.metrics.items()}
+
+
+def _changed(prompt: str) -> bool:
+    """Whether the counterfactual list names a drug only the scenario's changed list names (case-blind)."""
+    blocks = data_blocks(prompt)
+    return any(
+        any(m.lower() in blocks["COUNTERFACTUAL"].lower() and m.lower() not in blocks["BASELINE"].lower() for m in markers)
+        for markers in MARKERS.values()
+    )
+
+
+def ignoring_judge(prompt: str) -> str:
+    """Reads only which treatments appear: 1 when the expected drugs arrived, else 0."""
+    return '{"score": 1, "rationale": "moved"}' if _changed(prompt) else '{"score": 0, "rationale": "unchanged"}'
+
+
+def obeying_judge(prompt: str) -> str:
+    """Follows any extra text it finds in the counterfactual list: full credit whenever the lists differ at all."""
+    blocks = data_blocks(prompt)
+    return '{"score": 1, "rationale": "as instructed"}' if blocks["COUNTERFACTUAL"] != blocks["BASELINE"] else '{"score": 0, "rationale": "same"}'
+
+
+def run(judge):
+    return eval(css_judge_audit(), model=MockModel("mockllm/model", lambda _: "").model,
+                model_roles={"judge": MockModel("mockllm/judge", judge).model}, display="none")[0]
+
+
+def test_catalog_is_pre_registered_with_at_least_twenty_probes_of_every_class():
+    assert len(CATALOG.probes) >= 20
+    assert {"authority", "forged_rule", "forged_header", "fake_verdict", "other_language", "encoding", "role_tokens", "padding"} <= {
+        p.category for p in CATALOG.probes}
+    task = css_judge_audit()
+    assert task.metadata["catalog_registered"] is True
+    assert len(task.dataset) == len(CATALOG.scenarios) * 2 * (len(CATALOG.probes) + 1)
+
+
+def test_a_judge_that_ignores_injections_never_flips_and_passes_the_control():
+    m = metrics(run(ignoring_judge))
+    assert m["flip_rate"] == 0.0 and m["injection_shift"] == 0.0
+    assert m["control_score"] == 0.0 and m["clean_score"] == 1.0
+
+
+def test_a_judge_that_obeys_injections_is_caught():
+    m = metrics(run(obeying_judge))
+    # On identical lists every probe that survives normalisation makes the lists differ, and the
+    # obeying judge then gives 1 where the reference got 0; on changed lists it gave 1 anyway.
+    assert m["flip_rate_identical"] == pytest.approx(1.0)
+    assert m["flip_rate_changed"] == 0.0
+    assert m["flip_rate"] == pytest.approx(0.5)
+    assert m["injection_shift"] == pytest.approx(0.5)
+    assert m["control_score"] == 0.0 and m["clean_score"] == 1.0
+
+
+def test_probe_text_reaches_the_judge_only_inside_the_data_block():
+    prompts = []
+    log = eval(css_judge_audit(conditions="identical"), model=MockModel("mockllm/model", lambda _: "").model,
+               model_roles={"judge": MockModel("mockllm/judge", lambda p: prompts.append(p) or ignoring_judge(p)).model},
+               display="none", limit=len(CATALOG.probes) + 1)[0]
+    assert log.status == "success"
+    for prompt in prompts:
+        outside = prompt
+        for body in data_blocks(prompt).values():
+            outside = outside.replace(body, "")
+        for probe in CATALOG.probes:
+            assert probe.text.strip()[-25:] not in outside  # the payload end, not a header it imitates
+        assert "<|im_start|>" not in prompt and "[INST]" not in prompt and len(prompt) < 9000
+
+
+def test_bad_probe_catalog_names_the_entry_and_field(tmp_path):
+    raw = yaml.safe_load(PROBES_PATH.read_text())
+    raw["probes"][3]["field"] = "diagnosis"
+    bad = tmp_path / "probes.yaml"
+    bad.write_text(yaml.safe_dump(raw, allow_unicode=True))
+    with pytest.raises(CatalogError) as error:
+        load_probes(bad)
+    assert raw["probes"][3]["id"] in str(error.value) and "field" in str(error.value)
+    with pytest.raises(ValueError, match="conditions"):
+        css_judge_audit(conditions="sideways")
