@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.lock import check_lock, read_lock
@@ -167,6 +171,12 @@ class Registration:
             }
         }
 
+    def stamp(self, samples: list[Any]) -> list[Any]:
+        """Add `sample_metadata()` to each sample (returned for chaining)."""
+        for sample in samples:
+            sample.metadata = {**(sample.metadata or {}), **self.sample_metadata()}
+        return samples
+
     def sample_metadata(self) -> dict[str, Any]:
         """Per-sample fields: a log extended with samples of other inputs shows it sample by sample."""
         return {SAMPLE_FINGERPRINT: self.fingerprint, "registered": self.registered, "published": self.published}
@@ -179,3 +189,46 @@ def register_inputs(
     files = [register_file(p, "catalog", allow_unregistered) for p in catalogs]
     files += [register_file(p, "data", allow_unregistered) for p in data]
     return Registration(tuple(files))
+
+
+class MixedInputsError(CatalogError):
+    """A log would hold samples produced from different catalog or data files."""
+
+
+@metric
+def inputs_consistent() -> Metric:
+    """1.0 when every sample of the log came from the same inputs; refuses (raises) otherwise.
+
+    `eval-retry` and `eval-set` extend a log with new samples from a task rebuilt from the current
+    files, keeping the old samples; Inspect compares only sample ids and counts. After a re-lock the
+    log would mix two catalogs under one header. Metrics see every sample, the reused ones included,
+    so this is where the mix is visible to the run itself: the eval ends in an error naming the
+    fingerprints instead of reporting numbers over mixed inputs.
+    """
+
+    def compute(scores: list[SampleScore]) -> float:
+        prints = Counter((s.sample_metadata or {}).get(SAMPLE_FINGERPRINT) for s in scores)
+        if len(prints) > 1:
+            shown = "; ".join(f"{str(fp)[:12]}: {n} sample(s)" for fp, n in prints.most_common())
+            raise MixedInputsError(
+                "log",
+                f"refusing to extend this log: its samples come from {len(prints)} different sets of catalog and "
+                f"data files ({shown}). The inputs changed after the log was started (a re-lock or an edit); "
+                "start a new log instead of eval-retry / eval-set on the old one.",
+            )
+        return 1.0
+
+    return compute
+
+
+@scorer(metrics=[inputs_consistent()])
+def registration_check() -> Scorer:
+    """Records each sample's input fingerprint as its answer; the metric refuses a log of mixed inputs."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        fingerprint = (state.metadata or {}).get(SAMPLE_FINGERPRINT)
+        if fingerprint is None:
+            return Score(value=0, answer=None, explanation="sample carries no input fingerprint")
+        return Score(value=1, answer=fingerprint, explanation="input fingerprint of the files that produced this sample")
+
+    return score

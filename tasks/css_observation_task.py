@@ -18,7 +18,7 @@ from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, Kind, load_o
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.validate import check_cases
-from clinical_cf.registration import register_inputs
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, count, flag, input_file, selection
@@ -104,7 +104,7 @@ def build_css_observation_task(
     return Task(
         dataset=MemoryDataset(dataset, name="css_agent_observation"),
         solver=perturbed_observation_agent(baseline_cache, section_cap_bytes, max_messages),
-        scorer=judge_process(json_schema=json_schema),
+        scorer=[judge_process(json_schema=json_schema), registration_check()],
         config=GENERATE_DEFAULTS,
         metadata={
             "suite": "css",

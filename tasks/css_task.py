@@ -19,7 +19,7 @@ from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_ca
 from clinical_cf.catalog.css.schema import Case, load_cases
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.validate import check_cases, check_interventions
-from clinical_cf.registration import register_inputs
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
@@ -141,6 +141,7 @@ def build_css_task(
         scorer=[
             (agent_judge_direction if agent else judge_direction)(json_schema=json_schema),
             consensus_match(matching=cms_matching),
+            registration_check(),
         ],
         config=GENERATE_DEFAULTS,
         metadata={

@@ -16,7 +16,7 @@ from clinical_cf.catalog.medpic.questions import (
     self_check,
 )
 from clinical_cf.catalog.medpic.rules import Population, load_rules
-from clinical_cf.registration import register_inputs
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import medpic_zero_shot, render_prompt
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors, flag, input_file, selection
@@ -114,7 +114,7 @@ def build_medpic_task(
     if not items:
         raise TaskInputError(f"no questions match kinds={sorted(wanted_kinds)}, operations={operations!r}, "
                              f"populations={populations!r} in {questions_path}")
-    scorers = [medpic_exact_set()]
+    scorers = [medpic_exact_set(), registration_check()]
     if rationale_judge:
         scorers.append(rationale_mentions_change())
     return Task(

@@ -14,7 +14,7 @@ from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
 from clinical_cf.scorers.sensitivity import direction_consistency
-from clinical_cf.registration import register_inputs
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.solvers.sensitivity import candidate_distributions
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, flag, input_file, selection
 
@@ -82,7 +82,7 @@ def build_sensitivity_task(
     return Task(
         dataset=MemoryDataset(samples, name="sensitivity"),
         solver=candidate_distributions(baseline_cache, json_schema, logprobs),
-        scorer=direction_consistency(distribution),
+        scorer=[direction_consistency(distribution), registration_check()],
         config=GENERATE_DEFAULTS,
         metadata={"suite": "sensitivity", "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,
                   "samples": len(samples), "skipped": dict(skipped), "distribution": distribution,

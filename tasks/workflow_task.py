@@ -15,7 +15,7 @@ from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
 from clinical_cf.scorers.workflow import workflow_action
-from clinical_cf.registration import Registration, register_inputs
+from clinical_cf.registration import Registration, register_inputs, registration_check
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
 from clinical_cf.tasks.arguments import (
     GENERATE_DEFAULTS,
@@ -121,7 +121,7 @@ def build_workflow_task(
     return Task(
         dataset=MemoryDataset(samples, name="workflow"),
         solver=workflow_decision(condition, json_schema),
-        scorer=workflow_action(),
+        scorer=[workflow_action(), registration_check()],
         config=GENERATE_DEFAULTS,
         metadata={
             "suite": "workflow", **source, "condition": condition, "cost_ratio": float(cost_ratio),
