@@ -23,13 +23,14 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 """Largest catalog or data file read (the bundled ones are under 2 MB): a bigger one is refused with a message."""
 
 
-def read_text_checked(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:
+def read_text_checked(path: str | Path, limit: int | None = None) -> str:
     """A catalog or data file's text, or a CatalogError that says what is wrong with the path.
 
     A directory, a missing file, an oversized file and bytes that are not UTF-8 each get a
     sentence naming the file (and the line, for an encoding error), never a traceback.
     """
     path = Path(path)
+    limit = MAX_FILE_BYTES if limit is None else limit
     if path.is_dir():
         raise CatalogError(path, "is a directory; pass the file itself")
     if not path.exists():
@@ -51,6 +52,20 @@ def read_text_checked(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:
         raise CatalogError(
             path, f"line {line}, column {column}: byte 0x{data[ex.start]:02x} is not UTF-8; save the file as UTF-8"
         ) from None
+
+
+def load_yaml(path: str | Path) -> Any:
+    """A YAML file's content; a syntax error names the line and column in one sentence."""
+    path = Path(path)
+    text = read_text_checked(path)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as ex:
+        mark = getattr(ex, "problem_mark", None)
+        problem = getattr(ex, "problem", None) or str(ex).splitlines()[0]
+        context = getattr(ex, "context", None)
+        detail = f"not valid YAML: {problem}" + (f" ({context})" if context else "")
+        raise CatalogError(path, detail, line=mark.line + 1 if mark else None) from None
 
 
 def _jsonable(value: Any) -> Any:
@@ -100,10 +115,7 @@ def record_field(record: Any, name: str) -> Any:
 def load_entries(path: str | Path, key: str, model: type[T]) -> list[T]:
     """Validate the list under `key` of a YAML file entry by entry; errors name the file, the entry id and the field."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(read_text_checked(path))
-    except yaml.YAMLError as ex:
-        raise CatalogError(path, f"not valid YAML: {ex}") from None
+    raw = load_yaml(path)
     entries = raw.get(key) if isinstance(raw, dict) else None
     if not isinstance(entries, list) or not entries:
         raise CatalogError(path, f"'{key}' must be a non-empty list", field=key)

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
 from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import load_entries, read_text_checked
+from clinical_cf.catalog.loading import load_entries, load_yaml, read_text_checked
 
 MAX_SECTION_CHARS = 1_000_000
 """Largest chart section accepted (the CSS paper's whole packets are ~80,000 characters)."""
@@ -131,20 +129,32 @@ class Validated:
     entries: int
 
 
-def _load_cases(path: Path) -> int:
+def load_checked_cases(path: str | Path) -> list[Any]:
+    """Cases validated against the schema and the checks above (what the CSS tasks read)."""
     from clinical_cf.catalog.css.schema import load_cases
 
     cases = load_cases(path)
     check_cases(path, cases)
-    return len(cases)
+    return cases
+
+
+def load_checked_interventions(path: str | Path) -> Any:
+    """An intervention catalog validated against the schema and the checks above (what the CSS tasks read)."""
+    from clinical_cf.catalog.css.interventions import load_catalog
+
+    if not isinstance(load_yaml(path), dict):  # syntax errors with their line, before the schema loader
+        raise CatalogError(path, "top level must be a mapping with 'interventions'")
+    catalog = load_catalog(path)
+    check_interventions(path, catalog)
+    return catalog
+
+
+def _load_cases(path: Path) -> int:
+    return len(load_checked_cases(path))
 
 
 def _load_interventions(path: Path) -> int:
-    from clinical_cf.catalog.css.interventions import load_catalog
-
-    catalog = load_catalog(path)
-    check_interventions(path, catalog)
-    return len(catalog.interventions)
+    return len(load_checked_interventions(path).interventions)
 
 
 def _count(loader: str) -> Callable[[Path], int]:
@@ -206,10 +216,7 @@ def detect_kind(path: str | Path) -> str:
             if needed <= keys:
                 return kind
     else:
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as ex:
-            raise CatalogError(path, f"not valid YAML: {ex}") from None
+        raw = load_yaml(path)
         keys = set(raw) if isinstance(raw, dict) else set()
         for kind, needed in _YAML_SIGNATURES:
             if needed <= keys:
@@ -223,5 +230,13 @@ def validate_file(path: str | Path, kind: str | None = None) -> Validated:
     read_text_checked(path)
     if kind is not None and kind not in LOADERS:
         raise CatalogError(path, f"unknown kind '{kind}'; choose from: {', '.join(KINDS)}")
-    kind = kind or detect_kind(path)
+    if kind is None:
+        kind = detect_kind(path)
+    else:
+        try:
+            detected = detect_kind(path)
+        except CatalogError:
+            detected = kind  # not recognisable: let the kind's own loader say what is wrong
+        if detected != kind:
+            raise CatalogError(path, f"looks like a {detected} file, not {kind} (--kind {kind})")
     return Validated(path, kind, LOADERS[kind](path))

@@ -142,9 +142,9 @@ def input_file(name: str, value: Any) -> Path | None:
 
 def exclusive(**values: Any) -> None:
     """At most one of the named arguments may be given."""
-    given = [name for name, value in values.items() if value]
+    given = [f"'{name}' ({value!r})" for name, value in values.items() if value]
     if len(given) > 1:
-        raise TaskInputError(f"task arguments {' and '.join(map(repr, given))}: pass only one of them")
+        raise TaskInputError(f"task arguments {' and '.join(given)}: pass only one of them")
 
 
 def clean_task_errors(builder: F) -> F:

@@ -15,9 +15,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, Kind, load_observations
-from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.catalog.lock import check_lock
-from clinical_cf.catalog.validate import check_cases
+from clinical_cf.catalog.validate import load_checked_cases
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
@@ -70,9 +69,7 @@ def build_css_observation_task(
     perturbations = [p for p in load_observations(path) if p.kind in wanted]
     if not perturbations:
         raise ValueError(f"{path}: no perturbations of kinds {sorted(wanted)}")
-    all_cases = load_cases(cases_path)
-    check_cases(cases_path, all_cases)
-    loaded = select_split(all_cases, split)
+    loaded = select_split(load_checked_cases(cases_path), split)
 
     pairs = [(c, p) for c in loaded for p in perturbations if p.applies(c)]
     if samples is not None and samples < len(pairs):

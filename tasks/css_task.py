@@ -15,10 +15,10 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from clinical_cf.catalog.css import CASES_PATH, CSS_DIR
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, expand_tuples
-from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_catalog
-from clinical_cf.catalog.css.schema import Case, load_cases
+from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
+from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.lock import check_lock
-from clinical_cf.catalog.validate import check_cases, check_interventions
+from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
@@ -103,11 +103,8 @@ def build_css_task(
     registration = register_inputs([catalog_path, LEXICON_PATH], [cases_path], allow_unregistered)
 
     lock = check_lock(catalog_path, allow_unregistered=allow_unregistered)
-    loaded_catalog = load_catalog(catalog_path)
-    check_interventions(catalog_path, loaded_catalog)
-    all_cases = load_cases(cases_path)
-    check_cases(cases_path, all_cases)
-    loaded_cases = select_split(all_cases, split)
+    loaded_catalog = load_checked_interventions(catalog_path)
+    loaded_cases = select_split(load_checked_cases(cases_path), split)
 
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected)
     agent = setting == "agent"

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clinical_cf.catalog.errors import CatalogError, validation_errors
-from clinical_cf.catalog.loading import load_entries, read_text_checked, validate_strict
+from clinical_cf.catalog.loading import load_entries, load_yaml, validate_strict
 from clinical_cf.catalog.sensitivity.vignettes import Vignette
 
 Direction = Literal["invariant", "up", "down", "shift", "entropy_up_no_flip", "per_case"]
@@ -94,10 +93,7 @@ class ToleranceSpec(BaseModel):
 
 def load_perturbations(path: str | Path) -> tuple[list[Perturbation], Tolerance]:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(read_text_checked(path)) or {}
-    except yaml.YAMLError as ex:
-        raise CatalogError(path, f"not valid YAML: {ex}") from None
+    raw = load_yaml(path) or {}
     if not isinstance(raw, dict):
         raise CatalogError(path, "top level must be a mapping with 'tolerance' and 'perturbations'")
     try:
