@@ -38,6 +38,9 @@ Role = Literal["catalog", "data"]
 SAMPLE_FINGERPRINT = "registration_fingerprint"
 """Sample metadata key: the fingerprint of every file that produced the sample (see `Registration`)."""
 
+SAMPLE_KEYS = (SAMPLE_FINGERPRINT, "registration_registered", "registration_published")
+"""Every per-sample registration key: provenance, which differs when the same records come from another file."""
+
 EXTRA_PUBLISHED_FILES: dict[str, tuple[Path, ...]] = {
     # Pre-registered files a suite reads that are not in its comparability fingerprint: the
     # confirmatory predictions and the lexical audit are judged against the published hashes too.
@@ -179,7 +182,11 @@ class Registration:
 
     def sample_metadata(self) -> dict[str, Any]:
         """Per-sample fields: a log extended with samples of other inputs shows it sample by sample."""
-        return {SAMPLE_FINGERPRINT: self.fingerprint, "registered": self.registered, "published": self.published}
+        return {
+            SAMPLE_FINGERPRINT: self.fingerprint,
+            "registration_registered": self.registered,
+            "registration_published": self.published,
+        }
 
 
 def register_inputs(
