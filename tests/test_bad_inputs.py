@@ -407,3 +407,15 @@ def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore
     assert changed["registered"] and not changed["published"] and record["published"] is False
     banners = log_banners(LogRegistration("run.eval", "m", task, record, (record["fingerprint"],)))
     assert any(line.startswith("RE-LOCKED, NOT PUBLISHED") and path.name in line for line in banners)
+
+
+def test_inspect_eval_data_error_names_file_entry_and_field(tmp_path):
+    path = jsonl(CASES_SRC, set_("resected", "no"))(tmp_path)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "inspect"), "eval", "tasks/css_family_d", "--model", "mockllm/model",
+         "-T", f"cases={path}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    out = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines
+    assert proc.returncode != 0 and "Traceback" not in out, out
+    assert path.name in "".join(out.split()) and "field 'resected'" in out and "entry 'fx-breast-1'" in out, out
