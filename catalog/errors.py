@@ -2,16 +2,23 @@
 
 Every error names the file, the entry id and the field, so a user fixing a
 hand-written YAML or JSONL file never has to read a traceback to find the line.
+
+`CatalogError` is also Inspect's `PrerequisiteError` (the exception Inspect raises for "this run
+cannot start"), so a catalog or data error raised while `inspect eval` builds a task is printed
+as its one-line message with a non-zero exit instead of a traceback. Inspect has no public alias
+for it; this and `tasks/arguments.py` are the two places it is imported.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from inspect_ai._util.error import PrerequisiteError
 from pydantic import ValidationError
+from rich.markup import escape
 
 
-class CatalogError(ValueError):
+class CatalogError(PrerequisiteError, ValueError):
     """A catalog, case or lock file is invalid."""
 
     def __init__(
@@ -20,21 +27,25 @@ class CatalogError(ValueError):
         message: str,
         entry: str | None = None,
         field: str | None = None,
+        line: int | None = None,
     ) -> None:
         self.file = str(file)
         self.entry = entry
         self.field = field
-        self.message = message
-        where = self.file
+        self.line = line
+        self.detail = message
+        where = self.file if line is None else f"{self.file}, line {line}"
         if entry is not None:
             where += f": entry '{entry}'"
         if field is not None:
             where += f", field '{field}'"
-        super().__init__(f"{where}: {message}")
+        ValueError.__init__(self, f"{where}: {message}")
+        # What Inspect prints (with rich: escaped, or "['a']" would be read as markup).
+        self.message = f"[bold red]error[/bold red]: {escape(str(self))}"
 
 
 def validation_errors(
-    file: str | Path, entry: str | None, error: ValidationError
+    file: str | Path, entry: str | None, error: ValidationError, line: int | None = None
 ) -> CatalogError:
     """Turn a pydantic ValidationError into a CatalogError naming every bad field."""
     problems = []
@@ -46,4 +57,4 @@ def validation_errors(
         shown = "" if isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
         problems.append(f"{loc}: {item['msg']}{shown}")
     message = "; ".join(problems)
-    return CatalogError(file, message, entry=entry, field=first_field)
+    return CatalogError(file, message, entry=entry, field=first_field, line=line)

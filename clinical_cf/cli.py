@@ -9,6 +9,7 @@
     clinical-cf cases import PATH... --out F    packet text -> cases JSONL, listing what it inferred and could not
     clinical-cf counterfactuals build --cases F --editor MODEL|regex|structured [--checker M] --out DIR
                                                 frozen, verified, locked counterfactuals + review page
+    clinical-cf validate FILE [--kind KIND]     validate any input file (kind detected), with its hash and lock status
     clinical-cf generate css [--out PATH]       regenerate the synthetic tumor-board cohort
     clinical-cf schema css-case                 print the case JSON Schema
     clinical-cf report LOGS... --out DIR        CSS comparison report (Tables 2-4, cross-judge) over many logs
@@ -40,43 +41,21 @@ def _catalog_default() -> Path:
 
 
 def _validate_catalog(path: Path) -> int:
-    """Validate any pre-registered catalog (dispatching on its top-level key); return its entry count."""
-    import yaml
+    """Validate any pre-registered catalog or data file with the one validator; return its entry count."""
+    from clinical_cf.catalog.validate import validate_file
 
-    from clinical_cf.catalog.css.interventions import load_catalog
-    from clinical_cf.catalog.css.observations import load_observations
+    return validate_file(path).entries
 
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read: {ex}") from None
-    if isinstance(raw, dict) and "perturbations" in raw and "tolerance" in raw:
-        from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 
-        return len(load_perturbations(path)[0])
-    if isinstance(raw, dict) and "perturbations" in raw:
-        return len(load_observations(path))
-    if isinstance(raw, dict) and "rules" in raw:
-        from clinical_cf.catalog.medpic.rules import load_rules
-
-        return len(load_rules(path))
-    if isinstance(raw, dict) and "seeds" in raw:
-        from clinical_cf.catalog.workflow.seeds import load_seeds
-
-        return len(load_seeds(path))
-    if isinstance(raw, dict) and "concepts" in raw:
-        from clinical_cf.analysis.workflow_controller import load_audit
-
-        return len(load_audit(path))
-    if isinstance(raw, dict) and "probes" in raw:
-        from clinical_cf.tasks.judge_audit_task import load_probes
-
-        return len(load_probes(path).probes)
-    if isinstance(raw, dict) and "predictions" in raw:
-        from clinical_cf.catalog.css.predictions import load_predictions
-
-        return len(load_predictions(path))
-    return len(load_catalog(path).interventions)
+def _families(value: str | None) -> list[str] | None:
+    """--families as letters among A-E and N (controls); an unknown letter is an error, not an empty table."""
+    if not value:
+        return None
+    letters = sorted({c.upper() for c in value if c.isalnum()})
+    unknown = [c for c in letters if c not in "ABCDEN"]
+    if unknown or not letters:
+        raise ValueError(f"--families: got {value!r}; expected letters among A, B, C, D, E, N")
+    return letters
 
 
 def _cmd_lock(args: argparse.Namespace) -> int:
@@ -115,7 +94,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
     cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
-    families = [f for f in args.families.upper() if f.isalpha()] if args.families else None
+    families = _families(args.families)
     expansion = expand_tuples(cases, catalog, args.mode, families=families, residue=args.residue)
     rows = expansion.summary()
     if args.json:
@@ -213,7 +192,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
     cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
-    families = [f for f in args.families.upper() if f.isalpha()] if args.families else None
+    families = _families(args.families)
     table = audit(expand_tuples(cases, catalog, args.mode, families=families).tuples)
     print(table.to_string(index=False))
     if args.out:
@@ -224,8 +203,28 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_validate_cases(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.css.schema import load_cases
 
-    cases = load_cases(resolve_user_path(args.path))
-    print(f"{args.path}: {len(cases)} cases, valid")
+    from clinical_cf.catalog.validate import validate_file
+
+    result = validate_file(resolve_user_path(args.path), "cases")
+    print(f"{args.path}: {result.entries} cases, valid")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.lock import read_lock
+    from clinical_cf.catalog.validate import validate_file
+    from clinical_cf.registration import display_path, is_bundled, published_hashes
+
+    path = resolve_user_path(args.path)
+    result = validate_file(path, args.kind)
+    status = read_lock(path)
+    released = published_hashes().get(display_path(path)) if is_bundled(path) else None
+    print(f"{args.path}: {result.kind}, {result.entries} entries, valid")
+    print(f"  sha256 {status.catalog_sha256}")
+    lock = "matches its lock" if status.registered else f"does not match its lock (locked: {status.locked_sha256 or 'none'})"
+    print(f"  registered: {'yes' if status.registered else 'no'} ({lock} {status.lock_path})")
+    if released is not None:
+        print(f"  published: {'yes' if released == status.catalog_sha256 else 'no (released ' + released[:12] + '…)'}")
     return 0
 
 
@@ -403,6 +402,13 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--catalog")
     importer.set_defaults(func=_cmd_import_cases)
 
+    from clinical_cf.catalog.validate import KINDS
+
+    any_file = sub.add_parser("validate", help="validate any input file (cases, catalogs, questions, episodes, ...)")
+    any_file.add_argument("path")
+    any_file.add_argument("--kind", choices=KINDS, help="the file's kind (default: detected from its content)")
+    any_file.set_defaults(func=_cmd_validate)
+
     generate = sub.add_parser("generate", help="regenerate bundled synthetic data").add_subparsers(dest="action", required=True)
     css = generate.add_parser("css", help="the synthetic tumor-board cohort (catalog/css/cases.jsonl)")
     css.add_argument("--out")
@@ -467,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except (CatalogError, MutationError, ValueError) as ex:
         print(f"error: {ex}", file=sys.stderr)
+        return 2
+    except (OSError, UnicodeError) as ex:
+        print(f"error: {getattr(ex, 'filename', None) or 'input'}: cannot read ({ex})", file=sys.stderr)
         return 2
 
 

@@ -8,20 +8,25 @@ perturbed run against the pre-registered expected behaviour.
 from __future__ import annotations
 
 import hashlib
+from typing import get_args
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.css import CASES_PATH
-from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, load_observations
-from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.loading import comma_list, resolve_user_path
+from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, Kind, load_observations
 from clinical_cf.catalog.lock import check_lock
+from clinical_cf.catalog.validate import load_checked_cases
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
+from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, count, flag, input_file, selection
 from clinical_cf.tasks.css_task import Split, select_split
 
+KINDS: tuple[str, ...] = get_args(Kind)
 
+
+@clean_task_errors
 def build_css_observation_task(
     kinds: str | list[str] = "noise,contradiction,tool_failure",
     cases: str | None = None,
@@ -49,13 +54,22 @@ def build_css_observation_task(
         baseline_cache: Share the unperturbed run across a case's samples.
         json_schema: Ask the judge for structured output.
     """
-    wanted = comma_list(kinds)
-    path = resolve_user_path(observations) if observations else OBSERVATIONS_PATH
+    wanted = selection("kinds", kinds, KINDS, all_word=False)
+    split = choice("split", split, ("dev", "test", "all"))  # type: ignore[assignment]
+    samples = count("samples", samples, minimum=1, optional=True)
+    allow_unregistered = flag("allow_unregistered", allow_unregistered)
+    section_cap_bytes = count("section_cap_bytes", section_cap_bytes, minimum=256)  # type: ignore[assignment]
+    max_messages = count("max_messages", max_messages, minimum=2)  # type: ignore[assignment]
+    baseline_cache = flag("baseline_cache", baseline_cache)
+    json_schema = flag("json_schema", json_schema)
+    path = input_file("observations", observations) or OBSERVATIONS_PATH
+    cases_path = input_file("cases", cases) or CASES_PATH
+    registration = register_inputs([path], [cases_path], allow_unregistered)
     lock = check_lock(path, allow_unregistered=allow_unregistered)
     perturbations = [p for p in load_observations(path) if p.kind in wanted]
     if not perturbations:
-        raise ValueError(f"no perturbations of kinds {sorted(wanted)} in {path}")
-    loaded = select_split(load_cases(resolve_user_path(cases) if cases else CASES_PATH), split)
+        raise ValueError(f"{path}: no perturbations of kinds {sorted(wanted)}")
+    loaded = select_split(load_checked_cases(cases_path), split)
 
     pairs = [(c, p) for c in loaded for p in perturbations if p.applies(c)]
     if samples is not None and samples < len(pairs):
@@ -79,6 +93,7 @@ def build_css_observation_task(
                 "catalog_sha256": lock.catalog_sha256,
                 "catalog_registered": lock.registered,
                 "baseline_sections": dict(case.sections),
+                **registration.sample_metadata(),
             },
         )
         for case, p in pairs
@@ -86,7 +101,8 @@ def build_css_observation_task(
     return Task(
         dataset=MemoryDataset(dataset, name="css_agent_observation"),
         solver=perturbed_observation_agent(baseline_cache, section_cap_bytes, max_messages),
-        scorer=judge_process(json_schema=json_schema),
+        scorer=[judge_process(json_schema=json_schema), registration_check()],
+        config=GENERATE_DEFAULTS,
         metadata={
             "suite": "css",
             "setting": "agent_observation",
@@ -96,5 +112,6 @@ def build_css_observation_task(
             "kinds": sorted(wanted),
             "samples": len(dataset),
             "per_perturbation": {p.id: sum(1 for _, q in pairs if q.id == p.id) for p in perturbations},
+            **registration.task_metadata(),
         },
     )

@@ -7,21 +7,34 @@ calls `build_css_task`; this module is the one place the suite is assembled.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Iterable, Literal
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CSS_DIR
+from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
-from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_catalog
-from clinical_cf.catalog.css.schema import Case, load_cases
-from clinical_cf.catalog.loading import resolve_user_path
+from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
+from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.lock import check_lock
+from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, chart_agent_recommendations
+from clinical_cf.tasks.arguments import (
+    GENERATE_DEFAULTS,
+    TaskInputError,
+    choice,
+    clean_task_errors,
+    count,
+    flag,
+    input_file,
+    number,
+)
 
 CATALOG_PATH = CSS_DIR / "interventions.yaml"
 
@@ -29,6 +42,7 @@ Controls = Literal["per_case", "all", "none"]
 Split = Literal["dev", "test", "all"]
 
 
+@clean_task_errors
 def build_css_task(
     families: str | Iterable[str] = "ABCDE",
     cases: str | None = None,
@@ -80,22 +94,36 @@ def build_css_task(
             build`): its texts are used verbatim instead of mutating the packets, so every
             model sees the same counterfactuals. Its negative controls are used when it has them.
     """
-    letters = families if not isinstance(families, str) else [c for c in families if c.isalpha()]
-    selected = sorted({f.strip().upper() for f in letters if f.strip()})
-    unknown = [f for f in selected if f not in FAMILY_NAMES or f == "N"]
-    if unknown or not selected:
-        raise ValueError(f"families must be letters among A-E, got {families!r}")
+    selected = css_families(families)
+    mutation_mode = choice("mutation_mode", mutation_mode, ("regex", "structured"))  # type: ignore[assignment]
+    split = choice("split", split, ("dev", "test", "all"))  # type: ignore[assignment]
+    controls = choice("controls", controls, ("per_case", "all", "none"))  # type: ignore[assignment]
+    allow_unregistered = flag("allow_unregistered", allow_unregistered)
+    scale = number("scale", scale, positive=True, maximum=100)
+    cms_matching = choice("cms_matching", cms_matching, ("lexicon", "judge"))  # type: ignore[assignment]
+    baseline_cache = flag("baseline_cache", baseline_cache)
+    json_schema = flag("json_schema", json_schema)
+    setting = choice("setting", setting, ("single_shot", "agent"))  # type: ignore[assignment]
+    tuples = count("tuples", tuples, minimum=1, optional=True)
+    section_cap_bytes = count("section_cap_bytes", section_cap_bytes, minimum=256)  # type: ignore[assignment]
+    max_messages = count("max_messages", max_messages, minimum=2)  # type: ignore[assignment]
+    catalog_path = input_file("catalog", catalog) or CATALOG_PATH
+    cases_path = input_file("cases", cases) or CASES_PATH
+    residue = choice("residue", residue, ("drop", "keep"))  # type: ignore[assignment]
+    counterfactuals_path = input_file("counterfactuals", counterfactuals)
+    registration = register_inputs(
+        [catalog_path, LEXICON_PATH], [cases_path, *([counterfactuals_path] if counterfactuals_path else [])], allow_unregistered
+    )
 
-    catalog_path = resolve_user_path(catalog) if catalog else CATALOG_PATH
     lock = check_lock(catalog_path, allow_unregistered=allow_unregistered)
-    loaded_catalog = load_catalog(catalog_path)
-    loaded_cases = select_split(load_cases(resolve_user_path(cases) if cases else CASES_PATH), split)
+    loaded_catalog = load_checked_interventions(catalog_path)
+    loaded_cases = select_split(load_checked_cases(cases_path), split)
 
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
     agent = setting == "agent"
     frozen: list[CSSTuple] | None = None
-    if counterfactuals:
-        frozen = _frozen(counterfactuals, loaded_cases, loaded_catalog, selected + ["N"], allow_unregistered)
+    if counterfactuals_path:
+        frozen = _frozen(counterfactuals_path, loaded_cases, loaded_catalog, selected + ["N"], allow_unregistered)
         chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], tuples)
     else:
         chosen = fixed_subset(expansion.tuples, tuples)
@@ -121,6 +149,8 @@ def build_css_task(
 
     samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode, agent) for t in chosen]
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
+    for sample in samples:
+        sample.metadata = {**(sample.metadata or {}), **registration.sample_metadata()}
     return Task(
         dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
         solver=(
@@ -131,7 +161,9 @@ def build_css_task(
         scorer=[
             (agent_judge_direction if agent else judge_direction)(json_schema=json_schema),
             consensus_match(matching=cms_matching),
+            registration_check(),
         ],
+        config=GENERATE_DEFAULTS,
         metadata={
             "suite": "css",
             "setting": setting,
@@ -149,15 +181,33 @@ def build_css_task(
             "cases": len(loaded_cases),
             "tuples": len(samples),
             "intervention_counts": counts,
+            **registration.task_metadata(),
         },
     )
 
 
-def _frozen(path: str, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool) -> list[CSSTuple]:
+def _frozen(path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool) -> list[CSSTuple]:
     from clinical_cf.catalog.css.counterfactuals import frozen_tuples, load_counterfactuals
 
-    resolved = resolve_user_path(path)
-    return frozen_tuples(load_counterfactuals(resolved, allow_unregistered), cases, catalog, families, resolved)
+    return frozen_tuples(load_counterfactuals(path, allow_unregistered), cases, catalog, families, path)
+
+
+def css_families(families: object) -> list[str]:
+    """The families argument ("D", "ABCDE", "A,B" or Inspect's list for `-T families=A,B`) as sorted letters among A-E."""
+    if isinstance(families, str):
+        letters = [c for c in families if c.isalnum()]
+    elif isinstance(families, (list, tuple)) and all(isinstance(f, str) for f in families):
+        letters = [c for f in families for c in f if c.isalnum()]
+    else:
+        letters = []
+    selected = sorted({f.upper() for f in letters})
+    unknown = [f for f in selected if f not in FAMILY_NAMES or f == "N"]
+    if unknown or not selected:
+        raise TaskInputError(
+            f"task argument 'families': got {families!r}; expected letters among A, B, C, D, E (e.g. D or ABCDE)"
+            + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+        )
+    return selected
 
 
 def fixed_subset(tuples: list[CSSTuple], size: int | None) -> list[CSSTuple]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import comma_list, resolve_user_path
+from clinical_cf.catalog.loading import comma_list
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate
@@ -13,16 +15,17 @@ from clinical_cf.catalog.medpic.questions import (
     load_questions,
     self_check,
 )
-from clinical_cf.catalog.medpic.rules import load_rules
+from clinical_cf.catalog.medpic.rules import Population, load_rules
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import medpic_zero_shot, render_prompt
+from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors, flag, input_file, selection
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-
-def _split(value: str | list[str] | None) -> set[str] | None:
-    """The selected values, or None when nothing was given (no filter)."""
-    return comma_list(value) or None
+KINDS = ("gf", "cf")
+OPERATIONS = ("activation", "deactivation")
+POPULATIONS: tuple[str, ...] = get_args(Population)
 
 
 def medpic_samples(questions: list[Question], catalog_sha256: str, registered: bool) -> list[Sample]:
@@ -51,6 +54,7 @@ def medpic_samples(questions: list[Question], catalog_sha256: str, registered: b
     return samples
 
 
+@clean_task_errors
 def build_medpic_task(
     kinds: str | list[str] = "gf,cf",
     operations: str | list[str] | None = None,
@@ -75,11 +79,19 @@ def build_medpic_task(
         rationale_judge: Also run the rationale analysis on wrong deactivation answers (needs a judge role).
         name: Task name in the log.
     """
-    rules_path = resolve_user_path(rules) if rules else RULES_PATH
+    wanted_kinds = selection("kinds", kinds, KINDS)
+    wanted_ops = selection("operations", operations, OPERATIONS) if comma_list(operations) else None
+    wanted_pops = selection("populations", populations, POPULATIONS) if comma_list(populations) else None
+    allow_unregistered = flag("allow_unregistered", allow_unregistered)
+    rationale_judge = flag("rationale_judge", rationale_judge)
+    rules_path = input_file("rules", rules) or RULES_PATH
+    user_questions = input_file("questions", questions)
+    registration = register_inputs([rules_path], [user_questions or QUESTIONS_PATH] if (questions or not rules) else [],
+                                   allow_unregistered)
     lock = check_lock(rules_path, allow_unregistered=allow_unregistered)
     rule_list = load_rules(rules_path)
-    if questions:
-        questions_path = resolve_user_path(questions)
+    if user_questions:
+        questions_path = user_questions
         items = load_questions(questions_path)
     elif rules:
         # Your own rules without a question file: MedRule2Pair generates the questions from them (deterministic).
@@ -92,9 +104,6 @@ def build_medpic_task(
     if problems:
         raise CatalogError(questions_path, f"{len(problems)} question(s) disagree with the rules in {rules_path.name}: "
                            + "; ".join(problems[:5]))
-    wanted_kinds = _split(kinds) or {"gf", "cf"}
-    wanted_ops = _split(operations)
-    wanted_pops = _split(populations)
     by_rule = {r.id: r for r in rule_list}
     items = [
         q for q in items
@@ -102,14 +111,19 @@ def build_medpic_task(
         and (wanted_ops is None or q.kind == "gf" or q.operation in wanted_ops)
         and (wanted_pops is None or by_rule[q.rule_id].population in wanted_pops)
     ]
-    scorers = [medpic_exact_set()]
+    if not items:
+        raise TaskInputError(f"no questions match kinds={sorted(wanted_kinds)}, operations={operations!r}, "
+                             f"populations={populations!r} in {questions_path}")
+    scorers = [medpic_exact_set(), registration_check()]
     if rationale_judge:
         scorers.append(rationale_mentions_change())
     return Task(
-        dataset=MemoryDataset(medpic_samples(items, lock.catalog_sha256, lock.registered), name=name),
+        dataset=MemoryDataset(registration.stamp(medpic_samples(items, lock.catalog_sha256, lock.registered)), name=name),
         solver=medpic_zero_shot(),
         scorer=scorers,
+        config=GENERATE_DEFAULTS,
         name=name,
         metadata={"suite": "medpic", "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,
-                  "questions": len(items), "rules_file": rules_path.name, "questions_file": questions_path.name},
+                  "questions": len(items), "rules_file": rules_path.name, "questions_file": questions_path.name,
+                  **registration.task_metadata()},
     )

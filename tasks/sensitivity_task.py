@@ -9,15 +9,19 @@ from typing import Literal
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
 from clinical_cf.scorers.sensitivity import direction_consistency
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.solvers.sensitivity import candidate_distributions
+from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, flag, input_file, selection
+
+TYPES = ("surface", "clinical_semantic", "background", "conflicting_result", "timeline")
 
 
+@clean_task_errors
 def build_sensitivity_task(
     types: str | list[str] = "surface,clinical_semantic,background,conflicting_result,timeline",
     vignettes: str | None = None,
@@ -40,12 +44,21 @@ def build_sensitivity_task(
         baseline_cache: Share the unperturbed arm across a vignette's perturbations.
         json_schema: Send the distribution's JSON Schema as `response_schema`.
     """
-    wanted = comma_list(types)
-    path = resolve_user_path(perturbations) if perturbations else PERTURBATIONS_PATH
+    wanted = selection("types", types, TYPES, all_word=False)
+    allow_unregistered = flag("allow_unregistered", allow_unregistered)
+    distribution = choice("distribution", distribution, ("verbalised", "logprob"))  # type: ignore[assignment]
+    logprobs = flag("logprobs", logprobs)
+    baseline_cache = flag("baseline_cache", baseline_cache)
+    json_schema = flag("json_schema", json_schema)
+    path = input_file("perturbations", perturbations) or PERTURBATIONS_PATH
+    vignettes_path = input_file("vignettes", vignettes) or VIGNETTES_PATH
+    registration = register_inputs([path], [vignettes_path], allow_unregistered)
     lock = check_lock(path, allow_unregistered=allow_unregistered)
     items, tolerance = load_perturbations(path)
     items = [p for p in items if p.type in wanted]
-    cases = load_vignettes(resolve_user_path(vignettes) if vignettes else VIGNETTES_PATH)
+    if not items:
+        raise ValueError(f"{path}: no perturbations of types {sorted(wanted)}")
+    cases = load_vignettes(vignettes_path)
     skipped: Counter[str] = Counter()
     samples = []
     for v in cases:
@@ -63,13 +76,15 @@ def build_sensitivity_task(
                     "type": p.type, "expected": p.expected_for(v), "gold": v.gold,
                     "gold_index": v.candidates.index(v.gold), "candidates": v.candidates,
                     "baseline_text": v.render(), "tolerance": asdict(tolerance), "catalog_sha256": lock.catalog_sha256,
-                    "catalog_registered": lock.registered,
+                    "catalog_registered": lock.registered, **registration.sample_metadata(),
                 },
             ))
     return Task(
         dataset=MemoryDataset(samples, name="sensitivity"),
         solver=candidate_distributions(baseline_cache, json_schema, logprobs),
-        scorer=direction_consistency(distribution),
+        scorer=[direction_consistency(distribution), registration_check()],
+        config=GENERATE_DEFAULTS,
         metadata={"suite": "sensitivity", "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,
-                  "samples": len(samples), "skipped": dict(skipped), "distribution": distribution},
+                  "samples": len(samples), "skipped": dict(skipped), "distribution": distribution,
+                  **registration.task_metadata()},
     )

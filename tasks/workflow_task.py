@@ -9,54 +9,60 @@ from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
 from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
 from clinical_cf.scorers.workflow import workflow_action
+from clinical_cf.registration import Registration, register_inputs, registration_check
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
-
-
-def _selection(value: str | list[str], allowed: tuple[str, ...], name: str) -> set[str]:
-    wanted = comma_list(value)
-    if not wanted or wanted == {"all"}:
-        return set(allowed)
-    unknown = wanted - set(allowed)
-    if unknown:
-        raise ValueError(f"{name}: unknown value(s) {sorted(unknown)}; choose from {', '.join(allowed)} or 'all'")
-    return wanted
+from clinical_cf.tasks.arguments import (
+    GENERATE_DEFAULTS,
+    choice,
+    clean_task_errors,
+    exclusive,
+    flag,
+    input_file,
+    number,
+    selection,
+)
 
 
 def load_workflow_episodes(
     episodes: str | None = None, seeds: str | None = None, allow_unregistered: bool = False
-) -> tuple[list[Episode], dict]:
-    """The episodes to run and their provenance (which file is pre-registered, its hash).
+) -> tuple[list[Episode], dict, Registration]:
+    """The episodes to run, their provenance (which file is pre-registered, its hash) and the files' registration.
 
-    Default: the bundled episodes, which must be exactly what the locked seeds assemble to.
-    `seeds=`: assemble a user seeds YAML (needs its lock). `episodes=`: a user JSONL (needs its lock).
+    Default: the bundled episodes (locked), which must be exactly what the locked seeds assemble to.
+    `seeds=`: assemble a user seeds YAML (needs its lock). `episodes=`: a user JSONL (needs its lock:
+    it is itself the pre-registered catalog).
     """
-    if episodes and seeds:
-        raise ValueError("pass either episodes= or seeds=, not both")
-    if episodes:
-        path = resolve_user_path(episodes)
+    exclusive(episodes=episodes, seeds=seeds)
+    episodes_path = input_file("episodes", episodes)
+    seeds_path = input_file("seeds", seeds)
+    if episodes_path:
+        path = episodes_path
+        registration = register_inputs([path], [], allow_unregistered)
         lock = check_lock(path, allow_unregistered=allow_unregistered)
         items = load_episodes(path)
         source = {"catalog": str(path), "catalog_kind": "episodes"}
     else:
-        path = resolve_user_path(seeds) if seeds else SEEDS_PATH
+        path = seeds_path or SEEDS_PATH
+        registration = register_inputs([path], [] if seeds_path else [EPISODES_PATH], allow_unregistered)
         lock = check_lock(path, allow_unregistered=allow_unregistered)
         items = assemble(load_seeds(path))
         source = {"catalog": str(path), "catalog_kind": "seeds"}
-        if not seeds and EPISODES_PATH.read_text(encoding="utf-8") != dumps(items):
+        if not seeds_path and EPISODES_PATH.read_text(encoding="utf-8") != dumps(items):
             raise CatalogError(
                 EPISODES_PATH,
                 "does not match what seeds.yaml assembles to; run `python -m clinical_cf.catalog.workflow.assemble`",
             )
-    return items, {**source, "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered}
+    source = {**source, "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered}
+    return items, source, registration
 
 
+@clean_task_errors
 def build_workflow_task(
     episodes: str | None = None,
     seeds: str | None = None,
@@ -81,15 +87,14 @@ def build_workflow_task(
         cost_ratio: Missed-escalation cost relative to an unnecessary escalation (5; 10 for robustness).
         json_schema: Send the decision JSON Schema as `response_schema`.
     """
-    if condition not in CONDITIONS:
-        raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
-    if split not in ("all", "dev", "test"):
-        raise ValueError(f"split must be all, dev or test, got {split!r}")
-    if float(cost_ratio) <= 0:
-        raise ValueError("cost_ratio must be positive")
-    classes = _selection(task_class, TASK_CLASSES, "task_class")
-    variants = _selection(variant, VARIANTS, "variant")
-    items, source = load_workflow_episodes(episodes, seeds, allow_unregistered)
+    condition = choice("condition", condition, CONDITIONS)  # type: ignore[assignment]
+    split = choice("split", split, ("all", "dev", "test"))  # type: ignore[assignment]
+    cost_ratio = number("cost_ratio", cost_ratio, positive=True)
+    json_schema = flag("json_schema", json_schema)
+    allow_unregistered = flag("allow_unregistered", allow_unregistered)
+    classes = selection("task_class", task_class, TASK_CLASSES)
+    variants = selection("variant", variant, VARIANTS)
+    items, source, registration = load_workflow_episodes(episodes, seeds, allow_unregistered)
     chosen = [
         e for e in items
         if e.task_class in classes and e.variant in variants and (split == "all" or e.split == split)
@@ -107,6 +112,7 @@ def build_workflow_task(
                 "reference_action": e.reference_action, "acceptable_actions": list(e.acceptable_actions),
                 "turns": [t.model_dump() for t in e.turns], "condition": condition, "cost_ratio": float(cost_ratio),
                 "catalog_sha256": source["catalog_sha256"], "catalog_registered": source["catalog_registered"],
+                **registration.sample_metadata(),
             },
         )
         for e in chosen
@@ -115,10 +121,12 @@ def build_workflow_task(
     return Task(
         dataset=MemoryDataset(samples, name="workflow"),
         solver=workflow_decision(condition, json_schema),
-        scorer=workflow_action(),
+        scorer=[workflow_action(), registration_check()],
+        config=GENERATE_DEFAULTS,
         metadata={
             "suite": "workflow", **source, "condition": condition, "cost_ratio": float(cost_ratio),
             "samples": len(samples), "variants": dict(counts),
             "escalate_required": sum(e.reference_action == "ESCALATE" for e in chosen),
+            **registration.task_metadata(),
         },
     )

@@ -70,7 +70,7 @@ def test_wheel_contains_the_checkout_byte_for_byte(wheel, tmp_path):
             assert target.exists(), f"{target} missing from wheel"
             assert filecmp.cmp(source, target, shallow=False), f"{target} differs from {source}"
     # Every catalog, lock and generated data file ships (package-data patterns per data package).
-    for pattern in ("*.yaml", "*.jsonl", "*.lock"):
+    for pattern in ("*.yaml", "*.jsonl", "*.lock", "*.json"):
         for data in (ROOT / "catalog").rglob(pattern):
             assert f"clinical_cf/catalog/{data.relative_to(ROOT / 'catalog').as_posix()}" in names, f"{data} missing from wheel"
     entry = next(n for n in names if n.endswith("entry_points.txt"))
@@ -85,11 +85,12 @@ def test_wheel_install_builds_the_task(wheel, tmp_path):
     script = (
         "import clinical_cf._registry as r, clinical_cf.tasks.css_task as t;"
         "task = r.css_family_d();"
-        "print(t.__file__); print(len(task.dataset))"
+        "print(t.__file__); print(len(task.dataset)); print(task.metadata['registration']['published'])"
     )
     env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    module_file, samples = done.stdout.split()
+    module_file, samples, published = done.stdout.split()
     assert module_file.startswith(str(target))
     assert int(samples) > 0
+    assert published == "True"  # catalog/published.json ships, and installed files match it

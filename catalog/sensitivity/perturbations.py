@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import load_entries
+from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.catalog.loading import load_entries, load_yaml, validate_strict
 from clinical_cf.catalog.sensitivity.vignettes import Vignette
 
 Direction = Literal["invariant", "up", "down", "shift", "entropy_up_no_flip", "per_case"]
@@ -82,14 +81,24 @@ class Tolerance:
     confident_flip: float = 0.60
 
 
+class ToleranceSpec(BaseModel):
+    """The catalog's `tolerance` block, typed: a tolerance written as a word is an error, not a string compared later."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    relative_change: float = Field(default=Tolerance.relative_change, gt=0, le=1)
+    js_divergence: float = Field(default=Tolerance.js_divergence, gt=0, le=1)
+    confident_flip: float = Field(default=Tolerance.confident_flip, gt=0, le=1)
+
+
 def load_perturbations(path: str | Path) -> tuple[list[Perturbation], Tolerance]:
     path = Path(path)
+    raw = load_yaml(path) or {}
+    if not isinstance(raw, dict):
+        raise CatalogError(path, "top level must be a mapping with 'tolerance' and 'perturbations'")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read: {ex}") from None
-    try:
-        tolerance = Tolerance(**(raw.get("tolerance") or {}))
-    except TypeError as ex:
-        raise CatalogError(path, str(ex), field="tolerance") from None
+        tolerance = Tolerance(**validate_strict(ToleranceSpec, raw.get("tolerance") or {}).model_dump())
+    except ValidationError as ex:
+        error = validation_errors(path, "tolerance", ex)
+        raise CatalogError(path, error.detail, entry="tolerance", field=f"tolerance.{error.field}") from None
     return load_entries(path, "perturbations", Perturbation), tolerance

@@ -140,7 +140,9 @@ def export_register(
     register_dir: Path = REGISTER_DIR, suites: list[str] | None = None, interface_change: bool = False
 ) -> list[Path]:
     """Rewrite `register/<suite>/eval.yaml` for the given suites (all by default)."""
-    written = []
+    from clinical_cf.registration import PUBLISHED_PATH, write_published
+
+    written, versions = [], {}
     for name in suites or list(SUITES):
         path = entry_path(name, register_dir)
         previous = load_entry(path) if path.exists() else None
@@ -148,4 +150,9 @@ def export_register(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render_entry(entry), encoding="utf-8")
         written.append(path)
+        versions[name] = entry["version"]
+    # The released hashes, shipped in the wheel (catalog/published.json; next to a register written elsewhere):
+    # a log's files are "published" when they match them.
+    default = Path(register_dir).resolve() == REGISTER_DIR.resolve()
+    write_published(versions, PUBLISHED_PATH if default else Path(register_dir) / "published.json")
     return written

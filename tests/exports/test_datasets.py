@@ -8,11 +8,12 @@ from inspect_ai.dataset import json_dataset
 
 from clinical_cf.cli import main
 from clinical_cf.exports.datasets import export_dataset, sample_record
+from clinical_cf.registration import SAMPLE_KEYS
 from clinical_cf.suites import SUITES, create_task
 
 
 # Which file was the pre-registered catalog differs when the task reads the exported records.
-PROVENANCE = {"catalog_sha256", "catalog_registered"}
+PROVENANCE = {"catalog_sha256", "catalog_registered", *SAMPLE_KEYS}
 
 
 def comparable(sample, provenance=True):

@@ -1,0 +1,252 @@
+"""One validator for every input kind: `clinical-cf validate FILE [--kind KIND]` and task start run the same checks.
+
+Each kind is its schema loader (strict types: no "no" for false, no word for a number; errors
+name the file, the line or entry and the field) plus the checks a schema cannot express:
+
+- **interventions**: every regex compiles *with its replacement*: a backreference to a group the
+  pattern does not have (`\\2` with one group, `\\g<name>`) is an error here, not an `re.error`
+  half-way through a run; marker names in applicability filters are known markers.
+- **cases** (and the cases the observation tasks read): marker names are known markers (a
+  `her2` or `HER-2` would never match an intervention's `HER2` filter, so the case would silently
+  never be eligible): an unknown one is refused with the nearest valid name; a chart section is
+  at most `MAX_SECTION_CHARS` characters.
+- every file: it exists, is not a directory, is under the size limit and is UTF-8 (see
+  `catalog.loading.read_text_checked`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.loading import load_entries, load_yaml, read_text_checked
+
+MAX_SECTION_CHARS = 1_000_000
+"""Largest chart section accepted (the CSS paper's whole packets are ~80,000 characters)."""
+
+KNOWN_MARKERS: tuple[str, ...] = (
+    "HER2", "ER", "PR", "Ki-67", "AR", "ESR1", "PIK3CA", "BRCA1", "BRCA2", "PALB2", "ATM", "HRD",
+    "EGFR", "ALK", "ROS1", "KRAS", "NRAS", "RAS", "BRAF", "MET", "RET", "NTRK", "HER2 mutation", "PD-L1",
+    "MSI", "MMR", "TMB", "CLDN18.2", "FGFR2", "FGFR3", "IDH1", "IDH2", "KIT", "PDGFRA",
+)
+"""Canonical biomarker names (the case schema's, as interventions' filters spell them)."""
+
+KINDS: tuple[str, ...] = (
+    "cases", "interventions", "observations", "predictions", "rules", "questions", "episodes", "seeds",
+    "vignettes", "perturbations", "lexical_audit", "judge_probes", "counterfactuals",
+)
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def check_marker(path: str | Path, name: str, entry: str | None, field: str) -> None:
+    """Refuse a biomarker name that is not canonical, naming the nearest canonical one."""
+    if name in KNOWN_MARKERS:
+        return
+    same = [m for m in KNOWN_MARKERS if _squash(m) == _squash(name)]
+    near = same or difflib.get_close_matches(name.upper(), [m.upper() for m in KNOWN_MARKERS], n=1, cutoff=0.5)
+    if near and not same:
+        near = [m for m in KNOWN_MARKERS if m.upper() == near[0]]
+    hint = f"; did you mean '{near[0]}'?" if near else f"; known markers: {', '.join(KNOWN_MARKERS)}"
+    raise CatalogError(
+        path, f"unknown marker name '{name}' (interventions match canonical names exactly){hint}", entry=entry, field=field
+    )
+
+
+def check_cases(path: str | Path, cases: list[Any]) -> None:
+    """Marker names and section sizes of loaded cases (see the module docstring)."""
+    for case in cases:
+        for name in case.biomarkers:
+            check_marker(path, name, case.case_id, f"biomarkers.{name}")
+        if case.record is not None:
+            for i, marker in enumerate(case.record.biomarkers):
+                check_marker(path, marker.name, case.case_id, f"record.biomarkers.{i}.name")
+        for section, text in case.sections.items():
+            if len(text) > MAX_SECTION_CHARS:
+                raise CatalogError(
+                    path,
+                    f"section is {len(text):,} characters; the limit is {MAX_SECTION_CHARS:,} per section "
+                    "(the paper's whole packets are ~80,000; use -T scale= for longer packets)",
+                    entry=case.case_id,
+                    field=f"sections.{section}",
+                )
+
+
+def check_replacement(pattern: str, replacement: str) -> str | None:
+    """Why `replacement` cannot be used with `pattern` in `re.sub`, or None when it can."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error as ex:
+        return f"invalid regex {pattern!r}: {ex}"
+    try:
+        compiled.sub(replacement, "")  # parses the template (group references) even without a match
+    except (re.error, IndexError) as ex:
+        groups = compiled.groups
+        return f"replacement {replacement!r} does not fit pattern {pattern!r} ({groups} group(s)): {ex}"
+    return None
+
+
+def check_interventions(path: str | Path, catalog: Any) -> None:
+    """Replacement backreferences and marker names of a loaded intervention catalog, strict types of its entries."""
+    from clinical_cf.catalog.css.interventions import Intervention, ReplaceOp
+
+    load_entries(path, "interventions", Intervention)  # strict: "resected: no" is not false
+    for item in catalog.interventions:
+        for i, op in enumerate(item.mutation):
+            if isinstance(op, ReplaceOp):
+                problem = check_replacement(op.pattern, op.replacement)
+                if problem:
+                    raise CatalogError(path, problem, entry=item.id, field=f"mutation.{i}.replacement")
+        filters = [("applies_to", item.applies_to)] + [
+            (f"values.{name}.{j}.when", option.when)
+            for name, options in item.values.items()
+            for j, option in enumerate(options)
+            if option.when is not None
+        ]
+        for where, applicability in filters:
+            for name in applicability.biomarkers or {}:
+                check_marker(path, name, item.id, f"{where}.biomarkers.{name}")
+        for i, sop in enumerate(item.structured or []):
+            if sop.op not in ("set_biomarker", "remove_biomarkers"):
+                continue
+            names = sop.params.get("names", sop.params.get("name", []))
+            for name in names if isinstance(names, list) else [names]:
+                if isinstance(name, str):
+                    check_marker(path, name, item.id, f"structured.{i}.params")
+
+
+@dataclass(frozen=True)
+class Validated:
+    path: Path
+    kind: str
+    entries: int
+
+
+def load_checked_cases(path: str | Path) -> list[Any]:
+    """Cases validated against the schema and the checks above (what the CSS tasks read)."""
+    from clinical_cf.catalog.css.schema import load_cases
+
+    cases = load_cases(path)
+    check_cases(path, cases)
+    return cases
+
+
+def load_checked_interventions(path: str | Path) -> Any:
+    """An intervention catalog validated against the schema and the checks above (what the CSS tasks read)."""
+    from clinical_cf.catalog.css.interventions import load_catalog
+
+    if not isinstance(load_yaml(path), dict):  # syntax errors with their line, before the schema loader
+        raise CatalogError(path, "top level must be a mapping with 'interventions'")
+    catalog = load_catalog(path)
+    check_interventions(path, catalog)
+    return catalog
+
+
+def _load_cases(path: Path) -> int:
+    return len(load_checked_cases(path))
+
+
+def _load_interventions(path: Path) -> int:
+    return len(load_checked_interventions(path).interventions)
+
+
+def _resolve_loader(loader: str) -> Callable[..., Any]:
+    import importlib
+
+    module, name = loader.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _count(loader: str) -> Callable[[Path], int]:
+    def load(path: Path) -> int:
+        loaded = _resolve_loader(loader)(path)
+        return len(loaded[0] if isinstance(loaded, tuple) else loaded)
+
+    return load
+
+
+LOADERS: dict[str, Callable[[Path], int]] = {
+    "cases": _load_cases,
+    "interventions": _load_interventions,
+    "observations": _count("clinical_cf.catalog.css.observations:load_observations"),
+    "predictions": _count("clinical_cf.catalog.css.predictions:load_predictions"),
+    "rules": _count("clinical_cf.catalog.medpic.rules:load_rules"),
+    "questions": _count("clinical_cf.catalog.medpic.questions:load_questions"),
+    "episodes": _count("clinical_cf.catalog.workflow.episodes:load_episodes"),
+    "seeds": _count("clinical_cf.catalog.workflow.seeds:load_seeds"),
+    "vignettes": _count("clinical_cf.catalog.sensitivity.vignettes:load_vignettes"),
+    "perturbations": _count("clinical_cf.catalog.sensitivity.perturbations:load_perturbations"),
+    "lexical_audit": _count("clinical_cf.analysis.workflow_controller:load_audit"),
+    "judge_probes": lambda path: len(_resolve_loader("clinical_cf.tasks.judge_audit_task:load_probes")(path).probes),
+    # A frozen set is checked against its own lock when a task reads it; here only its records are.
+    "counterfactuals": lambda path: len(
+        _resolve_loader("clinical_cf.catalog.css.counterfactuals:load_counterfactuals")(path, allow_unregistered=True)
+    ),
+}
+
+# JSONL kinds by the fields their first record carries; YAML kinds by their top-level keys.
+_JSONL_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("counterfactuals", frozenset({"tuple_id", "intervention_id"})),
+    ("cases", frozenset({"case_id", "sections"})),
+    ("vignettes", frozenset({"vignette_id"})),
+    ("episodes", frozenset({"turns", "reference_action"})),
+    ("questions", frozenset({"rule_id", "options"})),
+)
+_YAML_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("interventions", frozenset({"interventions"})),
+    ("perturbations", frozenset({"perturbations", "tolerance"})),
+    ("observations", frozenset({"perturbations"})),
+    ("rules", frozenset({"rules"})),
+    ("seeds", frozenset({"seeds"})),
+    ("lexical_audit", frozenset({"concepts"})),
+    ("predictions", frozenset({"predictions"})),
+    ("judge_probes", frozenset({"probes", "scenarios"})),
+)
+
+
+def detect_kind(path: str | Path) -> str:
+    """The input kind of a file, from its first record (JSONL) or its top-level keys (YAML)."""
+    path = Path(path)
+    text = read_text_checked(path)
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if path.suffix in (".jsonl", ".json") or first.lstrip().startswith("{"):
+        try:
+            record = json.loads(first)
+        except json.JSONDecodeError as ex:
+            raise CatalogError(path, f"not valid JSON ({ex.msg}); pass --kind to say what it should be", line=1) from None
+        keys = set(record) if isinstance(record, dict) else set()
+        for kind, needed in _JSONL_SIGNATURES:
+            if needed <= keys:
+                return kind
+    else:
+        raw = load_yaml(path)
+        keys = set(raw) if isinstance(raw, dict) else set()
+        for kind, needed in _YAML_SIGNATURES:
+            if needed <= keys:
+                return kind
+    raise CatalogError(path, f"cannot tell which kind of file this is; pass --kind, one of: {', '.join(KINDS)}")
+
+
+def validate_file(path: str | Path, kind: str | None = None) -> Validated:
+    """Validate one input file of the given (or detected) kind; a CatalogError names file, entry and field."""
+    path = Path(path)
+    read_text_checked(path)
+    if kind is not None and kind not in LOADERS:
+        raise CatalogError(path, f"unknown kind '{kind}'; choose from: {', '.join(KINDS)}")
+    if kind is None:
+        kind = detect_kind(path)
+    else:
+        try:
+            detected = detect_kind(path)
+        except CatalogError:
+            detected = kind  # not recognisable: let the kind's own loader say what is wrong
+        if detected != kind:
+            raise CatalogError(path, f"looks like a {detected} file, not {kind} (--kind {kind})")
+    return Validated(path, kind, LOADERS[kind](path))

@@ -1,0 +1,62 @@
+"""The one validator: every bundled file validates as its detected kind; the CLI reports hash, lock and publication."""
+
+from __future__ import annotations
+
+import pytest
+
+from clinical_cf.catalog.validate import KINDS, check_replacement, detect_kind, validate_file
+from clinical_cf.cli import main
+from clinical_cf.suites import CATALOG_DIR
+
+BUNDLED = {
+    "css/cases.jsonl": "cases",
+    "css/interventions.yaml": "interventions",
+    "css/observations.yaml": "observations",
+    "css/predictions.yaml": "predictions",
+    "medpic/rules.yaml": "rules",
+    "medpic/questions.jsonl": "questions",
+    "workflow/episodes.jsonl": "episodes",
+    "workflow/seeds.yaml": "seeds",
+    "sensitivity/vignettes.jsonl": "vignettes",
+    "sensitivity/perturbations.yaml": "perturbations",
+    "workflow/lexical_audit.yaml": "lexical_audit",
+}
+
+
+def test_every_kind_has_a_bundled_example():
+    assert sorted(BUNDLED.values()) == sorted(KINDS)
+
+
+@pytest.mark.parametrize("relative,kind", BUNDLED.items())
+def test_bundled_file_validates_as_its_kind(relative, kind):
+    path = CATALOG_DIR / relative
+    assert detect_kind(path) == kind
+    result = validate_file(path)
+    assert result.kind == kind and result.entries > 0
+
+
+def test_cli_reports_kind_hash_lock_and_publication(capsys):
+    assert main(["validate", str(CATALOG_DIR / "medpic" / "questions.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "questions, 462 entries, valid" in out and "registered: yes" in out and "published: yes" in out
+
+
+def test_user_file_without_lock_is_valid_but_unregistered(tmp_path, capsys):
+    path = tmp_path / "vignettes.jsonl"
+    path.write_text((CATALOG_DIR / "sensitivity" / "vignettes.jsonl").read_text())
+    assert main(["validate", str(path), "--kind", "vignettes"]) == 0
+    out = capsys.readouterr().out
+    assert "vignettes, 60 entries, valid" in out and "registered: no" in out
+
+
+@pytest.mark.parametrize("pattern,replacement,ok", [
+    (r"(a)(b)", r"\2\1", True),
+    (r"(?P<word>a)", r"\g<word>!", True),
+    (r"(a)", r"\2", False),
+    (r"(a)", r"\g<2>", False),
+    (r"(?P<word>a)", r"\g<other>", False),
+    (r"a", r"\1", False),
+    (r"(a", "x", False),
+])
+def test_replacement_backreferences_are_checked_against_the_pattern(pattern, replacement, ok):
+    assert (check_replacement(pattern, replacement) is None) is ok

@@ -1,0 +1,75 @@
+"""Task-argument checks and the run settings every task carries (and a retry keeps)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from clinical_cf.suites import create_task
+from clinical_cf.tasks.arguments import TaskInputError, choice, count, flag, number, selection
+
+ROOT = Path(__file__).resolve().parents[2]
+INSPECT = str(Path(sys.executable).parent / "inspect")
+
+FAILING_TASK = '''
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import solver
+
+
+@solver
+def fail():
+    async def solve(state, generate):
+        raise RuntimeError("fails on purpose, before any model call")
+    return solve
+
+
+@task
+def always_fails():
+    return Task(dataset=[Sample(input="x", id="a")], solver=fail())
+'''
+
+
+def test_checks_accept_what_inspect_passes_and_refuse_the_rest():
+    assert flag("x", True) is True and flag("x", "false") is False
+    assert number("x", "2.5", positive=True) == 2.5 and count("x", "3") == 3 and count("x", None, optional=True) is None
+    assert selection("x", ["a", "b"], ("a", "b", "c")) == {"a", "b"} and selection("x", "all", ("a", "b")) == {"a", "b"}
+    assert choice("x", "a", ("a", "b")) == "a"
+    for check, value in [(flag, "yes"), (number, "1e999"), (count, 2.5), (count, True)]:
+        with pytest.raises(TaskInputError, match="task argument 'x'"):
+            check("x", value)
+    with pytest.raises(TaskInputError, match="allowed: a, b"):
+        selection("x", "a,z", ("a", "b"))
+
+
+@pytest.mark.parametrize("name", ["css_family_d", "css_agent_observation", "sensitivity", "medpic", "workflow"])
+def test_every_task_bounds_retries_and_timeouts_in_its_own_config(name):
+    config = create_task(name).config
+    assert config.max_retries == 2 and config.timeout == 600
+
+
+def test_project_env_does_not_set_run_settings():
+    lines = [line.strip() for line in (ROOT / ".env").read_text().splitlines()]
+    settings = [line for line in lines if line and not line.startswith("#")]
+    assert not any(line.startswith(("INSPECT_EVAL_MAX_RETRIES", "INSPECT_EVAL_TIMEOUT")) for line in settings)
+
+
+def test_eval_retry_keeps_the_logged_settings_with_the_project_env(tmp_path):
+    """`inspect eval-retry` run where the project's .env applies replays the run's own --max-retries / --timeout."""
+    (tmp_path / ".env").write_text((ROOT / ".env").read_text())
+    (tmp_path / "failing.py").write_text(FAILING_TASK)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INSPECT_EVAL_")}
+    run = dict(cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    subprocess.run([INSPECT, "eval", "failing.py", "--model", "mockllm/model", "--max-retries", "5", "--timeout", "77",
+                    "--log-dir", "first"], **run)
+    [first] = list((tmp_path / "first").glob("*.eval"))
+    assert read_eval_log(str(first), header_only=True).status == "error"
+    subprocess.run([INSPECT, "eval-retry", str(first), "--log-dir", "retried"], **run)
+    [retried] = list((tmp_path / "retried").glob("*.eval"))
+    config = read_eval_log(str(retried), header_only=True).plan.config
+    assert (config.max_retries, config.timeout) == (5, 77)

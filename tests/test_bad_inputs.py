@@ -1,0 +1,421 @@
+"""The bad-input matrix: every input kind and every task argument, each refused with a message naming where.
+
+Each probe asserts a non-zero exit (or a `TaskInputError` / `CatalogError`, which Inspect's CLI prints
+as one message and exits 1), no traceback, and a message naming the file or argument, the entry and
+the field. The tamper probes change one character in each bundled file a task reads: refused; then
+re-lock it: the run is not refused (the lock matches) but the log records the file as unpublished and
+the report flags it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clinical_cf.analysis.registration import LogRegistration, confirmatory_predictions, log_banners
+from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.lock import lock_path_for
+from clinical_cf.cli import main
+from clinical_cf.suites import CATALOG_DIR, create_task
+from clinical_cf.tasks.arguments import TaskInputError
+from helpers import HANDWRITTEN_CASES
+
+ROOT = Path(__file__).resolve().parents[1]
+CSS, MEDPIC, SENS, FLOW = (CATALOG_DIR / d for d in ("css", "medpic", "sensitivity", "workflow"))
+
+
+# ---------------------------------------------------------------- input files
+
+def jsonl(source: Path, mutate: Callable[[dict], Any], line: int = 0) -> Callable[[Path], Path]:
+    """A copy of the first three records of `source` with record `line` mutated in place."""
+
+    def write(tmp: Path) -> Path:
+        records = [json.loads(x) for x in source.read_text().splitlines()[:3]]
+        result = mutate(records[line])
+        if result is not None:
+            records[line] = result
+        path = tmp / f"mine_{source.stem}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return path
+
+    return write
+
+
+def yaml_entries(source: Path, key: str, mutate: Callable[[dict], Any], top: Callable[[dict], Any] | None = None):
+    """A copy of a YAML catalog with its first entry (or the whole document, `top`) mutated."""
+
+    def write(tmp: Path) -> Path:
+        raw = yaml.safe_load(source.read_text())
+        if top is not None:
+            out = top(raw)
+            raw = raw if out is None else out
+        else:
+            result = mutate(raw[key][0])
+            if result is not None:
+                raw[key][0] = result
+        path = tmp / f"mine_{source.stem}.yaml"
+        path.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True))
+        return path
+
+    return write
+
+
+def raw(name: str, content: bytes | str) -> Callable[[Path], Path]:
+    def write(tmp: Path) -> Path:
+        path = tmp / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return path
+
+    return write
+
+
+def set_(field: str, value: Any) -> Callable[[dict], None]:
+    def mutate(record: dict) -> None:
+        record[field] = value
+
+    return mutate
+
+
+def drop(field: str) -> Callable[[dict], None]:
+    return lambda record: record.pop(field) and None
+
+
+def first_op(change: dict) -> Callable[[dict], None]:
+    def mutate(entry: dict) -> None:
+        entry["mutation"] = [{"op": "replace", "pattern": "resect", "replacement": "x", **change}]
+
+    return mutate
+
+
+def case_marker(name: str) -> Callable[[dict], None]:
+    def mutate(record: dict) -> None:
+        status = next(iter(record["biomarkers"].values()))
+        record["biomarkers"] = {name: status}
+
+    return mutate
+
+
+def big_section(record: dict) -> None:
+    record["sections"]["labs"] = "Hb 12.1 g/dL. " * 1_500_000  # 21 MB
+
+
+CASES_SRC = HANDWRITTEN_CASES
+INTERVENTIONS = CSS / "interventions.yaml"
+
+FILE_PROBES: list[tuple[str, Callable[[Path], Path], list[str], str | None]] = [
+    # (id, writer, substrings the message must contain, --kind)
+    ("cases-bool-as-word", jsonl(CASES_SRC, set_("resected", "no")), ["resected", "entry '"], None),
+    ("cases-age-word", jsonl(CASES_SRC, set_("age", "sixty")), ["age", "entry '"], None),
+    ("cases-age-numeric-string", jsonl(CASES_SRC, set_("age", "61")), ["age"], None),
+    ("cases-age-out-of-range", jsonl(CASES_SRC, set_("age", 140)), ["age"], None),
+    ("cases-marker-lowercase", jsonl(CASES_SRC, case_marker("her2")), ["her2", "did you mean 'HER2'", "biomarkers.her2"], None),
+    ("cases-marker-hyphen", jsonl(CASES_SRC, case_marker("PDL1")), ["PDL1", "PD-L1"], None),
+    ("cases-marker-unknown", jsonl(CASES_SRC, case_marker("XYZ99")), ["XYZ99", "biomarkers.XYZ99"], None),
+    ("cases-status-bogus", jsonl(CASES_SRC, lambda r: r.update(biomarkers={"HER2": "maybe"})), ["biomarkers.HER2"], None),
+    ("cases-unknown-section", jsonl(CASES_SRC, lambda r: r["sections"].update(imaging="CT")), ["sections.imaging"], None),
+    ("cases-missing-section", jsonl(CASES_SRC, lambda r: r["sections"].pop("labs") and None), ["sections missing", "labs"], None),
+    ("cases-no-consensus", jsonl(CASES_SRC, set_("consensus", [])), ["consensus"], None),
+    ("cases-consensus-label", jsonl(CASES_SRC, lambda r: r["consensus"][0].update(label="likely")), ["consensus.0.label"], None),
+    ("cases-extra-field", jsonl(CASES_SRC, set_("ward", "7B")), ["ward", "Extra inputs"], None),
+    ("cases-missing-field", jsonl(CASES_SRC, drop("stage")), ["stage", "Field required"], None),
+    ("cases-stage-pattern", jsonl(CASES_SRC, set_("stage", "stage four")), ["stage"], None),
+    ("cases-stage-metastatic", jsonl(CASES_SRC, lambda r: r.update(stage="IIA", metastatic=True)), ["metastatic"], None),
+    ("cases-date-word", jsonl(CASES_SRC, set_("board_date", "next tuesday")), ["board_date"], None),
+    ("cases-id-pattern", jsonl(CASES_SRC, set_("case_id", "bad id!")), ["case_id"], None),
+    ("cases-duplicate-id", raw("dup.jsonl", CASES_SRC.read_text().splitlines()[0] * 1 + "\n" + CASES_SRC.read_text().splitlines()[0] + "\n"),
+     ["duplicate case_id", "line 2"], "cases"),
+    ("cases-21mb-section", jsonl(CASES_SRC, big_section), ["sections.labs", "limit"], None),
+    ("cases-bad-json-line", raw("c.jsonl", '{"case_id": "a", \n'), ["line 1", "not valid JSON"], "cases"),
+    ("cases-array-line", raw("c.jsonl", "[1, 2]\n"), ["line 1", "JSON object"], "cases"),
+    ("cases-latin1", raw("c.jsonl", '{"case_id": "caf\xe9"}\n'.encode("latin-1")), ["line 1", "UTF-8"], "cases"),
+    ("cases-empty", raw("c.jsonl", "\n\n"), ["no records"], "cases"),
+    ("interventions-backref-missing-group", yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "(resect)ed", "replacement": r"\2"})),
+     ["mutation.0.replacement", "group", "entry '"], None),
+    ("interventions-named-backref", yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "(?P<w>resect)", "replacement": r"\g<what>"})),
+     ["mutation.0.replacement", "what"], None),
+    ("interventions-bad-regex", yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "resect(ion"})), ["mutation", "regex"], None),
+    ("interventions-bool-word", yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(resected="no")),
+     ["applies_to.resected"], None),
+    ("interventions-marker-name", yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(biomarkers={"her-2": "positive"})),
+     ["her-2", "HER2", "applies_to.biomarkers"], None),
+    ("interventions-family", yaml_entries(INTERVENTIONS, "interventions", set_("family", "Z")), ["family"], None),
+    ("interventions-template", yaml_entries(INTERVENTIONS, "interventions", set_("expected_change", "Moves towards {nowhere} at all.")),
+     ["nowhere"], None),
+    ("interventions-structured-op", yaml_entries(INTERVENTIONS, "interventions", set_("structured", [{"op": "teleport"}])), ["teleport"], None),
+    ("interventions-prior-lines-word", yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(min_prior_lines="two")),
+     ["min_prior_lines"], None),
+    ("interventions-duplicate-id", yaml_entries(INTERVENTIONS, "interventions", None, top=lambda d: d["interventions"].append(copy.deepcopy(d["interventions"][0]))),
+     ["duplicate"], None),
+    ("interventions-not-a-mapping", raw("i.yaml", "- just\n- a list\n"), ["mapping"], "interventions"),
+    ("interventions-bad-yaml", raw("i.yaml", "interventions: [unclosed\n"), ["YAML"], "interventions"),
+    ("observations-kind", yaml_entries(CSS / "observations.yaml", "perturbations", set_("kind", "gremlin")), ["kind", "entry 'O1"], None),
+    ("observations-extra", yaml_entries(CSS / "observations.yaml", "perturbations", set_("severity", 3)), ["severity"], None),
+    ("observations-missing", yaml_entries(CSS / "observations.yaml", "perturbations", drop("expected_behaviour")), ["expected_behaviour"], None),
+    ("predictions-threshold-word", yaml_entries(CSS / "predictions.yaml", "predictions", set_("threshold", "high")), ["threshold", "entry 'P1"], None),
+    ("predictions-threshold-range", yaml_entries(CSS / "predictions.yaml", "predictions", set_("threshold", 1.5)), ["threshold"], None),
+    ("predictions-direction", yaml_entries(CSS / "predictions.yaml", "predictions", set_("direction", "sideways")), ["direction"], None),
+    ("predictions-family", yaml_entries(CSS / "predictions.yaml", "predictions", set_("family", "Q")), ["family"], None),
+    ("rules-population", yaml_entries(MEDPIC / "rules.yaml", "rules", set_("population", "astronauts")), ["population", "entry 'beers"], None),
+    ("rules-action", yaml_entries(MEDPIC / "rules.yaml", "rules", set_("action", "prescribe more")), ["action"], None),
+    ("rules-trigger-value-word", yaml_entries(MEDPIC / "rules.yaml", "rules", lambda e: e["trigger"][0].update(value="sixty-five")),
+     ["trigger.0"], None),
+    ("rules-extra", yaml_entries(MEDPIC / "rules.yaml", "rules", set_("dose_mg", 5)), ["dose_mg"], None),
+    ("questions-kind", jsonl(MEDPIC / "questions.jsonl", set_("kind", "xx")), ["kind", "beers-t2-diphenhydramine:gf1"], None),
+    ("questions-options-list", jsonl(MEDPIC / "questions.jsonl", set_("options", ["a", "b"])), ["options"], None),
+    ("questions-missing-answer", jsonl(MEDPIC / "questions.jsonl", drop("answer")), ["answer"], None),
+    ("questions-extra", jsonl(MEDPIC / "questions.jsonl", set_("difficulty", "hard")), ["difficulty"], None),
+    ("episodes-action", jsonl(FLOW / "episodes.jsonl", set_("reference_action", "PANIC")), ["reference_action", "entry '"], None),
+    ("episodes-split", jsonl(FLOW / "episodes.jsonl", set_("split", "train")), ["split"], None),
+    ("episodes-turn-role", jsonl(FLOW / "episodes.jsonl", lambda r: r["turns"][0].update(role="doctor")), ["turns.0.role"], None),
+    ("episodes-variant", jsonl(FLOW / "episodes.jsonl", set_("variant", "sideways")), ["variant"], None),
+    ("episodes-parameterization-word", jsonl(FLOW / "episodes.jsonl", set_("parameterization", "one")), ["parameterization"], None),
+    ("seeds-task-class", yaml_entries(FLOW / "seeds.yaml", "seeds", set_("task_class", "surgery")), ["task_class", "entry 'doc-01'"], None),
+    ("seeds-split", yaml_entries(FLOW / "seeds.yaml", "seeds", set_("split", "train")), ["split"], None),
+    ("seeds-extra", yaml_entries(FLOW / "seeds.yaml", "seeds", set_("owner", "me")), ["owner"], None),
+    ("vignettes-age-word", jsonl(SENS / "vignettes.jsonl", set_("age", "forty")), ["age", "sens-cap-01"], None),
+    ("vignettes-sex", jsonl(SENS / "vignettes.jsonl", set_("sex", "X")), ["sex"], None),
+    ("vignettes-missing", jsonl(SENS / "vignettes.jsonl", drop("gold")), ["gold"], None),
+    ("vignettes-findings-string", jsonl(SENS / "vignettes.jsonl", set_("findings", "fever")), ["findings"], None),
+    ("perturbations-tolerance-word", yaml_entries(SENS / "perturbations.yaml", "perturbations", None,
+                                                  top=lambda d: d["tolerance"].update(relative_change="ten percent")),
+     ["tolerance.relative_change"], None),
+    ("perturbations-tolerance-negative", yaml_entries(SENS / "perturbations.yaml", "perturbations", None,
+                                                      top=lambda d: d["tolerance"].update(js_divergence=-0.1)),
+     ["tolerance.js_divergence"], None),
+    ("perturbations-tolerance-unknown", yaml_entries(SENS / "perturbations.yaml", "perturbations", None,
+                                                     top=lambda d: d["tolerance"].update(fudge=1)),
+     ["tolerance.fudge"], None),
+    ("perturbations-type", yaml_entries(SENS / "perturbations.yaml", "perturbations", set_("type", "cosmic")), ["type", "entry 'S1_synonym'"], None),
+    ("perturbations-expected", yaml_entries(SENS / "perturbations.yaml", "perturbations", set_("expected", "upwards")), ["expected"], None),
+    ("audit-detector", yaml_entries(FLOW / "lexical_audit.yaml", "concepts", set_("detector", "vibes")), ["detector", "entry 'c01'"], None),
+    ("audit-missing", yaml_entries(FLOW / "lexical_audit.yaml", "concepts", drop("paraphrase")), ["paraphrase"], None),
+    ("kind-mismatch", lambda tmp: CASES_SRC, ["looks like a cases file, not rules"], "rules"),
+    ("unknown-kind-content", raw("notes.yaml", "hello: world\n"), ["--kind"], None),
+    ("empty-yaml", raw("empty.yaml", ""), ["--kind"], None),
+]
+
+
+@pytest.mark.parametrize("probe_id,write,expected,kind", FILE_PROBES, ids=[p[0] for p in FILE_PROBES])
+def test_bad_file_is_refused_naming_file_entry_and_field(probe_id, write, expected, kind, tmp_path, capsys):
+    path = write(tmp_path)
+    rc = main(["validate", str(path), *(["--kind", kind] if kind else [])])
+    err = capsys.readouterr().err
+    assert rc != 0, f"{probe_id} was accepted"
+    assert "Traceback" not in err and len(err.splitlines()) <= 3, err
+    assert path.name in err, err
+    for text in expected:
+        assert text in err, f"{probe_id}: {text!r} not in {err!r}"
+
+
+def test_directory_and_missing_file_get_a_sentence(tmp_path, capsys):
+    assert main(["validate", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["cases", "validate", str(tmp_path / "nope.jsonl")]) == 2
+    assert "file not found" in capsys.readouterr().err
+
+
+def test_oversized_file_is_refused_with_the_limit(tmp_path, monkeypatch, capsys):
+    import clinical_cf.catalog.loading as loading
+
+    monkeypatch.setattr(loading, "MAX_FILE_BYTES", 1024)
+    path = tmp_path / "big.jsonl"
+    path.write_text(CASES_SRC.read_text())
+    assert main(["validate", str(path)]) == 2
+    assert "limited to" in capsys.readouterr().err
+
+
+def test_catalog_check_refuses_a_backreference_to_a_missing_group(tmp_path, capsys):
+    path = yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "(resect)", "replacement": r"\1 and \3"}))(tmp_path)
+    assert main(["catalog", "check", str(path)]) == 2
+    assert "mutation.0.replacement" in capsys.readouterr().err
+
+
+def test_summary_with_unknown_family_is_an_error(capsys):
+    assert main(["catalog", "summary", "--families", "Z"]) == 2
+    assert "--families" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- task arguments
+
+MISSING = "/nonexistent/nowhere.yaml"
+
+ARGUMENT_PROBES: list[tuple[str, dict[str, Any], str]] = [
+    ("css", {"families": "Z"}, "families"),
+    ("css", {"families": ""}, "families"),
+    ("css", {"families": 3}, "families"),
+    ("css_family_d", {"mutation_mode": "bogus"}, "mutation_mode"),
+    ("css_family_d", {"split": "train"}, "split"),
+    ("css_family_d", {"controls": "bogus"}, "controls"),
+    ("css_family_d", {"allow_unregistered": "maybe"}, "allow_unregistered"),
+    ("css_family_d", {"scale": -1}, "scale"),
+    ("css_family_d", {"scale": 0}, "scale"),
+    ("css_family_d", {"scale": "abc"}, "scale"),
+    ("css_family_d", {"scale": float("nan")}, "scale"),
+    ("css_family_d", {"cms_matching": "fuzzy"}, "cms_matching"),
+    ("css_family_d", {"baseline_cache": "sometimes"}, "baseline_cache"),
+    ("css_family_d", {"json_schema": 3}, "json_schema"),
+    ("css_family_d", {"cases": MISSING}, "cases"),
+    ("css_family_d", {"cases": "/tmp"}, "cases"),
+    ("css_family_d", {"catalog": MISSING}, "catalog"),
+    ("css_family_d", {"catalog": ""}, "catalog"),
+    ("css_agent", {"tuples": 0}, "tuples"),
+    ("css_agent", {"tuples": "many"}, "tuples"),
+    ("css_agent", {"section_cap_bytes": -5}, "section_cap_bytes"),
+    ("css_agent", {"max_messages": "x"}, "max_messages"),
+    ("css_agent", {"families": "DX"}, "families"),
+    ("css_agent_observation", {"kinds": "bogus"}, "kinds"),
+    ("css_agent_observation", {"samples": 0}, "samples"),
+    ("css_agent_observation", {"observations": MISSING}, "observations"),
+    ("css_agent_observation", {"split": "holdout"}, "split"),
+    ("sensitivity", {"types": "bogus"}, "types"),
+    ("sensitivity", {"distribution": "softmax"}, "distribution"),
+    ("sensitivity", {"logprobs": "perhaps"}, "logprobs"),
+    ("sensitivity", {"vignettes": MISSING}, "vignettes"),
+    ("sensitivity", {"perturbations": "/tmp"}, "perturbations"),
+    ("medpic", {"kinds": "bogus"}, "kinds"),
+    ("medpic", {"operations": "flip"}, "operations"),
+    ("medpic", {"populations": "elderly"}, "populations"),
+    ("medpic", {"rules": MISSING}, "rules"),
+    ("medpic", {"questions": "/tmp"}, "questions"),
+    ("medpic", {"rationale_judge": "yes please"}, "rationale_judge"),
+    ("workflow", {"condition": "chatty"}, "condition"),
+    ("workflow", {"split": "train"}, "split"),
+    ("workflow", {"cost_ratio": 0}, "cost_ratio"),
+    ("workflow", {"cost_ratio": "abc"}, "cost_ratio"),
+    ("workflow", {"task_class": "surgery"}, "task_class"),
+    ("workflow", {"variant": "sideways"}, "variant"),
+    ("workflow", {"episodes": MISSING}, "episodes"),
+    ("workflow", {"episodes": str(FLOW / "episodes.jsonl"), "seeds": str(FLOW / "seeds.yaml")}, "episodes"),
+    ("workflow", {"json_schema": "x"}, "json_schema"),
+]
+
+
+@pytest.mark.parametrize("task,args,argument", ARGUMENT_PROBES, ids=[f"{t}-{'-'.join(a)}-{i}" for i, (t, a, _) in enumerate(ARGUMENT_PROBES)])
+def test_bad_task_argument_names_argument_value_and_allowed(task, args, argument):
+    with pytest.raises(TaskInputError) as info:
+        create_task(task, **args)
+    message = str(info.value)
+    assert f"'{argument}'" in message, message
+    value = args[argument]
+    assert str(value) in message or repr(value) in message or Path(str(value)).name in message, message
+
+
+@pytest.mark.parametrize("args,allowed", [
+    ({"mutation_mode": "bogus"}, "regex, structured"),
+    ({"controls": "bogus"}, "per_case, all, none"),
+])
+def test_unknown_value_lists_allowed_values(args, allowed):
+    with pytest.raises(TaskInputError, match=allowed):
+        create_task("css_family_d", **args)
+
+
+def test_data_error_at_task_build_names_file_entry_and_field(tmp_path):
+    path = jsonl(CASES_SRC, set_("resected", "no"))(tmp_path)
+    with pytest.raises(CatalogError) as info:
+        create_task("css_family_d", cases=str(path))
+    assert info.value.file == str(path) and info.value.field == "resected" and info.value.entry
+
+
+def test_marker_in_another_spelling_is_refused_at_task_build(tmp_path):
+    path = jsonl(CASES_SRC, case_marker("Her2"))(tmp_path)
+    with pytest.raises(CatalogError, match="did you mean 'HER2'"):
+        create_task("css_family_d", cases=str(path))
+
+
+@pytest.mark.parametrize("args", [["-T", "mutation_mode=bogus"], ["-T", "scale=abc"], ["-T", "catalog=/nonexistent.yaml"],
+                                  ["-T", "kinds=bogus"]])
+def test_inspect_eval_ends_with_one_screen_message(args):
+    task = "tasks/css_agent_observation" if "kinds=bogus" in args else "tasks/css_family_d"
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "inspect"), "eval", task, "--model", "mockllm/model", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Traceback" not in out and len(out.strip().splitlines()) <= 6, out
+    assert args[1].split("=")[0] in out
+
+
+# ---------------------------------------------------------------- tamper, then re-lock
+
+TAMPER = [
+    (CSS / "interventions.yaml", "css_family_d"),
+    (CSS / "lexicon.yaml", "css_family_d"),
+    (CSS / "cases.jsonl", "css_family_d"),
+    (CSS / "observations.yaml", "css_agent_observation"),
+    (SENS / "perturbations.yaml", "sensitivity"),
+    (SENS / "vignettes.jsonl", "sensitivity"),
+    (MEDPIC / "rules.yaml", "medpic"),
+    (MEDPIC / "questions.jsonl", "medpic"),
+    (FLOW / "seeds.yaml", "workflow"),
+    (FLOW / "episodes.jsonl", "workflow"),
+    (CSS / "predictions.yaml", None),
+]
+
+
+def one_character_edit(text: str) -> str:
+    """Change one letter inside a text value: the " the " nearest the middle of the file becomes " tha "."""
+    middle = len(text) // 2
+    at = text.find(" the ", middle)
+    at = at if at >= 0 else text.rindex(" the ")
+    return text[: at + 3] + "a" + text[at + 4:]
+
+
+@pytest.fixture
+def restore_bundled():
+    saved: dict[Path, bytes] = {}
+
+    def keep(*paths: Path) -> None:
+        for p in paths:
+            saved.setdefault(p, p.read_bytes())
+
+    yield keep
+    for path, content in saved.items():
+        path.write_bytes(content)
+
+
+@pytest.mark.parametrize("path,task", TAMPER, ids=[p.relative_to(CATALOG_DIR).as_posix() for p, _ in TAMPER])
+def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore_bundled):
+    from clinical_cf.catalog.lock import UnregisteredCatalogError, write_lock
+
+    restore_bundled(path, lock_path_for(path))
+    path.write_text(one_character_edit(path.read_text()))
+    with pytest.raises(UnregisteredCatalogError, match="no longer matches its lock"):
+        create_task(task) if task else confirmatory_predictions(path)
+
+    write_lock(path)  # the re-lock a reviewer would not see in the lock itself
+    if task is None:
+        with pytest.raises(CatalogError, match="only the published predictions"):
+            confirmatory_predictions(path)
+        return
+    try:
+        built = create_task(task)
+    except CatalogError as ex:
+        # The bundled episodes must be what the bundled seeds assemble to: a re-locked edit that breaks that is refused.
+        assert task == "workflow" and "assembles to" in str(ex), ex
+        return
+    record = built.metadata["registration"]
+    changed = next(f for f in record["files"] if f["path"].endswith(path.relative_to(CATALOG_DIR).as_posix()))
+    assert changed["registered"] and not changed["published"] and record["published"] is False
+    banners = log_banners(LogRegistration("run.eval", "m", task, record, (record["fingerprint"],)))
+    assert any(line.startswith("RE-LOCKED, NOT PUBLISHED") and path.name in line for line in banners)
+
+
+def test_inspect_eval_data_error_names_file_entry_and_field(tmp_path):
+    path = jsonl(CASES_SRC, set_("resected", "no"))(tmp_path)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "inspect"), "eval", "tasks/css_family_d", "--model", "mockllm/model",
+         "-T", f"cases={path}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    out = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines
+    assert proc.returncode != 0 and "Traceback" not in out, out
+    assert path.name in "".join(out.split()) and "field 'resected'" in out and "entry 'fx-breast-1'" in out, out
