@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.catalog.validate import KINDS, check_replacement, detect_kind, validate_file
 from clinical_cf.cli import main
 from clinical_cf.suites import CATALOG_DIR
@@ -20,11 +23,29 @@ BUNDLED = {
     "sensitivity/vignettes.jsonl": "vignettes",
     "sensitivity/perturbations.yaml": "perturbations",
     "workflow/lexical_audit.yaml": "lexical_audit",
+    "css/judge_probes.yaml": "judge_probes",
 }
+# Kinds with no bundled file: a frozen counterfactual set is built by the user (`counterfactuals build`).
+USER_BUILT = ("counterfactuals",)
 
 
 def test_every_kind_has_a_bundled_example():
-    assert sorted(BUNDLED.values()) == sorted(KINDS)
+    assert sorted([*BUNDLED.values(), *USER_BUILT]) == sorted(KINDS)
+
+
+def test_a_frozen_counterfactual_set_is_detected_and_validated(tmp_path, capsys):
+    from helpers import HANDWRITTEN_CASES
+
+    assert main(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--out", str(tmp_path)]) == 0
+    frozen = tmp_path / "counterfactuals.jsonl"
+    assert detect_kind(frozen) == "counterfactuals"
+    assert validate_file(frozen).entries == len(frozen.read_text(encoding="utf-8").splitlines())
+    broken = tmp_path / "broken.jsonl"
+    record = json.loads(frozen.read_text(encoding="utf-8").splitlines()[0])
+    del record["counterfactual_sections"]
+    broken.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match="counterfactual_sections"):
+        validate_file(broken, kind="counterfactuals")
 
 
 @pytest.mark.parametrize("relative,kind", BUNDLED.items())
