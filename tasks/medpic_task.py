@@ -86,8 +86,9 @@ def build_medpic_task(
     rationale_judge = flag("rationale_judge", rationale_judge)
     rules_path = input_file("rules", rules) or RULES_PATH
     user_questions = input_file("questions", questions)
-    registration = register_inputs([rules_path], [user_questions or QUESTIONS_PATH] if (questions or not rules) else [],
-                                   allow_unregistered)
+    # Questions generated from the user's own rules come from no file; otherwise the questions file is data.
+    question_files = [user_questions or QUESTIONS_PATH] if (user_questions or not rules) else []
+    registration = register_inputs([rules_path], question_files, allow_unregistered)
     lock = check_lock(rules_path, allow_unregistered=allow_unregistered)
     rule_list = load_rules(rules_path)
     if user_questions:

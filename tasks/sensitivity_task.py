@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict
-from typing import Literal
+from typing import Literal, get_args
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
-from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
+from clinical_cf.catalog.sensitivity.perturbations import Perturbation, load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
 from clinical_cf.scorers.sensitivity import direction_consistency
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.solvers.sensitivity import candidate_distributions
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, flag, input_file, selection
 
-TYPES = ("surface", "clinical_semantic", "background", "conflicting_result", "timeline")
+TYPES: tuple[str, ...] = get_args(Perturbation.model_fields["type"].annotation)
 
 
 @clean_task_errors
