@@ -20,6 +20,7 @@ from inspect_ai.log import list_eval_logs
 
 from clinical_cf.analysis.stats import (
     cluster_bootstrap_ci,
+    cluster_resample_means,
     equivalence_upper,
     holm,
     mcnemar_exact,
@@ -563,12 +564,8 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
             fam = group[group["family"] == pred["family"]]
             if fam.empty:
                 continue
-            rng = np.random.default_rng(seed)
-            cases = fam["case_id"].unique()
-            by_case = {c: fam[fam["case_id"] == c]["css"].to_numpy() for c in cases}
-            means = np.array([
-                np.concatenate([by_case[c] for c in rng.choice(cases, len(cases))]).mean() for _ in range(2000)
-            ])
+            # Cases indexed in order of appearance: the draws the per-resample loop made, so seeds keep their verdicts.
+            means = cluster_resample_means(fam["css"], fam["case_id"], 2000, seed, cluster_order="appearance")
             wrong = means >= pred["threshold"] if pred["direction"] == "below" else means <= pred["threshold"]
             low, high = np.quantile(means, [0.025, 0.975])
             out.append({"model": model, "prediction": pred["id"], "statement": pred["statement"], "family": pred["family"],
