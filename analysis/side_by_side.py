@@ -36,8 +36,11 @@ def word_diff(before: str, after: str) -> str:
     Lines are matched first (cheap on 10k-character packets), then only the changed lines are
     compared word by word.
     """
-    a, b = before.splitlines(), after.splitlines()
-    out: list[str] = []
+    lines_a, lines_b = before.splitlines(), after.splitlines()
+    # Unchanged lines before the first edit and after the last are set aside in linear time.
+    head, tail = _common_ends(lines_a, lines_b)
+    a, b = lines_a[head:len(lines_a) - tail], lines_b[head:len(lines_b) - tail]
+    out: list[str] = [" … "] if head else []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
             if out and out[-1] != " … ":
@@ -50,21 +53,40 @@ def word_diff(before: str, after: str) -> str:
             out.append(f"<del>{html.escape(old)}</del>")
         else:
             out.append(f"<ins>{html.escape(new)}</ins>")
+    if tail and (not out or out[-1] != " … "):
+        out.append(" … ")
     text = "".join(out).strip(" …")
     return text if "<del>" in text or "<ins>" in text else "(no textual change)"
 
 
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """Lengths of the common prefix and (non-overlapping) common suffix of two token lists."""
+    limit = min(len(a), len(b))
+    head = 0
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def _words(old: str, new: str) -> str:
     a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
-    parts: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    # An edit touches a span: the unchanged words around it are matched in linear time, and only the
+    # span between goes to SequenceMatcher (quadratic in what it is given).
+    head, tail = _common_ends(a, b)
+    parts: list[str] = [html.escape("".join(a[:head]))]
+    a_mid, b_mid = a[head:len(a) - tail], b[head:len(b) - tail]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes():
         if tag == "equal":
-            parts.append(html.escape("".join(a[i1:i2])))
+            parts.append(html.escape("".join(a_mid[i1:i2])))
             continue
         if i2 > i1:
-            parts.append(f"<del>{html.escape(''.join(a[i1:i2]))}</del>")
+            parts.append(f"<del>{html.escape(''.join(a_mid[i1:i2]))}</del>")
         if j2 > j1:
-            parts.append(f"<ins>{html.escape(''.join(b[j1:j2]))}</ins>")
+            parts.append(f"<ins>{html.escape(''.join(b_mid[j1:j2]))}</ins>")
+    parts.append(html.escape("".join(a[len(a) - tail:])))
     return "".join(parts)
 
 
