@@ -46,9 +46,9 @@ def list_logs(paths: str | Path | Sequence[str | Path]) -> list[str]:
     out: list[str] = []
     for item in items:
         text = str(item)
-        if text.endswith((".eval", ".json")) and "://" not in text.removeprefix("file://"):
-            out.append(text.removeprefix("file://"))
-        elif Path(text).is_dir() or "://" in text:
+        if text.endswith((".eval", ".json")):
+            out.append(text.removeprefix("file://"))  # a log file, local or remote (read_eval_log reads both)
+        elif Path(text.removeprefix("file://")).is_dir() or "://" in text:
             out += [info.name.removeprefix("file://") for info in list_eval_logs(text)]
         else:
             out.append(text)
