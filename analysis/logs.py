@@ -211,16 +211,17 @@ def read_logs(
     """All rows of the logs under `paths` (see the module docstring); an already read `LogRows` passes through."""
     if isinstance(paths, LogRows):
         return paths
-    rows: dict[str, list[dict[str, Any]]] = {}
+    frames: dict[str, list[pd.DataFrame]] = {}
     headers: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
     for first, second in iter_logs(paths, suites=suites, progress=progress):
         if isinstance(first, LogHeader):
             headers.append(first.row())
-            rows.setdefault(str(first.suite), []).extend(second)  # type: ignore[arg-type]
+            # One frame per log, so a log's row dicts are freed before the next log is read.
+            frames.setdefault(str(first.suite), []).append(pd.DataFrame(second))
         else:
             skipped.append((first, second))  # type: ignore[arg-type]
-    by_suite = {suite: pd.DataFrame(suite_rows) for suite, suite_rows in rows.items()}
+    by_suite = {suite: pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] for suite, parts in frames.items()}
     logs = pd.DataFrame(headers) if headers else pd.DataFrame(columns=list(LOG_COLUMNS))
     return LogRows(by_suite, logs, skipped)
 
