@@ -1,7 +1,7 @@
 """CSS results from Inspect logs as tidy pandas tables.
 
-`css_samples` gives one row per scored (model, case, intervention) tuple, read through
-`inspect_ai.analysis.samples_df`, so every number a table shows traces back to a sample in a log.
+`css_samples` gives one row per scored (model, case, intervention) tuple, read through the one log
+reader (`clinical_cf.analysis.logs`), so every number a table shows traces back to a sample in a log.
 The comparison report (tables, figures, statistics across models) builds on these frames.
 """
 
@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
-from inspect_ai.analysis import EvalInfo, EvalModel, EvalTask, SampleSummary, samples_df
+
+from clinical_cf.analysis.logs import LogRows, suite_samples
 
 KEEP = {
     "model": "model",
-    "task_name": "task",
+    "task": "task",
     "log": "log",
-    "id": "sample_id",
+    "sample_id": "sample_id",
     "epoch": "epoch",
     "metadata_case_id": "case_id",
     "metadata_cancer_type": "cancer_type",
@@ -29,20 +30,20 @@ KEEP = {
 }
 
 
-def css_samples(logs: str | Path | Sequence[str | Path], judge_score: str = "judge_direction") -> pd.DataFrame:
+def css_samples(logs: str | Path | Sequence[str | Path] | LogRows, judge_score: str = "judge_direction") -> pd.DataFrame:
     """One row per CSS tuple: model, task, case, family, intervention, `css` (the judge's score) and `cms`.
 
     Args:
-        logs: Log files or directories.
+        logs: Log files or directories (CSS logs are used), or rows the log reader already gave.
         judge_score: Which judge score to read (`judge_direction1` after an appended re-judging).
     """
-    paths = [str(logs)] if isinstance(logs, (str, Path)) else [str(p) for p in logs]
-    frame = samples_df(paths, columns=SampleSummary + EvalModel + EvalInfo + EvalTask, quiet=True)
+    frame = suite_samples(logs, "css")
     if f"score_{judge_score}" not in frame.columns:
-        raise ValueError(f"no score named '{judge_score}' in {', '.join(paths)}; is this a CSS log?")
+        where = "the given rows" if isinstance(logs, LogRows) else ", ".join(map(str, [logs] if isinstance(logs, (str, Path)) else logs))
+        raise ValueError(f"no score named '{judge_score}' in {where}; is this a CSS log?")
     out = frame[[c for c in KEEP if c in frame.columns]].rename(columns=KEEP)
     out["css"] = pd.to_numeric(frame[f"score_{judge_score}"], errors="coerce")
-    out["cms"] = pd.to_numeric(frame.get("score_cms"), errors="coerce")
+    out["cms"] = pd.to_numeric(frame["score_cms"], errors="coerce") if "score_cms" in frame.columns else float("nan")
     return out.reset_index(drop=True)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from clinical_cf.analysis.logs import LogRows, sample_views, suite_samples
 from clinical_cf.analysis.stats import cluster_bootstrap_ci
 from clinical_cf.analysis.tables import markdown_table
 from clinical_cf.catalog.medpic.questions import DIMENSIONS
@@ -28,56 +29,37 @@ RATIONALE_SCORER = "rationale_mentions_change"
 METRICS = ("accuracy", "gf_accuracy", "cf_accuracy", "gf_cf_gap", "activation_accuracy", "deactivation_accuracy", "pair_accuracy")
 
 
-def _log_files(paths: str | Path | Sequence[str | Path]) -> list[str]:
-    from inspect_ai.log import list_eval_logs
-
-    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    out: list[str] = []
-    for item in items:
-        p = Path(item)
-        if p.is_dir():
-            out += [info.name for info in list_eval_logs(str(p))]
-        else:
-            out.append(str(p))
-    return out
-
-
-def medpic_rows(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
+def medpic_rows(paths: str | Path | Sequence[str | Path] | LogRows | pd.DataFrame) -> pd.DataFrame:
     """One row per scored MedPIC sample and epoch: model, task, ids, kind, operation, pair, the six dimensions,
     correct (0/1), parsed (bool), `retained_selection` (wrong deactivation answers: the partner's gold kept) and,
     where the rationale judge ran, `mentions`.
-    Logs without the MedPIC scorer are skipped."""
-    from inspect_ai.log import read_eval_log
 
+    `paths` are log files or folders (read through `clinical_cf.analysis.logs`, MedPIC logs only), or rows
+    that reader already gave. Samples without the MedPIC scorer are skipped."""
     rows = []
-    for path in _log_files(paths):
-        try:
-            log = read_eval_log(path)
-        except Exception:  # noqa: BLE001, S112 - an unreadable log contributes no rows; it must not stop the analysis
+    for sample in sample_views(suite_samples(paths, "medpic")):
+        score = sample.scores.get(SCORER)
+        if score is None:
             continue
-        for sample in log.samples or []:
-            score = (sample.scores or {}).get(SCORER)
-            if score is None:
-                continue
-            meta = sample.metadata or {}
-            smeta = score.metadata or {}
-            judged = (sample.scores or {}).get(RATIONALE_SCORER)
-            selected = sorted(smeta.get("parsed") or [])
-            wrong_deactivation = meta.get("operation") == "deactivation" and score.value not in ("C", 1, 1.0, True)
-            mention = judged.value if judged is not None and isinstance(judged.value, (int, float)) and not math.isnan(judged.value) else None
-            rows.append({
-                "model": log.eval.model, "task": log.eval.task, "log": str(path), "sample_id": str(sample.id), "epoch": sample.epoch,
-                "rule_id": meta.get("rule_id"), "kind": meta.get("kind"), "operation": meta.get("operation"),
-                "pair_id": meta.get("pair_id"), **{d: meta.get(d) for d in DIMENSIONS},
-                "correct": 1.0 if score.value in ("C", 1, 1.0, True) else 0.0,
-                "parsed": bool(smeta.get("parsed_ok", True)), "answer": ",".join(meta.get("answer") or []),
-                "selected": ",".join(smeta.get("parsed") or []),
-                "catalog_sha256": meta.get("catalog_sha256"),
-                "mentions": mention,
-                # computed here, without the judge: a wrong deactivation answer that kept the partner's gold selection
-                "retained_selection": (bool(selected) and selected == sorted(meta.get("partner_answer") or []))
-                if wrong_deactivation else None,
-            })
+        meta = sample.metadata
+        smeta = score.metadata or {}
+        judged = sample.scores.get(RATIONALE_SCORER)
+        selected = sorted(smeta.get("parsed") or [])
+        wrong_deactivation = meta.get("operation") == "deactivation" and score.value not in ("C", 1, 1.0, True)
+        mention = judged.value if judged is not None and isinstance(judged.value, (int, float)) and not math.isnan(judged.value) else None
+        rows.append({
+            "model": sample.model, "task": sample.task, "log": str(sample.log), "sample_id": str(sample.id), "epoch": sample.epoch,
+            "rule_id": meta.get("rule_id"), "kind": meta.get("kind"), "operation": meta.get("operation"),
+            "pair_id": meta.get("pair_id"), **{d: meta.get(d) for d in DIMENSIONS},
+            "correct": 1.0 if score.value in ("C", 1, 1.0, True) else 0.0,
+            "parsed": bool(smeta.get("parsed_ok", True)), "answer": ",".join(meta.get("answer") or []),
+            "selected": ",".join(smeta.get("parsed") or []),
+            "catalog_sha256": meta.get("catalog_sha256"),
+            "mentions": mention,
+            # computed here, without the judge: a wrong deactivation answer that kept the partner's gold selection
+            "retained_selection": (bool(selected) and selected == sorted(meta.get("partner_answer") or []))
+            if wrong_deactivation else None,
+        })
     return pd.DataFrame(rows)
 
 

@@ -3,7 +3,11 @@
 Per tuple: the edit to the input as a word diff against the baseline packet, then one column per
 model with its baseline and counterfactual recommendations (items added and removed marked), the
 judge's score and rationale, and the log and sample the row comes from. Filters by family,
-intervention, score and model run in the page itself: no server, no network.
+intervention, score and model run in the page itself on the tuples' data: no server, no network.
+
+It scales to thousands of tuples x many models because the page carries the tuples once, as JSON in
+a script block (escaped for that context), and draws one page of rows at a time; the first page is
+also drawn server-side, so the table is there before any script runs.
 """
 
 from __future__ import annotations
@@ -11,12 +15,19 @@ from __future__ import annotations
 import difflib
 import html
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from inspect_ai.log import read_eval_log
+import pandas as pd
+from markupsafe import Markup
 
-from clinical_cf.analysis.report import JUDGE_SCORES, _log_paths
+from clinical_cf.analysis.html import render
+from clinical_cf.analysis.logs import LogRows, input_text, sample_views, suite_samples
+from clinical_cf.analysis.report import JUDGE_SCORES
 from clinical_cf.catalog.css.schema import render_sections
+
+PAGE_SIZE = 50
+"""Rows drawn at once; the rest are a page away (the filters count every tuple)."""
 
 
 def word_diff(before: str, after: str) -> str:
@@ -25,8 +36,11 @@ def word_diff(before: str, after: str) -> str:
     Lines are matched first (cheap on 10k-character packets), then only the changed lines are
     compared word by word.
     """
-    a, b = before.splitlines(), after.splitlines()
-    out: list[str] = []
+    lines_a, lines_b = before.splitlines(), after.splitlines()
+    # Unchanged lines before the first edit and after the last are set aside in linear time.
+    head, tail = _common_ends(lines_a, lines_b)
+    a, b = lines_a[head:len(lines_a) - tail], lines_b[head:len(lines_b) - tail]
+    out: list[str] = [" … "] if head else []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
             if out and out[-1] != " … ":
@@ -39,133 +53,114 @@ def word_diff(before: str, after: str) -> str:
             out.append(f"<del>{html.escape(old)}</del>")
         else:
             out.append(f"<ins>{html.escape(new)}</ins>")
+    if tail and (not out or out[-1] != " … "):
+        out.append(" … ")
     text = "".join(out).strip(" …")
     return text if "<del>" in text or "<ins>" in text else "(no textual change)"
 
 
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """Lengths of the common prefix and (non-overlapping) common suffix of two token lists."""
+    limit = min(len(a), len(b))
+    head = 0
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def _words(old: str, new: str) -> str:
     a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
-    parts: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    # An edit touches a span: the unchanged words around it are matched in linear time, and only the
+    # span between goes to SequenceMatcher (quadratic in what it is given).
+    head, tail = _common_ends(a, b)
+    parts: list[str] = [html.escape("".join(a[:head]))]
+    a_mid, b_mid = a[head:len(a) - tail], b[head:len(b) - tail]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes():
         if tag == "equal":
-            parts.append(html.escape("".join(a[i1:i2])))
+            parts.append(html.escape("".join(a_mid[i1:i2])))
             continue
         if i2 > i1:
-            parts.append(f"<del>{html.escape(''.join(a[i1:i2]))}</del>")
+            parts.append(f"<del>{html.escape(''.join(a_mid[i1:i2]))}</del>")
         if j2 > j1:
-            parts.append(f"<ins>{html.escape(''.join(b[j1:j2]))}</ins>")
+            parts.append(f"<ins>{html.escape(''.join(b_mid[j1:j2]))}</ins>")
+    parts.append(html.escape("".join(a[len(a) - tail:])))
     return "".join(parts)
 
 
 def _items(arm: dict | None) -> list[str]:
-    return [r.get("treatment", "") for r in (arm or {}).get("recommendations", [])]
+    return [str(r.get("treatment", "")) for r in (arm or {}).get("recommendations", []) if isinstance(r, dict)]
 
 
-def _list_diff(baseline: list[str], counterfactual: list[str]) -> str:
+def _marked(baseline: list[str], counterfactual: list[str]) -> tuple[list[list], list[list]]:
+    """Each list's items with a flag: dropped from the baseline / new in the counterfactual (case-insensitive)."""
     before = {t.lower() for t in baseline}
     after = {t.lower() for t in counterfactual}
-    left = "".join(f"<li class='{'gone' if t.lower() not in after else ''}'>{html.escape(t)}</li>" for t in baseline)
-    right = "".join(f"<li class='{'new' if t.lower() not in before else ''}'>{html.escape(t)}</li>" for t in counterfactual)
-    return f"<div class='arms'><ol>{left or '<li>(none)</li>'}</ol><ol>{right or '<li>(none)</li>'}</ol></div>"
+    return [[t, t.lower() not in after] for t in baseline], [[t, t.lower() not in before] for t in counterfactual]
 
 
-def collect(paths: list[str]) -> tuple[list[str], dict[str, dict]]:
-    """Models, and per tuple key: its edit and each model's answers."""
+def _shown(score: object) -> str:
+    if not isinstance(score, (int, float)) or score != score:
+        return "unscored"
+    return f"{score:g}"
+
+
+def collect(paths: Sequence[str] | LogRows | pd.DataFrame) -> tuple[list[str], dict[str, dict]]:
+    """Models, and per tuple key (case:intervention): its edit, expected change and each model's answer.
+
+    The word diff is computed once per tuple, whatever the number of models that answered it.
+    """
     models: list[str] = []
     tuples: dict[str, dict] = {}
-    for path in _log_paths(paths):
-        try:
-            log = read_eval_log(path)
-        except Exception:
+    for sample in sample_views(suite_samples(paths, "css")):
+        name = next((n for n in JUDGE_SCORES if n in sample.scores), None)
+        meta = sample.metadata
+        if name is None or "family" not in meta:
             continue
-        model = log.eval.model
-        for sample in log.samples or []:
-            scores = sample.scores or {}
-            name = next((n for n in JUDGE_SCORES if n in scores), None)
-            if name is None or "family" not in sample.metadata:
-                continue
-            if model not in models:
-                models.append(model)
-            meta = sample.metadata
-            key = f"{meta['case_id']}:{meta['intervention_id']}"
-            entry = tuples.setdefault(key, {"family": meta["family"], "intervention": meta["intervention_id"], "answers": {}})
-            if "diff" not in entry:
-                if "baseline_sections" in meta:
-                    before, after = render_sections(meta["baseline_sections"]), render_sections(meta["counterfactual_sections"])
-                else:
-                    before, after = meta["baseline_packet"], sample.input if isinstance(sample.input, str) else ""
-                entry["diff"] = word_diff(before, after)
-                entry["expected"] = meta.get("expected_change", "")
-            store = sample.store or {}
-            score = scores[name]
-            entry["answers"].setdefault(model, {
-                "score": score.value,
-                "rationale": (score.explanation or "").split("\n\nBASELINE:")[0],
-                "lists": _list_diff(_items(store.get("CSSArms:baseline")), _items(store.get("CSSArms:counterfactual"))),
-                "source": f"{path}#{sample.id} (epoch {sample.epoch})",
-            })
+        if sample.model not in models:
+            models.append(sample.model)
+        key = f"{meta['case_id']}:{meta['intervention_id']}"
+        entry = tuples.setdefault(key, {"family": str(meta["family"]), "intervention": str(meta["intervention_id"]), "answers": {}})
+        if "diff" not in entry:
+            if "baseline_sections" in meta:
+                before, after = render_sections(meta["baseline_sections"]), render_sections(meta["counterfactual_sections"])
+            else:
+                before, after = meta.get("baseline_packet", ""), input_text(sample.input) if isinstance(sample.input, str) else ""
+            entry["diff"] = word_diff(before, after)
+            entry["expected"] = str(meta.get("expected_change", ""))
+        score = sample.scores[name]
+        baseline, counterfactual = _marked(_items(sample.store.get("CSSArms:baseline")), _items(sample.store.get("CSSArms:counterfactual")))
+        entry["answers"].setdefault(sample.model, {
+            "score": _shown(score.value),
+            "why": (score.explanation or "").split("\n\nBASELINE:")[0],
+            "before": baseline,
+            "after": counterfactual,
+            "src": f"{sample.log}#{sample.id} (epoch {sample.epoch})",
+        })
     return models, tuples
 
 
-def write_side_by_side(paths: list[str], file: str | Path) -> Path:
+def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str | Path) -> Path:
+    """Write the page for the CSS logs under `paths` (or the log reader's CSS rows) to `file`."""
     models, tuples = collect(paths)
     rows = []
     for key, entry in sorted(tuples.items()):
-        cells = []
-        for model in models:
-            ans = entry["answers"].get(model)
-            if ans is None:
-                cells.append(f"<td data-model='{html.escape(model)}' class='missing'>not run</td>")
-                continue
-            score = ans["score"]
-            shown = "unscored" if score != score else f"{score:g}"
-            cells.append(
-                f"<td data-model='{html.escape(model)}'><div class='score s{shown.replace('.', '_')}'>score {shown}</div>"
-                f"{ans['lists']}<p class='why'>{html.escape(ans['rationale'])}</p>"
-                f"<p class='src'>{html.escape(ans['source'])}</p></td>"
-            )
-        scores = " ".join(
-            "unscored" if a["score"] != a["score"] else f"{a['score']:g}" for a in entry["answers"].values()
-        )
-        rows.append(
-            f"<tr data-family='{entry['family']}' data-intervention='{html.escape(entry['intervention'])}' data-scores='{scores}'>"
-            f"<td class='edit'><b>{html.escape(key)}</b><p>{entry['diff']}</p><p class='exp'>Expected: {html.escape(entry['expected'])}</p></td>"
-            + "".join(cells) + "</tr>"
-        )
-    options = lambda values: "".join(f"<option>{html.escape(v)}</option>" for v in values)  # noqa: E731
-    families = sorted({e["family"] for e in tuples.values()})
-    interventions = sorted({e["intervention"] for e in tuples.values()})
-    page = f"""<!doctype html><html><head><meta charset='utf-8'><title>CSS side by side</title>
-<style>body{{font-family:sans-serif;margin:1em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;vertical-align:top;padding:4px;font-size:12px}}
-td.edit{{max-width:420px}}del{{background:#fdd}}ins{{background:#dfd;text-decoration:none}}.arms{{display:grid;grid-template-columns:1fr 1fr;gap:4px}}
-li.gone{{text-decoration:line-through;color:#a00}}li.new{{color:#070;font-weight:bold}}.score{{font-weight:bold}}.src,.exp{{color:#666}}</style></head><body>
-<h1>CSS side by side</h1>
-<p>Left: the edit to the chart (word diff) and the pre-registered expected change. Per model: baseline (left) and
-counterfactual (right) recommendations, struck-through when dropped and bold when added, the judge's score and rationale.</p>
-<p>Family <select id='family'><option value=''>all</option>{options(families)}</select>
-Intervention <select id='intervention'><option value=''>all</option>{options(interventions)}</select>
-Score <select id='score'><option value=''>any</option><option>0</option><option>0.5</option><option>1</option><option>unscored</option></select>
-Model <select id='model'><option value=''>all</option>{options(models)}</select> <span id='count'></span></p>
-<table><thead><tr><th>tuple</th>{''.join(f"<th data-model='{html.escape(m)}'>{html.escape(m)}</th>" for m in models)}</tr></thead>
-<tbody>{''.join(rows)}</tbody></table>
-<script>
-const byId = id => document.getElementById(id);
-function apply() {{
-  const f = byId('family').value, i = byId('intervention').value, s = byId('score').value, m = byId('model').value;
-  let shown = 0;
-  for (const row of document.querySelectorAll('tbody tr')) {{
-    const ok = (!f || row.dataset.family === f) && (!i || row.dataset.intervention === i)
-      && (!s || row.dataset.scores.split(' ').includes(s));
-    row.style.display = ok ? '' : 'none';
-    if (ok) shown++;
-  }}
-  for (const cell of document.querySelectorAll('[data-model]')) cell.style.display = (!m || cell.dataset.model === m) ? '' : 'none';
-  byId('count').textContent = shown + ' tuples shown';
-}}
-for (const id of ['family', 'intervention', 'score', 'model']) byId(id).onchange = apply;
-apply();
-</script></body></html>"""
+        answers = [entry["answers"].get(m) for m in models]
+        rows.append({"key": key, "family": entry["family"], "intervention": entry["intervention"], "diff": entry["diff"],
+                     "expected": entry["expected"], "answers": answers,
+                     "scores": sorted({a["score"] for a in answers if a is not None})})
+    page = render(
+        "side_by_side.html.j2",
+        models=models,
+        first_page=[{**row, "diff": Markup(row["diff"])} for row in rows[:PAGE_SIZE]],
+        data={"models": models, "tuples": rows, "page_size": PAGE_SIZE},
+        families=sorted({r["family"] for r in rows}),
+        interventions=sorted({r["intervention"] for r in rows}),
+        total=len(rows),
+        page_size=PAGE_SIZE,
+    )
     path = Path(file)
     path.write_text(page, encoding="utf-8")
     return path
-

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats
@@ -68,6 +69,45 @@ def verdict_kappa(a: Sequence[float], b: Sequence[float], weighted: bool = False
     )
 
 
+def cluster_resample_means(
+    values: Sequence[float],
+    clusters: Sequence[str],
+    n_resamples: int = 2000,
+    seed: int = 0,
+    cluster_order: Literal["sorted", "appearance"] = "sorted",
+) -> np.ndarray:
+    """Means of `n_resamples` case-clustered bootstrap resamples, without building any resample.
+
+    A resample's mean is the sum of its picked clusters' sums over the sum of their counts, so
+    per-cluster sums and counts are computed once and each resample is two gathers. The draws are
+    those of the per-resample loop this replaced (`rng.integers(0, k, k)` per resample, `k`
+    clusters indexed in `cluster_order`), made in blocks, so a seed gives the interval it always did.
+    """
+    vals = np.asarray(values, dtype=float)
+    ids = np.asarray(clusters)
+    if cluster_order == "sorted":
+        _, index = np.unique(ids, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        # Relabel clusters by first appearance (what pandas' unique() gives).
+        rank = np.empty(len(first), dtype=np.intp)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        index = rank[inverse]
+    k = int(index.max()) + 1 if len(index) else 0
+    if k == 0:
+        return np.full(n_resamples, np.nan)
+    sums = np.bincount(index, weights=vals, minlength=k)
+    counts = np.bincount(index, minlength=k).astype(float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    block = max(1, 2_000_000 // k)  # bounds the (resamples x clusters) index block to ~16 MB
+    for start in range(0, n_resamples, block):
+        stop = min(n_resamples, start + block)
+        picked = rng.integers(0, k, (stop - start, k))
+        means[start:stop] = sums[picked].sum(axis=1) / counts[picked].sum(axis=1)
+    return means
+
+
 def cluster_bootstrap_ci(
     values: Sequence[float],
     clusters: Sequence[str],
@@ -79,18 +119,23 @@ def cluster_bootstrap_ci(
     """Percentile CI of `statistic`, resampling whole clusters (cases) with replacement.
 
     Tuples of one case share its baseline and its chart, so they are not independent; the
-    case is the unit that is resampled. The seed makes the interval reproducible.
+    case is the unit that is resampled. The seed makes the interval reproducible. The mean (every
+    table's statistic) is computed from per-cluster sums (`cluster_resample_means`); any other
+    statistic is evaluated on each resample built from the same draws.
     """
-    vals = np.asarray(values, dtype=float)
-    ids = np.asarray(clusters)
-    unique = np.unique(ids)
-    groups = [vals[ids == c] for c in unique]
-    rng = np.random.default_rng(seed)
-    draws = np.empty(n_resamples)
-    for i in range(n_resamples):
-        picked = rng.integers(0, len(groups), len(groups))
-        draws[i] = statistic(np.concatenate([groups[j] for j in picked]))
     alpha = (1 - level) / 2
+    if statistic is np.mean:
+        draws = cluster_resample_means(values, clusters, n_resamples, seed)
+    else:
+        vals = np.asarray(values, dtype=float)
+        ids = np.asarray(clusters)
+        unique = np.unique(ids)
+        groups = [vals[ids == c] for c in unique]
+        rng = np.random.default_rng(seed)
+        draws = np.empty(n_resamples)
+        for i in range(n_resamples):
+            picked = rng.integers(0, len(groups), len(groups))
+            draws[i] = statistic(np.concatenate([groups[j] for j in picked]))
     return float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha))
 
 

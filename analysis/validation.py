@@ -12,47 +12,41 @@ restricted to the rows the majority of raters marked coherent.
 from __future__ import annotations
 
 import hashlib
-import html
-import json
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from inspect_ai.log import read_eval_log
 
-from clinical_cf.analysis.report import JUDGE_SCORES, _log_paths
+from clinical_cf.analysis.html import render
+from clinical_cf.analysis.logs import LogRows, sample_views, suite_samples
+from clinical_cf.analysis.report import JUDGE_SCORES
 from clinical_cf.analysis.stats import VERDICTS, verdict_kappa
 
 SHEET_COLUMNS = ["row_id", "family", "intervention", "expected_change", "baseline_recommendations",
                  "counterfactual_recommendations", "score", "coherent", "comment"]
 
 
-def judged_rows(paths: list[str]) -> pd.DataFrame:
+def judged_rows(paths: Sequence[str] | LogRows | pd.DataFrame) -> pd.DataFrame:
     """Every scored CSS tuple with the texts a rater needs and the key fields raters must not see."""
     rows = []
-    for path in _log_paths(paths):
-        try:
-            log = read_eval_log(path)
-        except Exception:
+    for sample in sample_views(suite_samples(paths, "css")):
+        name = next((n for n in JUDGE_SCORES if n in sample.scores), None)
+        if name is None or sample.metadata.get("family") in (None, "N"):
             continue
-        for sample in log.samples or []:
-            scores = sample.scores or {}
-            name = next((n for n in JUDGE_SCORES if n in scores), None)
-            if name is None or sample.metadata.get("family") in (None, "N"):
-                continue
-            score = scores[name]
-            if not isinstance(score.value, (int, float)) or score.value != score.value:
-                continue
-            meta = score.metadata or {}
-            rows.append({
-                "log": path, "sample_id": sample.id, "epoch": sample.epoch, "model": log.eval.model,
-                "judge": meta.get("judge_model"), "llm_score": float(score.value),
-                "family": sample.metadata["family"], "intervention": sample.metadata.get("intervention"),
-                "expected_change": sample.metadata.get("expected_change"),
-                "baseline_recommendations": meta.get("baseline_recommendations"),
-                "counterfactual_recommendations": meta.get("counterfactual_recommendations"),
-            })
+        score = sample.scores[name]
+        if not isinstance(score.value, (int, float)) or score.value != score.value:
+            continue
+        meta = score.metadata or {}
+        rows.append({
+            "log": sample.log, "sample_id": sample.id, "epoch": sample.epoch, "model": sample.model,
+            "judge": meta.get("judge_model"), "llm_score": float(score.value),
+            "family": sample.metadata["family"], "intervention": sample.metadata.get("intervention"),
+            "expected_change": sample.metadata.get("expected_change"),
+            "baseline_recommendations": meta.get("baseline_recommendations"),
+            "counterfactual_recommendations": meta.get("counterfactual_recommendations"),
+        })
     return pd.DataFrame(rows)
 
 
@@ -81,50 +75,15 @@ def export_sheet(paths: list[str], out_dir: str | Path, n: int = 100, seed: int 
 
 
 def _form_html(sheet: pd.DataFrame) -> str:
-    """A static form: one card per row, radio buttons, and a button that downloads the filled CSV."""
-    cards = []
-    for row in sheet.itertuples():
-        rid = html.escape(row.row_id)
-        radios = " ".join(
-            f"<label><input type='radio' name='s_{rid}' value='{v:g}'> {v:g}</label>" for v in VERDICTS
-        )
-        cards.append(
-            f"<section data-row='{rid}'><h3>Row {rid} (family {html.escape(str(row.family))})</h3>"
-            f"<p><b>Intervention:</b> {html.escape(str(row.intervention))}</p>"
-            f"<p><b>Expected change:</b> {html.escape(str(row.expected_change))}</p>"
-            f"<div class='cols'><pre>{html.escape(str(row.baseline_recommendations))}</pre>"
-            f"<pre>{html.escape(str(row.counterfactual_recommendations))}</pre></div>"
-            f"<p><b>Score</b> {radios} &nbsp; <label><input type='checkbox' name='c_{rid}' checked> medically coherent</label></p>"
-            f"<p><input type='text' name='m_{rid}' placeholder='comment' size='80'></p></section>"
-        )
-    rows_json = json.dumps(sheet[[c for c in SHEET_COLUMNS if c not in ("score", "coherent", "comment")]].to_dict("records"))
-    return f"""<!doctype html><html><head><meta charset='utf-8'><title>CSS annotation</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}section{{border:1px solid #ccc;padding:.5em 1em;margin:1em 0}}
-.cols{{display:grid;grid-template-columns:1fr 1fr;gap:1em}}pre{{white-space:pre-wrap;background:#f7f7f7;padding:.5em}}</style></head><body>
-<h1>CSS judge validation</h1>
-<p>For each row, compare the recommendations before (left) and after (right) the chart change with the expected change.
-Score 1 = updated in the expected direction, 0.5 = acknowledged but not (fully) updated, 0 = unchanged or wrong direction.
-Untick "coherent" if the counterfactual case is medically incoherent.</p>
-{''.join(cards)}
-<button id='download'>Download my answers (CSV)</button>
-<script>
-const ROWS = {rows_json};
-const COLS = {json.dumps(SHEET_COLUMNS)};
-function q(v) {{ return '"' + String(v ?? '').replace(/"/g, '""') + '"'; }}
-document.getElementById('download').onclick = () => {{
-  const lines = [COLS.join(',')];
-  for (const r of ROWS) {{
-    const s = document.querySelector(`input[name="s_${{r.row_id}}"]:checked`);
-    const c = document.querySelector(`input[name="c_${{r.row_id}}"]`).checked ? 'yes' : 'no';
-    const m = document.querySelector(`input[name="m_${{r.row_id}}"]`).value;
-    lines.push(COLS.map(k => q(k === 'score' ? (s ? s.value : '') : k === 'coherent' ? c : k === 'comment' ? m : r[k])).join(','));
-  }}
-  const a = document.createElement('a');
-  a.href = URL.createObjectURL(new Blob([lines.join('\\n')], {{type: 'text/csv'}}));
-  a.download = 'annotations.csv';
-  a.click();
-}};
-</script></body></html>"""
+    """A static form: one card per row, radio buttons, and a button that downloads the filled CSV.
+
+    Model output reaches the page twice, as card text (HTML-escaped by the template) and as the rows'
+    data for the download (JSON escaped for its script block), so no reply can end a block or run script.
+    """
+    fields = [c for c in SHEET_COLUMNS if c not in ("score", "coherent", "comment")]
+    rows = [{k: ("" if v is None or (isinstance(v, float) and v != v) else str(v)) for k, v in r.items()}
+            for r in sheet[fields].to_dict("records")]
+    return render("annotation.html.j2", rows=rows, verdicts=[f"{v:g}" for v in VERDICTS], columns=SHEET_COLUMNS)
 
 
 def _majority(values: list[float]) -> float:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from clinical_cf.analysis.logs import LogRows, input_text, sample_views, suite_samples
 from clinical_cf.analysis.stats import cluster_bootstrap_ci, holm, mcnemar_exact, paired_difference
 from clinical_cf.analysis.tables import markdown_table
 from clinical_cf.scorers.workflow import ECE_BINS, expected_calibration_error, utility
@@ -30,59 +31,37 @@ GROUP = ["model", "condition"]
 PERTURBED = ("missing", "stale", "conflict", "late_risk")
 
 
-def log_paths(paths: Sequence[str | Path]) -> list[str]:
-    """Files as given; directories expanded to the Inspect logs inside them."""
-    from inspect_ai.log import list_eval_logs
-
-    out: list[str] = []
-    for p in paths:
-        if Path(p).is_dir():
-            out += [info.name.removeprefix("file://") for info in list_eval_logs(str(p))]
-        else:
-            out.append(str(p))
-    return out
-
-
 def _user_text(sample) -> str:
-    turns = (sample.metadata or {}).get("turns")
+    turns = sample.metadata.get("turns")
     if turns:
         return "\n\n".join(t["content"] for t in turns)
-    if isinstance(sample.input, str):
-        return sample.input
-    return "\n\n".join(m.text for m in sample.input if m.role == "user")
+    return input_text(sample.input, roles=("user",), sep="\n\n")
 
 
-def workflow_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """Per-episode rows from every workflow log among `paths`; other logs are ignored."""
-    from inspect_ai.log import read_eval_log
-
+def workflow_rows(paths: Sequence[str | Path] | LogRows | pd.DataFrame) -> pd.DataFrame:
+    """Per-episode rows from every workflow log among `paths` (or rows the log reader gave); other logs are ignored."""
     rows = []
-    for path in log_paths(paths):
-        try:
-            log = read_eval_log(path)
-        except Exception:  # noqa: BLE001, S112 - an unreadable log must not stop the analysis; it simply contributes no rows
+    for sample in sample_views(suite_samples(paths, "workflow")):
+        score = sample.scores.get(SCORER)
+        if score is None:
             continue
-        for sample in log.samples or []:
-            score = (sample.scores or {}).get(SCORER)
-            if score is None:
-                continue
-            meta, sm = sample.metadata or {}, score.metadata or {}
-            episode = {"reference_action": meta["reference_action"], "acceptable_actions": meta["acceptable_actions"]}
-            action = sm.get("action")
-            rows.append({
-                "model": log.eval.model, "condition": meta.get("condition", "neutral"), "task_cost_ratio": meta.get("cost_ratio", 5.0),
-                "episode_id": meta.get("episode_id", sample.id), "seed_id": meta["seed_id"], "pair_key": meta.get("pair_key"),
-                "task_class": meta["task_class"], "variant": meta["variant"], "parameterization": meta.get("parameterization"),
-                "split": meta.get("split"), "epoch": sample.epoch, "reference_action": meta["reference_action"],
-                "acceptable_actions": tuple(meta["acceptable_actions"]), "action": action,
-                "confidence": sm.get("confidence"), "parse_ok": bool(sm.get("parse_ok")),
-                "first_action": (sm.get("turn_actions") or [action])[0],
-                "correct": float(action in meta["acceptable_actions"]),
-                "utility_5": utility(action, episode, 5.0), "utility_10": utility(action, episode, 10.0),
-                "escalate_required": meta["reference_action"] == "ESCALATE",
-                "escalate_acceptable": "ESCALATE" in meta["acceptable_actions"],
-                "text": _user_text(sample), "log": path,
-            })
+        meta, sm = sample.metadata, score.metadata or {}
+        episode = {"reference_action": meta["reference_action"], "acceptable_actions": meta["acceptable_actions"]}
+        action = sm.get("action")
+        rows.append({
+            "model": sample.model, "condition": meta.get("condition", "neutral"), "task_cost_ratio": meta.get("cost_ratio", 5.0),
+            "episode_id": meta.get("episode_id", sample.id), "seed_id": meta["seed_id"], "pair_key": meta.get("pair_key"),
+            "task_class": meta["task_class"], "variant": meta["variant"], "parameterization": meta.get("parameterization"),
+            "split": meta.get("split"), "epoch": sample.epoch, "reference_action": meta["reference_action"],
+            "acceptable_actions": tuple(meta["acceptable_actions"]), "action": action,
+            "confidence": sm.get("confidence"), "parse_ok": bool(sm.get("parse_ok")),
+            "first_action": (sm.get("turn_actions") or [action])[0],
+            "correct": float(action in meta["acceptable_actions"]),
+            "utility_5": utility(action, episode, 5.0), "utility_10": utility(action, episode, 10.0),
+            "escalate_required": meta["reference_action"] == "ESCALATE",
+            "escalate_acceptable": "ESCALATE" in meta["acceptable_actions"],
+            "text": _user_text(sample), "log": sample.log,
+        })
     frame = pd.DataFrame(rows)
     if not frame.empty:
         frame["confidence"] = pd.to_numeric(frame["confidence"], errors="coerce")

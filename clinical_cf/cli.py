@@ -272,6 +272,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from clinical_cf.analysis.logs import read_logs
     from clinical_cf.analysis.report import export_rewards, regression_gate, write_report
 
     predictions = None
@@ -279,14 +280,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
         from clinical_cf.catalog.css import CSS_DIR
 
         predictions = resolve_user_path(args.predictions) if args.predictions else CSS_DIR / "predictions.yaml"
-    report = write_report(args.logs, args.out, predictions)
+    if args.gate and not args.baseline:
+        raise SystemExit("--gate needs --baseline LOG_OR_DIR")
+    # Each log is read once; the report, the rewards and the gate all take their rows from this read.
+    rows = read_logs(args.logs, progress=True)
+    report = write_report(rows, args.out, predictions)
     print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
     if args.rewards:
-        print(f"wrote {export_rewards(args.logs, args.rewards)} reward records to {args.rewards}")
+        print(f"wrote {export_rewards(rows, args.rewards)} reward records to {args.rewards}")
     if args.gate:
-        if not args.baseline:
-            raise SystemExit("--gate needs --baseline LOG_OR_DIR")
-        table, passed = regression_gate(args.logs, args.baseline, args.margin)
+        table, passed = regression_gate(rows, args.baseline, args.margin)
         table.to_csv(Path(args.out) / "gate.csv", index=False)
         for row in table[table["failed"]].itertuples():
             print(f"GATE FAILED: {row.model} family {row.family}: {row.why}")

@@ -53,6 +53,12 @@ class Suite:
     """Sample metadata field the dataset card counts samples by."""
     records_need_lock: bool = False
     """The task refuses a user records file without a `<file>.lock` (it is itself the pre-registered catalog)."""
+    report_section: str | None = None
+    """`module:function` building the suite's section of `clinical-cf report` (see `clinical_cf.analysis.sections`)."""
+    report_tables: tuple[str, ...] = ()
+    """`module:function`s of extra section tables, each `(samples: DataFrame) -> DataFrame` over the suite's sample rows."""
+    report_banners: tuple[str, ...] = ()
+    """`module:function`s of section banners, each `(logs: DataFrame, samples: DataFrame) -> list[str]`."""
 
     def record_model(self) -> type[BaseModel]:
         return _resolve(self.schema)
@@ -117,6 +123,7 @@ CSS = Suite(
     ),
     generator="clinical_cf.catalog.css.cohort",
     breakdown="family",
+    report_section="clinical_cf.analysis.sections:css_section",
 )
 
 SENSITIVITY = Suite(
@@ -142,6 +149,7 @@ SENSITIVITY = Suite(
     catalogs=(CATALOG_DIR / "sensitivity" / "perturbations.yaml",),
     generator="clinical_cf.catalog.sensitivity.vignettes",
     breakdown="type",
+    report_section="clinical_cf.analysis.sections:sensitivity_section",
 )
 
 
@@ -170,6 +178,7 @@ WORKFLOW = Suite(
     generator="clinical_cf.catalog.workflow.assemble",
     breakdown="variant",
     records_need_lock=True,
+    report_section="clinical_cf.analysis.sections:workflow_section",
 )
 
 
@@ -197,6 +206,7 @@ MEDPIC = Suite(
     catalogs=(CATALOG_DIR / "medpic" / "rules.yaml",),
     generator="clinical_cf.catalog.medpic.generate",
     breakdown="kind",
+    report_section="clinical_cf.analysis.sections:medpic_section",
 )
 
 SUITES: dict[str, Suite] = {s.name: s for s in (CSS, SENSITIVITY, MEDPIC, WORKFLOW)}

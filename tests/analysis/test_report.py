@@ -227,3 +227,28 @@ def test_medpic_and_workflow_logs_get_their_sections(tmp_path):
     assert flow.loc["clean", "accuracy"] == 1.0 and flow.loc["late_risk", "accuracy"] == 1.0
     assert flow.loc["missing", "accuracy"] == 0.0
     assert (out / "workflow_summary.csv").exists() and (out / "workflow_paired.csv").exists()
+
+
+def test_a_table_and_a_banner_are_one_line_registrations_on_the_suite(tmp_path, monkeypatch):
+    import dataclasses
+
+    import pandas as pd
+
+    from clinical_cf.analysis import sections
+    from clinical_cf.suites import SUITES
+
+    extended = dataclasses.replace(SUITES["css"], report_tables=("report_extensions:unscored_per_model",),
+                                   report_banners=("report_extensions:catalog_banner",))
+    monkeypatch.setattr(sections, "SUITES", {**SUITES, "css": extended})
+    eval(css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
+         model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
+         model_roles={"judge": MockModel("mockllm/judge", lambda p: "not json at all").model},
+         display="none", log_dir=str(tmp_path / "logs"))
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "### Unscored judge verdicts per model (test extension)" in text
+    assert "suite css, 1 catalog hash(es), 2 samples**" in text
+    table = pd.read_csv(out / "css_unscored_per_model.csv")
+    assert table.loc[0, "model"] == "mockllm/m" and table.loc[0, "unscored"] == 2  # the judge never replied in JSON
+    assert "class=\"banner\"" in (out / "report.html").read_text()

@@ -59,3 +59,52 @@ def test_filters_in_headless_chromium(page, tmp_path):
         tab.screenshot(path=str(tmp_path / "side_by_side.png"), full_page=True)
         browser.close()
     assert (tmp_path / "side_by_side.png").read_bytes().startswith(b"\x89PNG")
+
+
+def _rows(n_tuples: int):
+    """Reader-shaped rows for two models on `n_tuples` tuples (what `read_logs(...).suite("css")` gives)."""
+    import pandas as pd
+
+    rows = []
+    for model in ("mockllm/left", "mockllm/right"):
+        for i in range(n_tuples):
+            family = "BCD"[i % 3]
+            verdict = 1.0 if (model.endswith("left") and family == "B") else 0.0 if i % 2 else 0.5
+            rows.append({
+                "suite": "css", "log": f"/logs/{model[8:]}.eval", "model": model, "task": "css", "sample_id": f"t{i}", "epoch": 1,
+                "input": f"Chart {i}: ECOG 1, stage IV.", "metadata_case_id": f"case-{i:03d}", "metadata_intervention_id": f"{family}{i % 4}",
+                "metadata_family": family, "metadata_baseline_packet": f"Chart {i}: ECOG 0, stage IV.", "metadata_expected_change": "de-escalate",
+                "score_judge_direction": verdict, "score_judge_direction_metadata": {}, "score_judge_direction_explanation": f"reason {i}",
+                "score_judge_direction_answer": None,
+                "store_CSSArms:baseline": {"recommendations": [{"treatment": "FOLFOX"}]},
+                "store_CSSArms:counterfactual": {"recommendations": [{"treatment": "capecitabine"}]},
+            })
+    return pd.DataFrame(rows)
+
+
+def test_pages_and_filters_work_on_all_tuples(tmp_path):
+    assert CHROMIUM, "Debian's chromium is required for the browser test (make test installs it)"
+    from playwright.sync_api import sync_playwright
+
+    page = write_side_by_side(_rows(130), tmp_path / "many.html")
+    # 130 tuples ship as data; only the first page is drawn as HTML.
+    assert page.read_text().count("<tr><td class='edit'>") == 50
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        tab = browser.new_page()
+        tab.goto(page.as_uri())
+        assert tab.locator("#count").inner_text() == "130 tuples match; showing 1-50"
+        tab.click("#next")
+        assert tab.locator("#count").inner_text() == "130 tuples match; showing 51-100"
+        assert tab.locator("tbody tr").first.locator("b").inner_text() == "case-050:" + "BCD"[50 % 3] + str(50 % 4)
+        tab.click("#next")
+        assert tab.locator("tbody tr:visible").count() == 30 and tab.locator("#next").is_disabled()
+        tab.select_option("#family", "B")  # 44 of the 130 tuples, counted from the data, not the drawn rows
+        assert tab.locator("#count").inner_text() == "44 tuples shown"
+        tab.select_option("#score", "1")
+        tab.select_option("#model", "mockllm/right")  # right never scored 1: the score filter reads the chosen model
+        assert tab.locator("#count").inner_text() == "0 tuples shown"
+        tab.select_option("#model", "mockllm/left")
+        assert tab.locator("#count").inner_text() == "44 tuples shown"
+        assert tab.locator("td[data-model='mockllm/right']:visible").count() == 0
+        browser.close()

@@ -76,3 +76,63 @@ def test_paired_difference_and_equivalence():
     low, high, passed = equivalence_upper([0.0] * 6, list("aabbcc"))
     assert (low, high, passed) == (0.0, 0.0, True)
     assert not equivalence_upper([0.0, 0.5, 0.0, 0.5], list("abcd"))[2]
+
+
+# Seeded results of the case-clustered bootstrap as the per-resample Python loop gave them before it
+# was vectorised (pinned from that code): the same seed must give the same interval, so every table
+# and confirmatory verdict printed before the change is reproduced after it.
+PINNED_CLUSTERS_SEED = 42
+
+
+def _pinned_inputs():
+    rng = np.random.default_rng(PINNED_CLUSTERS_SEED)
+    clusters = [f"case-{i:02d}" for i in rng.integers(0, 23, 160)]  # 23 cases of uneven size
+    values = rng.choice([0.0, 0.5, 1.0], 160, p=[0.3, 0.2, 0.5])
+    other = rng.choice([0.0, 0.5, 1.0], 160)
+    return values, clusters, other
+
+
+def test_cluster_bootstrap_reproduces_the_pinned_seeded_intervals():
+    from clinical_cf.analysis.stats import equivalence_upper, paired_difference
+
+    values, clusters, other = _pinned_inputs()
+    exact = pytest.approx
+    assert cluster_bootstrap_ci(values, clusters) == exact((0.5092408459595961, 0.6433212533860457), abs=1e-9)
+    assert cluster_bootstrap_ci(values, clusters, seed=7, level=0.9) == exact((0.5191187659957114, 0.637729348994319), abs=1e-9)
+    assert cluster_bootstrap_ci(values, clusters, n_resamples=500, seed=3) == exact((0.5125314613811547, 0.6437908496732027), abs=1e-9)
+    assert paired_difference(values, other, clusters) == exact((0.078125, 0.0, 0.15162004899959164), abs=1e-9)
+    low, high, passed = equivalence_upper(1 - values, clusters)
+    assert (low, high) == exact((0.36734117375763864, 0.4785714285714286), abs=1e-9) and not passed
+    # A statistic other than the mean still resamples the same cases.
+    assert cluster_bootstrap_ci(values, clusters, statistic=np.median) == (0.5, 1.0)
+
+
+def test_confirmatory_reproduces_the_pinned_seeded_results():
+    import pandas as pd
+
+    from clinical_cf.analysis.report import confirmatory
+    from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
+
+    rng = np.random.default_rng(11)
+    n = 240
+    rows = pd.DataFrame({
+        "model": rng.choice(["m/a", "m/b"], n),
+        "case_id": [f"k{i}" for i in rng.integers(0, 31, n)],
+        "family": rng.choice(list("BDN"), n),
+        "split": rng.choice(["test", "dev"], n, p=[0.8, 0.2]),
+        "css": rng.choice([0.0, 0.5, 1.0], n, p=[0.35, 0.15, 0.5]),
+    })
+    table = confirmatory(rows, PREDICTIONS_PATH).set_index(["model", "prediction"])
+    pinned = {
+        ("m/a", "P1_surgery_blind_spot"): (0.3635971786833856, 0.651546717171717, 0.6135, 33),
+        ("m/a", "P2_prior_line_easiest"): (0.25, 0.5833333333333334, 0.8745, 29),
+        ("m/a", "P3_controls_stable"): (0.4354663394109397, 0.7037037037037037, 1.0, 29),
+        ("m/b", "P1_surgery_blind_spot"): (0.4791666666666667, 0.7777777777777778, 0.963, 28),
+        ("m/b", "P2_prior_line_easiest"): (0.3783783783783784, 0.68, 0.4665, 30),
+        ("m/b", "P3_controls_stable"): (0.3548387096774194, 0.644747453310696, 1.0, 35),
+    }
+    assert set(table.index) == set(pinned)
+    for key, (low, high, p, tuples) in pinned.items():
+        row = table.loc[key]
+        assert (row["ci_low"], row["ci_high"], row["p"]) == pytest.approx((low, high, p), abs=1e-9)
+        assert row["tuples"] == tuples and row["verdict"] == "not supported"

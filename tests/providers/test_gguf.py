@@ -196,3 +196,30 @@ def test_medpic_and_workflow_end_to_end_on_the_embedded_model():
         # The grammar-constrained decision JSON is always readable; late-risk episodes get a second turn.
         assert score.metadata["parse_ok"] is True
         assert [m.role for m in sample.messages].count("assistant") == 2
+
+
+def test_contexts_follow_cores_and_max_connections():
+    from clinical_cf.providers.gguf import plan_contexts
+
+    assert plan_contexts(2, None, None, None) == (2, 1)  # one context per core, the cores split between them
+    assert plan_contexts(8, None, 3, None) == (3, 2)  # never more contexts than Inspect may send requests
+    assert plan_contexts(2, 1, None, None) == (1, 2)  # -M parallel=1: the previous single context
+    assert plan_contexts(4, 2, None, 1) == (2, 1)  # -M n_threads fixes threads per context
+    assert plan_contexts(1, None, None, None) == (1, 1)
+
+
+async def test_concurrent_requests_decode_in_separate_contexts():
+    import asyncio
+
+    prompts = ["Name one antiemetic.", "Name one statin.", "Name one loop diuretic."]
+    config = GenerateConfig(max_tokens=12, temperature=0.0)
+    parallel = get_model("gguf/smollm2", parallel=2, config=GenerateConfig(max_connections=2))
+    assert parallel.api.contexts == 2 and parallel.api.max_connections() == 2
+    together = await asyncio.gather(*(parallel.generate(p, config=config) for p in prompts))
+    single = get_model("gguf/smollm2", parallel=1)
+    assert single.api.contexts == 1
+    one_by_one = [await single.generate(p, config=config) for p in prompts]
+    # Greedy decoding gives each prompt the same reply whichever context served it: no state leaks between requests.
+    assert [o.completion for o in together] == [o.completion for o in one_by_one]
+    with pytest.raises(UnsupportedOption, match="parallel must be at least 1"):
+        get_model("gguf/smollm2", parallel=0)
