@@ -163,3 +163,32 @@ def annotate_verdicts(table: pd.DataFrame, checked: ConfirmatoryPredictions) -> 
         for row in out.itertuples()
     ]
     return out
+
+
+def report_banners(logs: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
+    """Banner lines for a suite's section of the report, from the rows the one log reader gives it.
+
+    `logs` has one row per log with its eval metadata as `eval_<key>` (the registration record is
+    `eval_registration`); `samples` has `metadata_registration_fingerprint` per sample.
+    """
+    column = f"metadata_{SAMPLE_FINGERPRINT}"
+    prints: dict[str, tuple[str | None, ...]] = {}
+    if not samples.empty and column in samples.columns:
+        prints = {
+            str(log): tuple(None if pd.isna(v) else str(v) for v in group[column])
+            for log, group in samples.groupby("log", sort=False)
+        }
+    entries = []
+    for row in logs.to_dict("records"):
+        record = row.get("eval_registration")
+        entries.append(
+            LogRegistration(
+                log=str(row["log"]),
+                model=str(row.get("model")),
+                task=str(row.get("task")),
+                record=record if isinstance(record, Mapping) else None,
+                sample_fingerprints=prints.get(str(row["log"]), ()),
+            )
+        )
+    banners = model_banners(entries)
+    return [line for model in sorted(banners) for line in banners[model]]

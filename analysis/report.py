@@ -332,11 +332,12 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
     The one-sided p-value is the share of case-level bootstrap resamples (2,000, seeded) whose
     family mean falls on the wrong side of the threshold.
     """
-    from clinical_cf.catalog.css.predictions import load_predictions
-    from clinical_cf.catalog.lock import check_lock
+    from clinical_cf.analysis.registration import annotate_verdicts, confirmatory_predictions
 
-    check_lock(predictions_path)
-    predictions = [p.model_dump() for p in load_predictions(predictions_path)]
+    # Only the published predictions are tested: a threshold re-locked after release matches its
+    # lock but not the published hash, and is refused here (CatalogError naming the file).
+    checked = confirmatory_predictions(predictions_path)
+    predictions = [p.model_dump() for p in checked.predictions]
     test = rows[(rows["split"] == "test") & rows["css"].notna()]
     out = []
     for model, group in test.groupby("model"):
@@ -358,4 +359,4 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
 
     table["p_bh"] = false_discovery_control(table["p"].to_numpy(), method="bh")
     table["verdict"] = np.where(table["p_bh"] < alpha, "supported", "not supported")
-    return table
+    return annotate_verdicts(table, checked)

@@ -209,7 +209,9 @@ def css_section(ctx: SectionContext) -> Section:
             ("p", "Pre-registered predictions, one-sided case-level bootstrap p, Benjamini-Hochberg across predictions. "
                   "Everything below this section, dev split included, is exploratory."),
             ("table", conf),
-            *[("p", f"{r.model} / {r.prediction}: {r.verdict} ({r.statement})") for r in conf.itertuples()],
+            # Each verdict with the threshold and predictions hash it was tested against, read from the
+            # published file itself, so a reader never sees one threshold's wording next to another's verdict.
+            *[("p", f"{r.verdict_line}: {r.statement}") for r in conf.itertuples()],
         ]
     if {"single_shot", "agent"} <= set(settings):
         lift = _write(agent_lift(settings["single_shot"], settings["agent"]), out, "agent_lift")

@@ -93,6 +93,12 @@ def _display_path(path: Path) -> str:
     return str(path)
 
 
+# Every suite's report section shows how its replies were read (issue 14) and warns about logs whose
+# inputs were unregistered, re-locked after release or mixed (issue 15).
+REPORT_TABLES = ("clinical_cf.analysis.parse_quality:parse_table",)
+REPORT_BANNERS = ("clinical_cf.analysis.registration:report_banners",)
+
+
 CSS = Suite(
     name="css",
     title="Causal Sensitivity Score (CSS): counterfactual interventions on oncology tumor-board packets",
@@ -124,6 +130,8 @@ CSS = Suite(
     generator="clinical_cf.catalog.css.cohort",
     breakdown="family",
     report_section="clinical_cf.analysis.sections:css_section",
+    report_tables=REPORT_TABLES,
+    report_banners=REPORT_BANNERS,
 )
 
 SENSITIVITY = Suite(
@@ -150,6 +158,8 @@ SENSITIVITY = Suite(
     generator="clinical_cf.catalog.sensitivity.vignettes",
     breakdown="type",
     report_section="clinical_cf.analysis.sections:sensitivity_section",
+    report_tables=REPORT_TABLES,
+    report_banners=REPORT_BANNERS,
 )
 
 
@@ -179,6 +189,8 @@ WORKFLOW = Suite(
     breakdown="variant",
     records_need_lock=True,
     report_section="clinical_cf.analysis.sections:workflow_section",
+    report_tables=REPORT_TABLES,
+    report_banners=REPORT_BANNERS,
 )
 
 
@@ -207,6 +219,8 @@ MEDPIC = Suite(
     generator="clinical_cf.catalog.medpic.generate",
     breakdown="kind",
     report_section="clinical_cf.analysis.sections:medpic_section",
+    report_tables=REPORT_TABLES,
+    report_banners=REPORT_BANNERS,
 )
 
 SUITES: dict[str, Suite] = {s.name: s for s in (CSS, SENSITIVITY, MEDPIC, WORKFLOW)}
