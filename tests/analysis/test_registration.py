@@ -101,3 +101,23 @@ def test_verdicts_carry_threshold_and_hash():
     assert row["threshold"] == first.threshold and row["direction"] == first.direction
     assert row["predictions_sha256"] == checked.registration.sha256
     assert f"{first.direction} {first.threshold:g}" in row["verdict_line"] and checked.registration.sha256[:12] in row["verdict_line"]
+
+
+def test_the_report_shows_banners_and_the_parse_table_in_the_suite_section(tmp_path):
+    from clinical_cf.cli import main
+
+    seeds = tmp_path / "seeds.yaml"
+    seeds.write_text(SEEDS_PATH.read_text() + "\n# edited after release\n")
+    run(workflow(seeds=str(seeds), allow_unregistered=True, **SMALL), tmp_path / "logs", "unregistered")
+    write_lock(seeds)
+    run(workflow(seeds=str(seeds), **SMALL), tmp_path / "logs", "relocked", "mockllm/other")
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "**UNREGISTERED: " in text and "seeds.yaml" in text
+    assert "**RE-LOCKED, NOT PUBLISHED: " in text
+    # Both models' replies were well-formed JSON: the parse table says so, per model.
+    import pandas as pd
+
+    table = pd.read_csv(out / "workflow_parse_table.csv").set_index("model")
+    assert set(table.index) == {"mockllm/model", "mockllm/other"} and (table["json"] == 1.0).all()
