@@ -17,6 +17,7 @@ from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, load_observa
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
+from clinical_cf.exports.register import published_version
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
 from clinical_cf.tasks.css_task import Split, select_split
@@ -84,6 +85,7 @@ def build_css_observation_task(
         for case, p in pairs
     ]
     return Task(
+        version=published_version("css"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(dataset, name="css_agent_observation"),
         solver=perturbed_observation_agent(baseline_cache, section_cap_bytes, max_messages),
         scorer=judge_process(json_schema=json_schema),

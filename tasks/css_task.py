@@ -18,6 +18,7 @@ from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, load_ca
 from clinical_cf.catalog.css.schema import Case, load_cases
 from clinical_cf.catalog.loading import resolve_user_path
 from clinical_cf.catalog.lock import check_lock
+from clinical_cf.exports.register import published_version
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
@@ -104,6 +105,7 @@ def build_css_task(
     samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode, agent) for t in chosen]
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     return Task(
+        version=published_version("css"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
         solver=(
             chart_agent_recommendations(baseline_cache, section_cap_bytes, max_messages)

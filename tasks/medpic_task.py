@@ -14,10 +14,12 @@ from clinical_cf.catalog.medpic.questions import (
     self_check,
 )
 from clinical_cf.catalog.medpic.rules import load_rules
+from clinical_cf.exports.register import published_version
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
-from clinical_cf.solvers.medpic import medpic_zero_shot, render_prompt
+from clinical_cf.solvers.medpic import render_prompt
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import generate as inspect_generate
 
 
 def _split(value: str | list[str] | None) -> set[str] | None:
@@ -106,8 +108,10 @@ def build_medpic_task(
     if rationale_judge:
         scorers.append(rationale_mentions_change())
     return Task(
+        version=published_version("medpic"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(medpic_samples(items, lock.catalog_sha256, lock.registered), name=name),
-        solver=medpic_zero_shot(),
+        # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
+        solver=inspect_generate(),
         scorer=scorers,
         name=name,
         metadata={"suite": "medpic", "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,

@@ -14,6 +14,7 @@ from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
+from clinical_cf.exports.register import published_version
 from clinical_cf.scorers.sensitivity import direction_consistency
 from clinical_cf.solvers.sensitivity import candidate_distributions
 
@@ -67,6 +68,7 @@ def build_sensitivity_task(
                 },
             ))
     return Task(
+        version=published_version("sensitivity"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name="sensitivity"),
         solver=candidate_distributions(baseline_cache, json_schema, logprobs),
         scorer=direction_consistency(distribution),
