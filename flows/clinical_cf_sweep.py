@@ -24,6 +24,7 @@ running anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import Model
@@ -139,7 +140,8 @@ def clinical_cf_sweep(
     return sweep_spec(
         models=_names(models),
         judges=_names(judges),
-        log_dir=log_dir,
+        # Relative to where `flow run` is started, like Inspect's --log-dir (Flow would take it relative to this file).
+        log_dir=log_dir if "://" in log_dir else str(Path(log_dir).resolve()),
         suites=_names(suites) or None,
         all_tasks=tasks == "all",
         limit=int(limit) if limit else None,

@@ -65,6 +65,8 @@ def test_flow_file_cli_entry_builds_the_matrix():
     # prov/b would judge itself: the next judge is bound as judge_alt.
     assert ("clinical_cf/css", "prov/b", {"judge": "prov/b", "judge_alt": "prov/j"}) in pairs
     assert len(pairs) == 2 + 4
+    # A relative log dir is taken from where `flow run` starts, as Inspect's --log-dir is.
+    assert spec.log_dir == str(Path("x").resolve())
     all_tasks = flow.clinical_cf_sweep(models="prov/a", log_dir="x", suites="medpic", tasks="all")
     assert sorted(t.name for t in all_tasks.tasks) == sorted(f"clinical_cf/{n}" for n in SUITES["medpic"].tasks)
     with pytest.raises(ValueError, match="unknown suites"):
