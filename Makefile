@@ -1,6 +1,6 @@
 # Entry points (see README):
 #   make css-demo   set up, then run CSS Family D offline on the bundled local model
-#   make test       set up, then run the offline test suite
+#   make test       set up, then run the offline test suite and inspect-evals-lint
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,7 +11,7 @@ LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 DEMO_LIMIT ?= 3
 
-.PHONY: setup local browser test css-demo bench lock
+.PHONY: setup local browser test lint css-demo bench lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,9 +38,20 @@ browser:
 	@command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium; } \
 	  || { echo "Install Debian's chromium (apt-get install chromium) for the browser test"; exit 1; }
 
-# The offline test suite (mock models, the embedded local model, headless Chromium; no network).
+# The offline test suite (mock models, the embedded local model, headless Chromium; no network),
+# then the inspect_evals Register's static checker.
 test: local browser
 	$(BIN)/pytest -q
+	$(MAKE) --no-print-directory lint
+
+# inspect-evals-lint as the Register runs it: every task package under tasks/ (the layout is the
+# [tool.inspect-evals-lint] table in pyproject.toml), then, with the helper scope, the shared
+# packages every task imports (a package outside the source root is named by its __init__.py).
+LINT_HELPERS := clinical_cf tasks solvers scorers analysis catalog
+lint: setup
+	$(BIN)/inspect-evals-lint --all --output-format github
+	$(BIN)/inspect-evals-lint $(foreach p,$(LINT_HELPERS),--task $(p)/__init__.py) --output-format github
+	@echo "inspect-evals-lint: no failures"
 
 # The main job: a CSS family end to end on the bundled local model (model and judge from .env).
 css-demo: local

@@ -15,7 +15,7 @@
     clinical-cf report LOGS... --out DIR        CSS comparison report (Tables 2-4, cross-judge) over many logs
     clinical-cf annotate export LOGS... --out D blinded human-validation sheet; `annotate import` scores it
     clinical-cf workflow-controller LOGS... [--out DIR]  workflow suite: detectors, tuned controller, lexical OOV audit
-    clinical-cf export register [--interface-change]  inspect_evals Register eval.yaml per suite (register/)
+    clinical-cf export register [--interface-change]  inspect_evals Register eval.yaml per task (register/)
     clinical-cf export dataset --suite S --out D      a suite's data as JSONL plus a dataset card
     clinical-cf export lm-eval --out DIR              lm-evaluation-harness tasks for the suites that fit it
 
@@ -324,7 +324,9 @@ def _cmd_export_register(args: argparse.Namespace) -> int:
     from clinical_cf.exports.register import REGISTER_DIR, export_register
 
     out = Path(args.out) if args.out else REGISTER_DIR
-    for path in export_register(out, args.suite, args.interface_change):
+    # Elsewhere than the checkout's register/, the published record goes beside the entries.
+    published = {"published_path": out / "published.json"} if args.out else {}
+    for path in export_register(out, args.suite, args.interface_change, args.commit, **published):
         print(f"wrote {path}")
     return 0
 
@@ -455,6 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     register.add_argument("--out", help="register directory (default: the checkout's register/)")
     register.add_argument("--suite", action="append", help="only this suite (repeatable)")
     register.add_argument("--interface-change", action="store_true", help="bump X: the interface changed, scores did not")
+    register.add_argument("--commit", help="pin this commit as the entries' source (default: the one pinned before, else HEAD)")
     register.set_defaults(func=_cmd_export_register)
     dataset = exports.add_parser("dataset", help="a suite's records and samples as JSONL with a dataset card")
     dataset.add_argument("--suite", required=True)

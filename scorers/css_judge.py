@@ -90,10 +90,11 @@ def resolve_judge(role: str = "judge", fallback_role: str = "judge_alt") -> Reso
     """The judge for the current sample, avoiding self-judging where a fallback role exists."""
     under_test = get_model()
     roles = model_roles()
-    judge = get_model(role=role) if role in roles else under_test
+    # Each role is resolved only when it is bound, so `required=True` states that a bound role must resolve.
+    judge = get_model(role=role, required=True) if role in roles else under_test
     if _same_model(judge, under_test):
         if fallback_role in roles:
-            return ResolvedJudge(get_model(role=fallback_role), fallback_role, False)
+            return ResolvedJudge(get_model(role=fallback_role, required=True), fallback_role, False)
         return ResolvedJudge(judge, role if role in roles else "model_under_test", True)
     return ResolvedJudge(judge, role, False)
 

@@ -5,16 +5,15 @@ recommendations (the CSS paper's pipeline). Each sample is one (case, interventi
 tuple: the counterfactual arm runs on the mutated packet; the baseline arm runs on the
 unmodified packet and is generated once per case and epoch. Inspect's generate cache is
 what shares it: the first tuple of a case generates and caches, the others wait for it on
-a per-case lock and then read the cache, so every sample's transcript still shows the
+a per-case `concurrency()` context and then read the cache, so every sample's transcript still shows the
 baseline calls (marked as cache hits) and `inspect score` can re-judge any sample alone.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
-import weakref
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Callable
 
 from inspect_ai.model import (
@@ -29,7 +28,7 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, json_schema
+from inspect_ai.util import StoreModel, concurrency, json_schema
 from pydantic import BaseModel, Field
 
 from clinical_cf.replies import (
@@ -135,17 +134,16 @@ class CSSArms(StoreModel):
     counterfactual: ArmResult | None = None
 
 
-# One lock per (model, case packet, epoch) so concurrent tuples of a case generate the
-# baseline once and then read it from the generate cache. Locks belong to an event loop,
-# and each `eval()` runs its own, hence one table per loop.
-_baseline_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, int], asyncio.Lock]] = (
-    weakref.WeakKeyDictionary()
-)
+def baseline_lock(key: tuple[str, str, int]) -> AbstractAsyncContextManager[Any]:
+    """One holder at a time per (model, case packet, epoch), so concurrent tuples of a case generate
+    the baseline once and then read it from the generate cache.
 
-
-def baseline_lock(key: tuple[str, str, int]) -> asyncio.Lock:
-    locks = _baseline_locks.setdefault(asyncio.get_running_loop(), {})
-    return locks.setdefault(key, asyncio.Lock())
+    This is Inspect's own `concurrency()` context with a limit of one: Inspect resets its contexts
+    at the start of every eval (no lock outlives its run's event loop), and counts the time a
+    sample waits here as waiting, not working, time.
+    """
+    model, digest, epoch = key
+    return concurrency(f"baseline/{model}", 1, key=f"clinical_cf/baseline/{model}/{digest}/{epoch}", visible=False)
 
 
 def baseline_cache_policy(baseline_cache: bool | CachePolicy) -> CachePolicy | bool:

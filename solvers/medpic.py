@@ -1,4 +1,4 @@
-"""MedPIC zero-shot prompt and answer parsing (seed 002, §4.1).
+"""MedPIC zero-shot prompt and answer parsing (seed 002, §4.1); the task's solver is Inspect's `generate()`.
 
 Every question is answered independently: the prompt asks for a brief rationale and then the
 selected option letter(s) on a final `ANSWER:` line. Pair members are separate samples and the
@@ -17,8 +17,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from clinical_cf.catalog.loading import record_field
 from clinical_cf.replies import Provenance, as_flag, final_answer, find_object, invalid_reason, lowered_keys
@@ -225,13 +223,3 @@ def _text_answer(text: str, options: Mapping[str, str]) -> tuple[frozenset[str] 
 
 def format_answer(letters: frozenset[str] | set[str] | list[str] | None) -> str:
     return ",".join(sorted(letters)) if letters else ""
-
-
-@solver
-def medpic_zero_shot() -> Solver:
-    """Zero-shot: one generation per question from the rendered prompt (the sample input); no partner is shown."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await generate(state)
-
-    return solve

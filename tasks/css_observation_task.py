@@ -17,6 +17,7 @@ from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, Kind, load_observations
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.validate import load_checked_cases
+from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
@@ -99,6 +100,7 @@ def build_css_observation_task(
         for case, p in pairs
     ]
     return Task(
+        version=published_version("css"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(dataset, name="css_agent_observation"),
         solver=perturbed_observation_agent(baseline_cache, section_cap_bytes, max_messages),
         scorer=[judge_process(json_schema=json_schema), registration_check()],

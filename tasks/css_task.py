@@ -20,6 +20,7 @@ from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
+from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
@@ -152,6 +153,7 @@ def build_css_task(
     for sample in samples:
         sample.metadata = {**(sample.metadata or {}), **registration.sample_metadata()}
     return Task(
+        version=published_version("css"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
         solver=(
             chart_agent_recommendations(baseline_cache, section_cap_bytes, max_messages)

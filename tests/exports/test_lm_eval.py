@@ -37,7 +37,7 @@ def test_task_files(exported):
         assert config["output_type"] == "generate_until"
         assert config["doc_to_text"] == "{{prompt}}" and config["doc_to_target"] == "{{target}}"
         data = Path(config["dataset_kwargs"]["data_files"]["test"])
-        docs = [json.loads(line) for line in data.read_text().splitlines()]
+        docs = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
         assert len(docs) == len(task.docs()) > 0
         assert all(doc["prompt"] and doc["target"] for doc in docs)
         assert config["process_results"] == f"!function utils.{task.process_results}"

@@ -1,74 +1,111 @@
-"""inspect_evals Register entries: the checked-in eval.yaml files are valid, current and versioned by the N-X rule."""
+"""inspect_evals Register entries: the Register's own model accepts them, they are current, and versions follow N-X."""
 
 import dataclasses
+import json
 import shutil
 
 import pytest
 import yaml
+from inspect_ai import eval
+from inspect_evals.metadata import ExternalEvalMetadata
 
 from clinical_cf.catalog.errors import CatalogError
 from clinical_cf.exports.register import (
+    PUBLISHED_PATH,
     REGISTER_DIR,
-    RegisterEntry,
+    PublishedSuite,
     build_entry,
     entry_path,
     export_register,
     load_entry,
     next_version,
+    published_version,
 )
-from clinical_cf.suites import SUITES
+from clinical_cf.suites import SUITES, create_task
+from helpers import MockModel
 
+TASKS = [(suite, task) for suite in SUITES for task in SUITES[suite].tasks]
+
+# An entry as someone else might write one for another eval (none of our wording).
 VALID = {
-    "title": "A suite",
-    "description": "What it measures.",
+    "full_title": "Drug interaction recall under renamed brands",
+    "common_title": "DIR",
+    "description": "Asks for the interacting pair after brand names are swapped for generics.",
     "arxiv": "https://arxiv.org/abs/2608.03028",
-    "group": "Knowledge",
     "contributors": ["someone"],
-    "version": "1-A",
-    "tasks": [{"name": "medpic", "dataset_samples": 400}],
+    "tasks": [{"name": "medpic_gf", "task_path": "tasks/medpic_gf/medpic_gf.py", "dataset_samples": 12}],
     "tags": ["Medical"],
-    "metadata": {"requires_internet": False},
+    "source": {"repository_url": "https://github.com/example-org/dir-eval", "repository_commit": "0123abc"},
+    "metadata": {"requires": {"internet": False}, "extras": {"suite": "medpic", "version": "2-C"}},
 }
 
 
-def write(tmp_path, entry):
-    path = tmp_path / "eval.yaml"
-    path.write_text(yaml.safe_dump(entry))
+def write(tmp_path, entry, folder="medpic_gf"):
+    path = tmp_path / folder / "eval.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(entry), encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("suite", sorted(SUITES))
-def test_checked_in_entries_are_valid_and_current(suite):
-    path = entry_path(suite)
+@pytest.mark.parametrize("suite, task", TASKS, ids=[t for _, t in TASKS])
+def test_checked_in_entries_are_valid_current_and_name_the_tasks_version(suite, task):
+    path = entry_path(task)
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # The Register's own loader: the folder is the id; its model validates everything else.
+    upstream = ExternalEvalMetadata.model_validate({**raw, "id": path.parent.name})
+    assert [t.name for t in upstream.tasks] == [task]
+    assert upstream.tasks[0].task_path == f"tasks/{task}/{task}.py"
+    assert (REGISTER_DIR.parent / upstream.tasks[0].task_path).is_file()
     entry = load_entry(path)
-    assert {t.name for t in entry.tasks} == set(SUITES[suite].tasks)
-    rebuilt = build_entry(SUITES[suite], entry)
-    assert rebuilt == yaml.safe_load(path.read_text()), (
+    built = create_task(task)
+    # The task's log names the version its Register entry publishes.
+    assert built.version == entry.runtime_metadata.extras["version"] == published_version(suite)
+    rebuilt = build_entry(
+        SUITES[suite], task, published_version(suite), entry.source.repository_commit,
+        list(entry.contributors), dataset_samples=len(built.dataset),
+    )
+    assert rebuilt == raw, (
         f"{path} is stale (catalog, data or task counts changed): run `clinical-cf export register`, "
         "which also bumps the version"
     )
 
 
-def test_every_suite_has_an_entry():
-    assert sorted(p.parent.name for p in REGISTER_DIR.glob("*/eval.yaml")) == sorted(SUITES)
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_published_record_is_current(suite):
+    record = json.loads(PUBLISHED_PATH.read_text(encoding="utf-8"))[suite]
+    assert record["fingerprint"] == SUITES[suite].fingerprint(), (
+        f"{suite}'s catalogs or data changed since it was published: run `clinical-cf export register` (bumps N)"
+    )
+    assert record["files"] == SUITES[suite].file_hashes()
+
+
+def test_one_entry_per_task_and_no_others():
+    assert sorted(p.parent.name for p in REGISTER_DIR.glob("*/eval.yaml")) == sorted(t for _, t in TASKS)
+
+
+def test_a_valid_entry_loads(tmp_path):
+    entry = load_entry(write(tmp_path, VALID))
+    assert entry.id == "medpic_gf" and entry.runtime_metadata.extras["version"] == "2-C"
 
 
 @pytest.mark.parametrize(
     "change, field",
     [
-        ({"title": None}, "title"),
-        ({"version": "1.0"}, "version"),
-        ({"group": "Medicine"}, "group"),
+        ({"common_title": None}, "common_title"),
+        ({"source": None}, "source"),
+        ({"source": {"repository_url": "not a url", "repository_commit": "0123abc"}}, "source.repository_url"),
         ({"arxiv": "arxiv 2608.03028"}, "arxiv"),
-        ({"contributors": []}, "contributors"),
-        ({"tasks": [{"name": "medpic", "dataset_samples": 0}]}, "tasks.0.dataset_samples"),
-        ({"tasks": [{"name": "medpic"}]}, "tasks.0.dataset_samples"),
-        ({"homepage": "https://example.org"}, "homepage"),
+        ({"group": "Knowledge"}, "group"),  # an internal-eval key the Register refuses here
+        ({"tasks": [{"name": "medpic_gf", "dataset_samples": 0, "samples": 3}]}, "tasks.0.samples"),
+        # Our own keys are refused beside upstream's runtime keys; they belong in metadata.extras.
+        ({"metadata": {"comparability_fingerprint": "ab" * 32}}, "metadata.comparability_fingerprint"),
+        ({"metadata": {"extras": {"suite": "medpic", "version": "v2"}}}, "metadata.extras.version"),
+        ({"metadata": {"extras": {"suite": "oncology", "version": "1-A"}}}, "metadata.extras.suite"),
+        ({"metadata": None}, "metadata.extras.suite"),
     ],
 )
 def test_invalid_entries_name_the_file_and_field(tmp_path, change, field):
-    entry = {**VALID, **change}
-    entry = {k: v for k, v in entry.items() if v is not None}
+    entry = {k: v for k, v in {**VALID, **change}.items() if v is not None}
     path = write(tmp_path, entry)
     with pytest.raises(CatalogError) as info:
         load_entry(path)
@@ -76,38 +113,69 @@ def test_invalid_entries_name_the_file_and_field(tmp_path, change, field):
     assert info.value.field == field
 
 
-def test_duplicate_task_names_are_refused(tmp_path):
-    tasks = [{"name": "medpic", "dataset_samples": 1}, {"name": "medpic", "dataset_samples": 2}]
-    with pytest.raises(CatalogError, match="duplicate task names"):
+def test_a_task_without_its_path_is_refused(tmp_path):
+    tasks = [{"name": "medpic_gf", "dataset_samples": 12}]
+    with pytest.raises(CatalogError, match="task_path"):
         load_entry(write(tmp_path, {**VALID, "tasks": tasks}))
 
 
+def test_an_entry_with_two_tasks_is_refused(tmp_path):
+    second = {"name": "medpic_cf", "task_path": "tasks/medpic_cf/medpic_cf.py"}
+    with pytest.raises(CatalogError, match="one task per Register entry") as info:
+        load_entry(write(tmp_path, {**VALID, "tasks": [VALID["tasks"][0], second]}))
+    assert info.value.field == "tasks"
+
+
+def test_a_broken_published_record_names_the_file_and_suite(tmp_path):
+    path = tmp_path / "published.json"
+    path.write_text(json.dumps({"workflow": {"version": "2", "fingerprint": "0" * 64, "files": {}}}), encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        published_version("workflow", path)
+    assert (info.value.file, info.value.entry, info.value.field) == (str(path), "workflow", "version")
+    with pytest.raises(CatalogError, match="no published version"):
+        published_version("workflow", tmp_path / "missing.json")
+
+
 def test_version_rule():
-    previous = RegisterEntry.model_validate({**VALID, "version": "3-C", "metadata": {"comparability_fingerprint": "abc"}})
-    assert next_version(None, "abc") == "1-A"
-    assert next_version(previous, "abc") == "3-C"
-    assert next_version(previous, "abc", interface_change=True) == "3-D"
-    assert next_version(previous, "def") == "4-A"
-    assert next_version(previous, "def", interface_change=True) == "4-A"
+    previous = PublishedSuite(version="3-C", fingerprint="a" * 64, files={})
+    assert next_version(None, "a" * 64) == "1-A"
+    assert next_version(previous, "a" * 64) == "3-C"
+    assert next_version(previous, "a" * 64, interface_change=True) == "3-D"
+    assert next_version(previous, "b" * 64) == "4-A"
+    assert next_version(previous, "b" * 64, interface_change=True) == "4-A"
+    with pytest.raises(ValueError, match="past Z"):
+        next_version(PublishedSuite(version="1-Z", fingerprint="a" * 64, files={}), "a" * 64, interface_change=True)
 
 
-def test_re_registering_a_catalog_bumps_n(tmp_path):
+def test_re_registering_a_catalog_bumps_n_in_entries_and_published_record(tmp_path, monkeypatch):
     suite = SUITES["sensitivity"]
     catalog = tmp_path / "perturbations.yaml"
     shutil.copy(suite.catalogs[0], catalog)
-    register = tmp_path / "register"
-    (register / "sensitivity").mkdir(parents=True)
-    shutil.copy(entry_path("sensitivity"), register / "sensitivity" / "eval.yaml")
-    before = load_entry(register / "sensitivity" / "eval.yaml").version
+    register, published = tmp_path / "register", tmp_path / "published.json"
+    shutil.copytree(REGISTER_DIR / "sensitivity", register / "sensitivity")
+    before = published_version("sensitivity")
+    n, x = before.split("-")
+
+    # Nothing changed: exporting keeps the version and the pinned commit; an interface change moves X only.
+    [path] = export_register(register, ["sensitivity"], published_path=published)
+    assert load_entry(path).runtime_metadata.extras["version"] == before
+    assert load_entry(path).source.repository_commit == load_entry(entry_path("sensitivity")).source.repository_commit
+    [path] = export_register(register, ["sensitivity"], interface_change=True, published_path=published)
+    assert load_entry(path).runtime_metadata.extras["version"] == f"{n}-{chr(ord(x) + 1)}"
 
     edited = dataclasses.replace(suite, catalogs=(catalog,))
-    catalog.write_text(catalog.read_text() + "\n# a re-registered edit\n")
-    entry = build_entry(edited, load_entry(register / "sensitivity" / "eval.yaml"))
-    n = int(before.split("-")[0])
-    assert entry["version"] == f"{n + 1}-A"
+    catalog.write_text(catalog.read_text(encoding="utf-8") + "\n# a re-registered edit\n", encoding="utf-8")
+    monkeypatch.setitem(SUITES, "sensitivity", edited)
+    [path] = export_register(register, ["sensitivity"], commit="feedbeef", published_path=published)
+    entry = load_entry(path)
+    assert entry.runtime_metadata.extras["version"] == f"{int(n) + 1}-A"
+    assert entry.source.repository_commit == "feedbeef"
+    record = json.loads(published.read_text(encoding="utf-8"))["sensitivity"]
+    assert record["version"] == f"{int(n) + 1}-A" and record["fingerprint"] == edited.fingerprint()
 
-    # Nothing changed: exporting again keeps the version; an interface change moves X only.
-    [path] = export_register(register, ["sensitivity"])
-    assert load_entry(path).version == before
-    [path] = export_register(register, ["sensitivity"], interface_change=True)
-    assert load_entry(path).version == f"{n}-{chr(ord(before[-1]) + 1)}"
+
+def test_a_log_names_the_version_it_ran():
+    reply = MockModel("mockllm/model", lambda prompt: "Reasoning first.\nANSWER: A")
+    log = eval(create_task("medpic_gf"), model=reply.model, limit=2, display="none")[0]
+    assert log.status == "success", log.error
+    assert log.eval.task_version == published_version("medpic")

@@ -1,0 +1,167 @@
+"""Each arm-pair solver on its own: both arms recorded, and the baseline generated once per case however many tuples share it.
+
+The sharing is Inspect's generate cache plus a `concurrency()` context of one per (model, case, epoch):
+the first tuple of a case generates, the others wait and then read the cache.
+"""
+
+import json
+from collections import Counter
+
+import anyio
+import pytest
+from inspect_ai import Task, eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+from clinical_cf.solvers.css import SUMMARY_PROMPT, baseline_lock, two_stage_recommendations
+from clinical_cf.solvers.css_agent import chart_agent_recommendations, perturbed_observation_agent
+from clinical_cf.solvers.sensitivity import DISTRIBUTION_PROMPT, candidate_distributions, options_text
+from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_agent_observation
+from clinical_cf.tasks.css_task import build_css_task
+from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
+
+
+async def test_baseline_lock_admits_one_holder_per_case_and_epoch():
+    inside: Counter[tuple] = Counter()
+    overlaps: list[tuple] = []
+
+    async def hold(key):
+        async with baseline_lock(key):
+            inside[key] += 1
+            if inside[key] > 1:
+                overlaps.append(key)
+            await anyio.sleep(0.2)
+            inside[key] -= 1
+
+    keys = [("mockllm/model", "case-a", 1)] * 3 + [("mockllm/model", "case-b", 1), ("mockllm/model", "case-a", 2)]
+    with anyio.fail_after(10):
+        started = anyio.current_time()
+        async with anyio.create_task_group() as group:
+            for key in keys:
+                group.start_soon(hold, key)
+        elapsed = anyio.current_time() - started
+    assert overlaps == []
+    # Different cases and epochs do not wait for each other: three turns of case-a (0.6 s), not five (1 s).
+    assert elapsed < 0.9
+
+
+def run_alone(dataset, solver, model, **eval_args):
+    """The solver as a task's only step (no scorer), every sample at once."""
+    log = eval(Task(dataset=dataset, solver=solver), model=model, display="none", max_samples=64, **eval_args)[0]
+    assert log.status == "success", log.error
+    return log
+
+
+def oncologist(prompt: str) -> str:
+    """Summarises, then recommends by what the summary says about HER2."""
+    if "Case summary:" not in prompt:
+        return "Summary: " + " ".join(prompt.split()[-60:])
+    return recommendations_json("trastuzumab" if "HER2-positive" in prompt or "HER2 3+" in prompt else "endocrine therapy")
+
+
+@pytest.mark.parametrize("baseline_cache, shared", [(True, True), (False, False)])
+def test_two_stage_recommendations_share_the_baseline_per_case(baseline_cache, shared):
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), controls="per_case")
+    samples = list(task.dataset)
+    tuples_per_case = Counter(s.metadata["case_id"] for s in samples)
+    assert max(tuples_per_case.values()) > 1  # otherwise nothing would be shared
+    model = MockModel("mockllm/model", oncologist)
+    log = run_alone(samples, two_stage_recommendations(baseline_cache=baseline_cache), model.model)
+
+    for sample in log.samples:
+        baseline = sample.store["CSSArms:baseline"]
+        counterfactual = sample.store["CSSArms:counterfactual"]
+        assert baseline["parsed"] and counterfactual["parsed"]
+        assert baseline["recommendations"] and counterfactual["recommendations"]
+        assert sample.output.completion == counterfactual["raw"]
+    # Stage 1 of a baseline arm: once per case when shared, once per tuple when not.
+    for case_id, n in tuples_per_case.items():
+        packet = next(s.metadata["baseline_packet"] for s in samples if s.metadata["case_id"] == case_id)
+        assert model.calls[SUMMARY_PROMPT.format(packet=packet)] == (1 if shared else n)
+    arms = len(tuples_per_case) if shared else len(samples)
+    assert model.total_calls == 2 * len(samples) + 2 * arms
+
+
+def reading_agent(messages, tools, tool_choice, config) -> ModelOutput:
+    """Reads procedures, then biomarkers (again after a failed read), then submits."""
+    tool_messages = [m for m in messages if m.role == "tool"]
+    good_reads = [m for m in tool_messages if m.error is None]
+    plan = ["procedures", "biomarkers"]
+    if len(good_reads) < len(plan):
+        out = ModelOutput.for_tool_call("mockllm/model", "read_chart_section", {"section": plan[len(good_reads)]})
+    else:
+        seen = " ".join(m.text for m in good_reads)
+        treatment = "adjuvant chemotherapy" if "resection" in seen.lower() else "systemic therapy"
+        out = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": recommendations_json(treatment)})
+    out.usage = ModelUsage(input_tokens=5, output_tokens=5, total_tokens=10)
+    return out
+
+
+def test_chart_agent_recommendations_trace_both_arms_and_share_the_baseline_run():
+    task = build_css_task(families="D", cases=str(HANDWRITTEN_CASES), controls="per_case", setting="agent")
+    samples = list(task.dataset)
+    cases = {s.metadata["case_id"] for s in samples}
+    assert len(samples) > len(cases)
+    calls = []
+
+    def agent(messages, tools, tool_choice, config):
+        calls.append(1)
+        return reading_agent(messages, tools, tool_choice, config)
+
+    log = run_alone(samples, chart_agent_recommendations(), get_model("mockllm/model", custom_outputs=agent))
+    for sample in log.samples:
+        for arm in ("baseline", "counterfactual"):
+            trace = sample.store[f"CSSArms:{arm}"]["trace"]
+            assert trace["sections_read"] == ["procedures", "biomarkers"]
+            assert trace["tool_calls"] == 2 and trace["errors"] == 0
+        assert any(m.role == "tool" for m in sample.messages)
+    # Three generations per agent run: one baseline run per case, one counterfactual run per tuple.
+    assert len(calls) == 3 * len(cases) + 3 * len(samples)
+
+
+def test_perturbed_observation_agent_perturbs_only_the_counterfactual_run():
+    task = css_agent_observation(kinds="tool_failure", cases=str(HANDWRITTEN_CASES), samples=None)
+    samples = [s for s in task.dataset if s.metadata["perturbation"]["section"] == "biomarkers"]
+    assert samples
+    log = run_alone(samples, perturbed_observation_agent(), get_model("mockllm/model", custom_outputs=reading_agent))
+    for sample in log.samples:
+        baseline = sample.store["CSSArms:baseline"]["trace"]
+        counterfactual = sample.store["CSSArms:counterfactual"]["trace"]
+        assert baseline["errors"] == 0
+        # The failing return reached the agent in the perturbed run only, and it asked again.
+        kind = sample.metadata["perturbation"]["id"]
+        if counterfactual["errors"]:
+            assert counterfactual["requeried_after_error"], kind
+            assert counterfactual["tool_calls"] > baseline["tool_calls"], kind
+    assert any(s.store["CSSArms:counterfactual"]["trace"]["errors"] for s in log.samples)
+
+
+def test_candidate_distributions_record_both_arms_and_elicit_the_vignette_once():
+    samples = list(sensitivity(types="surface").dataset)[:12]
+    per_vignette = Counter(s.metadata["vignette_id"] for s in samples)
+    model = MockModel("mockllm/model", clinician)
+    log = run_alone(samples, candidate_distributions(logprobs=False), model.model)
+    for sample in log.samples:
+        arms = sample.store["SensitivityArms"]
+        for arm in ("baseline", "perturbed"):
+            distribution = arms[arm]["verbalised"]
+            assert len(distribution) == len(sample.metadata["candidates"])
+            assert sum(distribution) == pytest.approx(1.0)
+            assert arms[arm]["logprob"] is None  # not asked for
+        assert sample.output.completion == arms["perturbed"]["raw"]
+    for vignette_id in per_vignette:
+        sample = next(s for s in samples if s.metadata["vignette_id"] == vignette_id)
+        prompt = DISTRIBUTION_PROMPT.format(
+            vignette=sample.metadata["baseline_text"], options=options_text(sample.metadata["candidates"])
+        )
+        assert model.calls[prompt] == 1
+    assert model.total_calls == len(samples) + len(per_vignette)
+
+
+def test_candidate_distributions_record_why_a_provider_gave_no_logprobs():
+    samples = list(sensitivity(types="timeline").dataset)[:2]
+    log = run_alone(samples, candidate_distributions(logprobs=True), MockModel("mockllm/model", clinician).model)
+    for sample in log.samples:
+        arm = sample.store["SensitivityArms"]["perturbed"]
+        assert arm["logprob"] is None and arm["logprob_note"]
+        assert json.loads(arm["raw"])  # the verbalised arm still answered
