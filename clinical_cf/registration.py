@@ -43,8 +43,9 @@ SAMPLE_KEYS = (SAMPLE_FINGERPRINT, "registration_registered", "registration_publ
 
 EXTRA_PUBLISHED_FILES: dict[str, tuple[Path, ...]] = {
     # Pre-registered files a suite reads that are not in its comparability fingerprint: the
-    # confirmatory predictions and the lexical audit are judged against the published hashes too.
-    "css": (CATALOG_DIR / "css" / "predictions.yaml",),
+    # confirmatory predictions, the judge-audit probes and the lexical audit are judged against the
+    # published hashes too.
+    "css": (CATALOG_DIR / "css" / "predictions.yaml", CATALOG_DIR / "css" / "judge_probes.yaml"),
     "workflow": (CATALOG_DIR / "workflow" / "lexical_audit.yaml",),
 }
 

@@ -21,10 +21,12 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from clinical_cf.catalog.css import CSS_DIR
 from clinical_cf.catalog.errors import CatalogError, validation_errors
-from clinical_cf.catalog.loading import comma_list, resolve_user_path
 from clinical_cf.catalog.lock import check_lock
+from clinical_cf.exports.register import published_version
+from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.judge_audit import NO_PROBE, audited_judge
 from clinical_cf.solvers.judge_audit import audit_arms
+from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, clean_task_errors, flag, input_file, selection
 
 PROBES_PATH = CSS_DIR / "judge_probes.yaml"
 CONDITIONS = ("identical", "changed")
@@ -121,6 +123,7 @@ def embed(items: list[ListItem], probe: Probe | None) -> list[dict[str, str]]:
     return out
 
 
+@clean_task_errors
 def build_judge_audit_task(
     probes: str | None = None,
     conditions: str | Iterable[str] = "identical,changed",
@@ -135,11 +138,11 @@ def build_judge_audit_task(
         allow_unregistered: Run even if the probe catalog does not match its lock.
         json_schema: Ask the judge for structured output (`response_schema`).
     """
-    wanted = comma_list(list(conditions) if not isinstance(conditions, str) else conditions)
-    unknown = sorted(set(wanted) - set(CONDITIONS))
-    if unknown or not wanted:
-        raise ValueError(f"conditions must be among {', '.join(CONDITIONS)}, got {conditions!r}")
-    path = resolve_user_path(probes) if probes else PROBES_PATH
+    wanted = selection("conditions", conditions, CONDITIONS)
+    allow_unregistered = flag("allow_unregistered", allow_unregistered)
+    json_schema = flag("json_schema", json_schema)
+    path = input_file("probes", probes) or PROBES_PATH
+    registration = register_inputs([path], [], allow_unregistered)
     lock = check_lock(path, allow_unregistered=allow_unregistered)
     catalog = load_probes(path)
     samples = []
@@ -170,9 +173,11 @@ def build_judge_audit_task(
                     },
                 ))
     return Task(
-        dataset=MemoryDataset(samples, name="css_judge_audit"),
+        version=published_version("css"),  # the suite's Register version N-X, so the log names it
+        dataset=MemoryDataset(registration.stamp(samples), name="css_judge_audit"),
         solver=audit_arms(),
-        scorer=audited_judge(json_schema=json_schema),
+        scorer=[audited_judge(json_schema=json_schema), registration_check()],
+        config=GENERATE_DEFAULTS,
         metadata={
             "suite": "css",
             "catalog": str(path),
@@ -183,5 +188,6 @@ def build_judge_audit_task(
             "probes": len(catalog.probes),
             "conditions": [c for c in CONDITIONS if c in wanted],
             "samples": len(samples),
+            **registration.task_metadata(),
         },
     )

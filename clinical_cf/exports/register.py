@@ -208,7 +208,7 @@ def build_entry(
         "full_title": suite.title if main else f"{suite.title} — {summary}",
         "common_title": _short_title(suite) if main else f"{_short_title(suite)} ({task})",
         "paper_title": _paper_title(suite),
-        "description": suite.description if main else f"{summary}. {suite.description}",
+        "description": suite.description if main else f"{summary}{'' if summary[-1:] in '?!' else '.'} {suite.description}",
         "arxiv": suite.arxiv,
         "contributors": list(contributors or DEFAULT_CONTRIBUTORS),
         "tasks": [
