@@ -6,14 +6,15 @@ hand-written YAML or JSONL file never has to read a traceback to find the line.
 `CatalogError` is also Inspect's `PrerequisiteError` (the exception Inspect raises for "this run
 cannot start"), so a catalog or data error raised while `inspect eval` builds a task is printed
 as its one-line message with a non-zero exit instead of a traceback. Inspect has no public alias
-for it; this and `tasks/arguments.py` are the two places it is imported.
+for it; this is the one module that imports it (`tasks/arguments.py` takes it from here), and
+`pyproject.toml` records that decision for inspect-evals-lint's private-import rule.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from inspect_ai._util.error import PrerequisiteError
+from inspect_ai._util.error import PrerequisiteError  # no public alias; the CLI's clean-exit path checks this class
 from pydantic import ValidationError
 from rich.markup import escape
 

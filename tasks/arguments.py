@@ -9,8 +9,8 @@ logged "bogus").
 Errors are raised as Inspect's own `PrerequisiteError`, the exception Inspect uses for
 "this run cannot start" (a missing package, a missing API key): its CLI prints the message
 alone and exits non-zero, instead of the 130-300 line traceback any other exception raised
-while building a task produces. Inspect exports no public alias for it, so it is imported from
-`inspect_ai._util.error` in this one place.
+while building a task produces. Inspect exports no public alias for it; `catalog.errors` is the one
+module that imports it.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import GenerateConfig
 from rich.markup import escape
 
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.catalog.errors import CatalogError, PrerequisiteError
 from clinical_cf.catalog.loading import comma_list, resolve_user_path
 
 F = TypeVar("F", bound=Callable[..., Any])

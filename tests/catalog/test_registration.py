@@ -152,3 +152,24 @@ def test_extending_a_log_after_a_relock_is_refused(tmp_path):
     mixed = eval_retry(log, display="none", log_dir=str(tmp_path / "mixed"))[0]
     assert mixed.status == "error"
     assert "refusing to extend this log" in mixed.error.message and "2 different sets" in mixed.error.message
+
+
+def test_registration_check_scores_each_sample_by_its_input_fingerprint(tmp_path):
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+
+    from clinical_cf.registration import registration_check
+    from helpers import MockModel
+
+    stamped = [Sample(id=i, input="x", metadata={SAMPLE_FINGERPRINT: "f" * 64}) for i in (1, 2)]
+    log = eval(
+        Task(dataset=[*stamped, Sample(id=3, input="x")], scorer=registration_check()),
+        model=MockModel("mockllm/model", lambda p: "ok").model,
+        display="none",
+        log_dir=str(tmp_path),
+    )[0]
+    scores = {s.id: s.scores["registration_check"] for s in log.samples}
+    assert [scores[i].answer for i in (1, 2)] == ["f" * 64] * 2 and scores[3].value == 0
+    assert "carries no input fingerprint" in scores[3].explanation
+    # A sample without a fingerprint next to stamped ones is a mixed log: the metric refuses it.
+    assert log.status == "error" and "refusing to extend this log" in str(log.error.message)
