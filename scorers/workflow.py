@@ -192,7 +192,8 @@ def workflow_action() -> Scorer:
             return Score.unscored(
                 reason="invalid_output",
                 explanation=f"final reply is not a decision: {final['invalid']}",
-                metadata={"parse": "invalid", "invalid": final["invalid"], "reference_action": meta["reference_action"],
+                metadata={"parse": "invalid", "invalid": final["invalid"], "parse_ok": False, "action": None,
+                          "reference_action": meta["reference_action"],
                           "variant": meta["variant"], "task_class": meta["task_class"], "seed_id": meta["seed_id"],
                           "turn_actions": [d["action"] for d in decisions]},
             )

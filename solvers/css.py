@@ -206,12 +206,10 @@ async def run_arm(
     )
 
 
-# The prompt's own template slots: a reply that contains one copied the template.
-TEMPLATE_PLACEHOLDERS = (
-    "<regimen, drug(s), procedure or action>",
-    "<option the board should avoid>",
-    "<one sentence>",
-)
+# The prompt's recommendation slot: a reply that contains it copied the template. (A rationale left
+# as "<one sentence>", or an avoided item left as "<option the board should avoid>", next to real
+# recommendations is read as no rationale / nothing avoided, not as an invalid arm.)
+TEMPLATE_PLACEHOLDERS = ("<regimen, drug(s), procedure or action>",)
 
 # Caps applied when a reply is read, whatever the response schema asked for (a server without
 # structured output, or a model that ignores it, is not bound by the schema's maxLength).
@@ -263,8 +261,9 @@ def read_recommendations(text: str) -> RecommendationReading:
         recommended = [Recommendation(treatment=i.text, rationale=i.rationale) for i in listed.positive]
         avoided = [Recommendation(treatment=i.text, rationale=i.rationale) for i in listed.negative]
         provenance = listed.provenance
-    if any(is_placeholder(r.treatment) for r in recommended + avoided):
+    if any(is_placeholder(r.treatment) for r in recommended):
         return RecommendationReading(provenance="invalid", invalid="placeholder_echo", from_json=from_json)
+    avoided = [r for r in avoided if not is_placeholder(r.treatment)]
     if len(recommended) > 3 and len({_key(r.treatment) for r in recommended}) * 3 <= len(recommended):
         return RecommendationReading(provenance="invalid", invalid="degenerate_repetition", from_json=from_json)
     if provenance == "unreadable":
@@ -317,7 +316,8 @@ def _items(raw: list[Any]) -> list[Recommendation]:
                 treatment = next((v for k, v in lowered.items() if k not in _REASON_KEYS and isinstance(v, str) and v.strip()), None)
             if isinstance(treatment, str) and treatment.strip():
                 reason = _field(item, _REASON_KEYS)
-                out.append(Recommendation(treatment=strip_markdown(treatment).strip(), rationale=strip_markdown(str(reason or "")).strip()))
+                reason = "" if reason is None or is_placeholder(str(reason)) else strip_markdown(str(reason)).strip()
+                out.append(Recommendation(treatment=strip_markdown(treatment).strip(), rationale=reason))
     return out
 
 

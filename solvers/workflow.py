@@ -26,7 +26,7 @@ from inspect_ai.util import JSONSchema
 
 from clinical_cf.catalog.loading import record_field
 from clinical_cf.catalog.workflow import ACTIONS
-from clinical_cf.replies import Provenance, final_answer, invalid_reason, json_objects, lowered_keys, strip_markdown
+from clinical_cf.replies import Provenance, final_answer, invalid_reason, is_placeholder, json_objects, lowered_keys, strip_markdown
 
 Condition = Literal["neutral", "uncertainty"]
 CONDITIONS = ("neutral", "uncertainty")
@@ -170,8 +170,9 @@ def parse_confidence(value: object) -> float | None:
     return number if 0 <= number <= 1 else None
 
 
-# The output format's own slots: a reply containing one copied the template.
-PLACEHOLDERS = ('"ANSWER" | "ASK_CLARIFICATION"', "<number from 0 to 1", "<one or two sentences>")
+# The output format's action and confidence slots: a reply containing one copied the template (a
+# reason left as "<one or two sentences>" next to a real action is read as no reason).
+PLACEHOLDERS = ('"ANSWER" | "ASK_CLARIFICATION"', "<number from 0 to 1")
 
 # A line that opens with the action as an imperative ("Escalate to the on-call physician now."),
 # and first-person statements of it ("I will escalate this", "I need to ask for clarification").
@@ -234,6 +235,7 @@ def parse_decision(text: str) -> Decision:
             return Decision(None, None, text.strip()[:400], False, "none", "unreadable")
         data, provenance = objects[-1]
         reason = data.get("reason", data.get("rationale", data.get("explanation", "")))
+        reason = "" if is_placeholder(str(reason or "")) else reason
         method = "json" if provenance == "json" else "partial_json"
         return Decision(actions.pop(), parse_confidence(data.get("confidence")), str(reason or ""), True, method, provenance)
     plain = strip_markdown(text)

@@ -46,3 +46,12 @@ def test_json_variants_reasoning_and_invalid_replies():
     assert echo.provenance == "invalid" and echo.invalid == "placeholder_echo" and echo.from_json
     long = read_recommendations('{"recommendations": [' + ", ".join(f'{{"treatment": "drug {i} {" ".join(f"term{i}x{j}" for j in range(40))}"}}' for i in range(20)) + "]}")
     assert len(long.recommendations) == 12 and all(len(r.treatment) <= 160 for r in long.recommendations) and long.truncated
+
+
+def test_a_template_rationale_or_avoid_slot_next_to_real_recommendations_is_dropped_not_invalid():
+    from clinical_cf.solvers.css import read_recommendations
+
+    reading = read_recommendations('{"recommendations": [{"treatment": "Letrozole", "rationale": "<one sentence>"}], '
+                                   '"not_recommended": [{"treatment": "<option the board should avoid>", "rationale": "<one sentence>"}]}')
+    assert reading.provenance == "json" and [(r.treatment, r.rationale) for r in reading.recommendations] == [("Letrozole", "")]
+    assert reading.not_recommended == []

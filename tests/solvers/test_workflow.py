@@ -101,3 +101,8 @@ def test_prose_and_lenient_decisions(text, action, provenance):
 def test_invalid_and_ambiguous_decisions_are_not_read(text, provenance):
     decision = parse_decision(text)
     assert decision.action is None and not decision.parse_ok and decision.provenance == provenance
+
+
+def test_a_template_reason_next_to_a_real_action_is_read_as_no_reason():
+    decision = parse_decision('{"action": "ESCALATE", "confidence": 0.9, "reason": "<one or two sentences>"}')
+    assert decision.action == "ESCALATE" and decision.reason == "" and decision.provenance == "json"
