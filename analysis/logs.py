@@ -22,6 +22,8 @@ or a list of {role, text} for chat inputs), `metadata_<key>` for every sample me
 
 from __future__ import annotations
 
+import math
+
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -253,6 +255,12 @@ class ScoreView:
     metadata: dict[str, Any]
     explanation: str | None
     answer: str | None
+
+
+    @property
+    def unscored(self) -> bool:
+        """`Score.unscored(...)` (value NaN: an invalid or unreadable reply): excluded from metrics, as Inspect does."""
+        return isinstance(self.value, float) and math.isnan(self.value)
 
 
 @dataclass(frozen=True)

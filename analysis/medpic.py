@@ -39,7 +39,9 @@ def medpic_rows(paths: str | Path | Sequence[str | Path] | LogRows | pd.DataFram
     rows = []
     for sample in sample_views(suite_samples(paths, "medpic")):
         score = sample.scores.get(SCORER)
-        if score is None:
+        # Unscored samples (invalid output) are left out, as the log's own metrics leave them out;
+        # the report's parse table counts them.
+        if score is None or score.unscored:
             continue
         meta = sample.metadata
         smeta = score.metadata or {}

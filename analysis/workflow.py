@@ -43,7 +43,9 @@ def workflow_rows(paths: Sequence[str | Path] | LogRows | pd.DataFrame) -> pd.Da
     rows = []
     for sample in sample_views(suite_samples(paths, "workflow")):
         score = sample.scores.get(SCORER)
-        if score is None:
+        # Unscored samples (invalid output) are left out, as the log's own metrics leave them out;
+        # the report's parse table counts them.
+        if score is None or score.unscored:
             continue
         meta, sm = sample.metadata, score.metadata or {}
         episode = {"reference_action": meta["reference_action"], "acceptable_actions": meta["acceptable_actions"]}

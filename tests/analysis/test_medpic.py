@@ -43,3 +43,27 @@ def test_joint_outcomes_and_rationale_rates():
     assert rationale["wrong_deactivation"] == 2 and rationale["mention_rate"] == 0.5
     assert rationale["retained_selection_rate"] == 0.5
     assert math.isnan(rationale_summary(ROWS.assign(mentions=None)).iloc[0]["mention_rate"])
+
+
+def test_invalid_replies_are_left_out_of_the_rows_as_the_log_metrics_leave_them_out(tmp_path):
+    from inspect_ai import eval
+
+    from clinical_cf.analysis.medpic import medpic_rows
+    from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
+    from helpers import MockModel
+
+    task = medpic_gf(populations="pregnancy")
+    ids = [s.id for s in task.dataset][:4]
+    first = {}
+
+    def reply(prompt: str) -> str:
+        # The first two questions get an empty reply (invalid output), the others a readable one.
+        first.setdefault(prompt, len(first))
+        return "" if first[prompt] < 2 else "ANSWER: A"
+
+    log = eval(task, model=MockModel("mockllm/model", reply).model, sample_id=ids, display="none", log_dir=str(tmp_path))[0]
+    value = lambda s: s.scores["medpic_exact_set"].value  # noqa: E731
+    unscored = [s for s in log.samples if isinstance(value(s), float) and math.isnan(value(s))]
+    assert len(unscored) == 2
+    rows = medpic_rows(log.location)
+    assert len(rows) == 2 and set(rows["sample_id"]) == {str(s.id) for s in log.samples} - {str(s.id) for s in unscored}
