@@ -19,7 +19,10 @@ def test_summary_prints_counts_per_intervention(capsys):
 def test_summary_json_and_mode_comparison(capsys):
     assert main(["catalog", "summary", "--cases", str(HANDWRITTEN_CASES), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["interventions"]["N1_date_format"]["noop"] == 2
+    # Catalog v2 rewrites US-form dates too: the date control is no longer a no-op on them.
+    assert data["interventions"]["N1_date_format"]["noop"] == 0
+    assert data["interventions"]["N1_date_format"]["scored"] == 4
+    assert data["residue"] == "drop" and "residue" in data["interventions"]["A1_her2_positive_to_negative"]
 
 
 def test_lock_then_check(tmp_path, capsys):
