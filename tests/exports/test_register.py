@@ -21,6 +21,7 @@ from clinical_cf.exports.register import (
     next_version,
     published_version,
 )
+from clinical_cf.registration import published_entry
 from clinical_cf.suites import SUITES, create_task
 from helpers import MockModel
 
@@ -76,7 +77,10 @@ def test_published_record_is_current(suite):
     assert record["fingerprint"] == SUITES[suite].fingerprint(), (
         f"{suite}'s catalogs or data changed since it was published: run `clinical-cf export register` (bumps N)"
     )
-    assert record["files"] == SUITES[suite].file_hashes()
+    # Every published file: the comparability files and the suite's other pre-registered files
+    # (confirmatory predictions, judge probes, lexical audit), as `clinical_cf.registration` records them.
+    assert record == published_entry(SUITES[suite], record["version"])
+    assert set(SUITES[suite].file_hashes()) <= set(record["files"])
 
 
 def test_one_entry_per_task_and_no_others():
