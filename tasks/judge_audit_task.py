@@ -14,13 +14,13 @@ import json
 from pathlib import Path
 from typing import Iterable, Literal
 
-import yaml
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from clinical_cf.catalog.css import CSS_DIR
 from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.catalog.loading import load_yaml
 from clinical_cf.catalog.lock import check_lock
 from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
@@ -74,10 +74,7 @@ class ProbeCatalog(BaseModel):
 def load_probes(path: str | Path) -> ProbeCatalog:
     """Read and validate a probe catalog; errors name the file, the entry and the field."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read: {ex}") from None
+    raw = load_yaml(path)  # encoding, size and syntax errors name the file and line
     if not isinstance(raw, dict):
         raise CatalogError(path, "expected a mapping with version, name, scoring_rule, scenarios and probes")
     for key in ("scenarios", "probes"):

@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.catalog.loading import load_yaml
 from clinical_cf.registration import PUBLISHED_PATH
 from clinical_cf.suites import SUITES, Suite, create_task
 
@@ -129,10 +130,7 @@ def load_entry(path: str | Path) -> ExternalEvalMetadata:
     holds exactly one task (upstream only warns) and says its suite and version in `metadata.extras`.
     """
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read: {ex}") from None
+    raw = load_yaml(path)  # encoding, size and syntax errors name the file and line
     if not isinstance(raw, dict):
         raise CatalogError(path, "an eval.yaml must be a mapping")
     raw["id"] = path.parent.name

@@ -94,3 +94,23 @@ def test_bad_probe_catalog_names_the_entry_and_field(tmp_path):
     assert raw["probes"][3]["id"] in str(error.value) and "field" in str(error.value)
     with pytest.raises(ValueError, match="conditions"):
         css_judge_audit(conditions="sideways")
+
+
+def test_audit_arms_and_audited_judge_on_their_own():
+    """audit_arms() puts the catalog's fixed lists into the arms without calling the model; audited_judge() scores them."""
+    from inspect_ai import Task
+
+    from clinical_cf.scorers.judge_audit import audited_judge
+    from clinical_cf.solvers.judge_audit import audit_arms
+
+    samples = [s for s in css_judge_audit().dataset if s.metadata["probe_id"] == "none"]
+    under_test = MockModel("mockllm/model", lambda _: "never called")
+    log = eval(Task(dataset=samples, solver=audit_arms(), scorer=audited_judge()), model=under_test.model,
+               model_roles={"judge": MockModel("mockllm/judge", ignoring_judge).model}, display="none")[0]
+    assert log.status == "success", log.error
+    assert sum(under_test.calls.values()) == 0
+    for sample in log.samples:
+        arms = sample.store["CSSArms:counterfactual"]
+        assert arms["recommendations"], "the probed list must reach the arm"
+        expected = 0.0 if sample.metadata["condition"] == "identical" else 1.0
+        assert sample.scores["audited_judge"].value == expected
