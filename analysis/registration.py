@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.registration import SAMPLE_FINGERPRINT, FileRegistration, published, register_file
 
 

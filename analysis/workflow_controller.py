@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from clinical_cf.analysis.tables import markdown_table
-from clinical_cf.catalog.loading import load_entries
-from clinical_cf.catalog.lock import read_lock
+from clinical_cf.core.loading import load_entries
+from clinical_cf.core.locking import read_lock
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
 from pydantic import BaseModel, ConfigDict, Field
@@ -366,7 +366,7 @@ class AuditConcept(BaseModel):
 
 def load_audit(path: str | Path = LEXICAL_AUDIT_PATH) -> list[AuditConcept]:
     """The lexical audit's concepts (top-level key `concepts`); 10 per detector."""
-    from clinical_cf.catalog.errors import CatalogError
+    from clinical_cf.core.errors import CatalogError
 
     concepts = load_entries(path, "concepts", AuditConcept)
     for name in DETECTORS:

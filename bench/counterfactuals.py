@@ -24,7 +24,7 @@ from clinical_cf.catalog.css.completeness import evaluate_corpus, load_corpus
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 
 CORPUS = "tests/fixtures/packets/corpus.yaml"
 SECOND = "tests/fixtures/packets/heldout.yaml"

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import load_entries, load_yaml, read_text_checked
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_entries, load_yaml, read_text_checked
 
 MAX_SECTION_CHARS = 1_000_000
 """Largest chart section accepted (the CSS paper's whole packets are ~80,000 characters)."""

@@ -30,12 +30,12 @@ import sys
 from pathlib import Path
 
 from clinical_cf.catalog.css.mutate import MutationError
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import resolve_user_path
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import resolve_user_path
 
 
 def _catalog_default() -> Path:
-    from clinical_cf.tasks.css_task import CATALOG_PATH
+    from clinical_cf.catalog.css import CATALOG_PATH
 
     return CATALOG_PATH
 
@@ -59,7 +59,7 @@ def _families(value: str | None) -> list[str] | None:
 
 
 def _cmd_lock(args: argparse.Namespace) -> int:
-    from clinical_cf.catalog.lock import read_lock, write_lock
+    from clinical_cf.core.locking import read_lock, write_lock
 
     path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
     _validate_catalog(path)  # never lock a catalog that does not validate
@@ -72,7 +72,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from clinical_cf.catalog.lock import read_lock
+    from clinical_cf.core.locking import read_lock
 
     path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
     entries = _validate_catalog(path)
@@ -174,8 +174,8 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
 def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
     """Re-lock a frozen set after review (approvals), validating it first."""
     from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
-    from clinical_cf.catalog.loading import load_jsonl
-    from clinical_cf.catalog.lock import write_lock
+    from clinical_cf.core.loading import load_jsonl
+    from clinical_cf.core.locking import write_lock
 
     path = resolve_user_path(args.path)
     entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
@@ -211,7 +211,7 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from clinical_cf.catalog.lock import read_lock
+    from clinical_cf.core.locking import read_lock
     from clinical_cf.catalog.validate import validate_file
     from clinical_cf.registration import display_path, is_bundled, published_hashes
 

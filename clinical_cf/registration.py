@@ -27,8 +27,8 @@ from typing import Any, Literal
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import check_lock, read_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import check_lock, read_lock
 from clinical_cf.suites import CATALOG_DIR, SUITES, Suite
 
 PUBLISHED_PATH = CATALOG_DIR / "published.json"

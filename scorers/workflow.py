@@ -37,7 +37,7 @@ import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, accuracy, grouped, mean, metric, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from clinical_cf.catalog.loading import record_field
+from clinical_cf.core.loading import record_field
 from clinical_cf.scorers.metrics import parse_quality
 
 ECE_BINS = 10

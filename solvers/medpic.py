@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinical_cf.catalog.loading import record_field
+from clinical_cf.core.loading import record_field
 from clinical_cf.replies import Provenance, as_flag, final_answer, find_object, invalid_reason, lowered_keys
 
 PROMPT = """{vignette}

@@ -24,7 +24,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
-from clinical_cf.catalog.loading import record_field
+from clinical_cf.core.loading import record_field
 from clinical_cf.catalog.workflow import ACTIONS
 from clinical_cf.replies import Provenance, final_answer, invalid_reason, is_placeholder, json_objects, lowered_keys, strip_markdown
 

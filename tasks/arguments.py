@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 from inspect_ai.model import GenerateConfig
 from rich.markup import escape
 
-from clinical_cf.catalog.errors import CatalogError, PrerequisiteError
-from clinical_cf.catalog.loading import comma_list, resolve_user_path
+from clinical_cf.core.errors import CatalogError, PrerequisiteError
+from clinical_cf.core.loading import comma_list, resolve_user_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -15,7 +15,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, Kind, load_observations
-from clinical_cf.catalog.lock import check_lock
+from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.validate import load_checked_cases
 from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check

@@ -13,12 +13,12 @@ from typing import Iterable, Literal
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from clinical_cf.catalog.css import CASES_PATH, CSS_DIR
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.schema import Case
-from clinical_cf.catalog.lock import check_lock
+from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
 from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
@@ -36,8 +36,6 @@ from clinical_cf.tasks.arguments import (
     input_file,
     number,
 )
-
-CATALOG_PATH = CSS_DIR / "interventions.yaml"
 
 Controls = Literal["per_case", "all", "none"]
 Split = Literal["dev", "test", "all"]

@@ -19,9 +19,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from clinical_cf.catalog.css import CSS_DIR
-from clinical_cf.catalog.errors import CatalogError, validation_errors
-from clinical_cf.catalog.loading import load_yaml
-from clinical_cf.catalog.lock import check_lock
+from clinical_cf.core.errors import CatalogError, validation_errors
+from clinical_cf.core.loading import load_yaml
+from clinical_cf.core.locking import check_lock
 from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.judge_audit import NO_PROBE, audited_judge

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import get_args
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import comma_list
-from clinical_cf.catalog.lock import check_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import comma_list
+from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate
 from clinical_cf.catalog.medpic.questions import (

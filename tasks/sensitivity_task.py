@@ -9,7 +9,7 @@ from typing import Literal, get_args
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from clinical_cf.catalog.lock import check_lock
+from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import Perturbation, load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes

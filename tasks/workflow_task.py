@@ -8,8 +8,8 @@ from typing import Literal
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import check_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
 from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes

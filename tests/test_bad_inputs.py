@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from clinical_cf.analysis.registration import LogRegistration, confirmatory_predictions, log_banners
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import lock_path_for
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import lock_path_for
 from clinical_cf.cli import main
 from clinical_cf.suites import CATALOG_DIR, create_task
 from clinical_cf.tasks.arguments import TaskInputError
@@ -223,7 +223,7 @@ def test_directory_and_missing_file_get_a_sentence(tmp_path, capsys):
 
 
 def test_oversized_file_is_refused_with_the_limit(tmp_path, monkeypatch, capsys):
-    import clinical_cf.catalog.loading as loading
+    import clinical_cf.core.loading as loading
 
     monkeypatch.setattr(loading, "MAX_FILE_BYTES", 1024)
     path = tmp_path / "big.jsonl"
@@ -384,7 +384,7 @@ def restore_bundled():
 
 @pytest.mark.parametrize("path,task", TAMPER, ids=[p.relative_to(CATALOG_DIR).as_posix() for p, _ in TAMPER])
 def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore_bundled):
-    from clinical_cf.catalog.lock import UnregisteredCatalogError, write_lock
+    from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
 
     restore_bundled(path, lock_path_for(path))
     path.write_text(one_character_edit(path.read_text()))

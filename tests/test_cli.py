@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from clinical_cf.cli import main
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 from helpers import HANDWRITTEN_CASES
 
 

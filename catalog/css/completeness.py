@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from clinical_cf.catalog.css.expand import CSSTuple, MutationMode, expand_tuples
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.schema import Case
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.core.errors import CatalogError, validation_errors
 
 
 class _Strict(BaseModel):

@@ -38,8 +38,8 @@ from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import Packet
 from clinical_cf.catalog.css.residue import find_residue
 from clinical_cf.catalog.css.schema import SECTIONS, Case, SectionName
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import load_jsonl
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_jsonl
 
 EDITOR_SYSTEM = """You edit synthetic oncology tumor-board packets to make one pre-registered \
 counterfactual change for a research benchmark. Make exactly the change the instruction asks for, \
@@ -281,7 +281,7 @@ async def build_counterfactuals(
 
 def write_counterfactuals(result: BuildResult, out_dir: str | Path) -> dict[str, Path]:
     """counterfactuals.jsonl + its lock, rejected.jsonl and review.html in `out_dir`."""
-    from clinical_cf.catalog.lock import write_lock
+    from clinical_cf.core.locking import write_lock
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -328,7 +328,7 @@ def render_review(result: BuildResult) -> str:
 
 def load_counterfactuals(path: str | Path, allow_unregistered: bool = False) -> list[FrozenCounterfactual]:
     """Load a frozen set; it must match its lock (a reviewed set must not change afterwards)."""
-    from clinical_cf.catalog.lock import check_lock
+    from clinical_cf.core.locking import check_lock
 
     path = Path(path)
     if not path.exists():

@@ -23,7 +23,7 @@ from clinical_cf.catalog.css.dates import latest_date
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.residue import implication_hits, term_matches
 from clinical_cf.catalog.css.schema import SECTIONS, Case
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 
 # Heading words clinicians use, per section (matched case-insensitively on a heading line).
 SECTION_HEADINGS: dict[str, tuple[str, ...]] = {

@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.core.errors import CatalogError, validation_errors
 
 Family = Literal["A", "B", "C", "D", "E", "N"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.core.errors import CatalogError, validation_errors
 
 LEXICON_PATH = Path(__file__).parent / "lexicon.yaml"
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clinical_cf.catalog.css.interventions import Applicability
 from clinical_cf.catalog.css.schema import Case, SectionName
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import load_entries
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_entries
 
 OBSERVATIONS_PATH = Path(__file__).parent / "observations.yaml"
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clinical_cf.catalog.loading import load_entries
+from clinical_cf.core.loading import load_entries
 
 PREDICTIONS_PATH = Path(__file__).parent / "predictions.yaml"
 

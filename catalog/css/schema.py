@@ -19,7 +19,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from clinical_cf.catalog.loading import load_jsonl
+from clinical_cf.core.loading import load_jsonl
 
 SECTIONS: tuple[str, ...] = (
     "demographics",

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import load_jsonl
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_jsonl
 from clinical_cf.catalog.medpic import QUESTIONS_PATH
 from clinical_cf.catalog.medpic.rules import PatientFacts, Rule, drug_flagged
 from pydantic import BaseModel, ConfigDict, Field, model_validator

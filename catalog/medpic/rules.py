@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.loading import load_entries
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_entries
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ConditionKind = Literal[

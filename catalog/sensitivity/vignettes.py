@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clinical_cf.catalog.loading import load_jsonl
+from clinical_cf.core.loading import load_jsonl
 
 SEED = 20261129
 PER_PRESENTATION = 5

@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from clinical_cf.catalog.loading import load_entries
+from clinical_cf.core.loading import load_entries
 
 Action = Literal["ANSWER", "ASK_CLARIFICATION", "ABSTAIN", "ESCALATE"]
 TaskClass = Literal["documentation_update", "evidence_retrieval", "patient_messaging", "triage_handoff"]

@@ -29,7 +29,7 @@ from inspect_ai.dataset import Sample
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pydantic import BaseModel
 
-from clinical_cf.catalog.lock import write_lock
+from clinical_cf.core.locking import write_lock
 from clinical_cf.suites import Suite, create_task
 
 SAMPLES_FILE = "samples.jsonl"

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from clinical_cf.catalog.errors import CatalogError, validation_errors
-from clinical_cf.catalog.loading import load_yaml
+from clinical_cf.core.errors import CatalogError, validation_errors
+from clinical_cf.core.loading import load_yaml
 from clinical_cf.registration import PUBLISHED_PATH
 from clinical_cf.suites import SUITES, Suite, create_task
 

@@ -17,8 +17,8 @@ from clinical_cf.analysis.registration import (
     read_log_registration,
 )
 from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import UnregisteredCatalogError, write_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
 from clinical_cf.catalog.workflow import SEEDS_PATH
 from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import MockModel

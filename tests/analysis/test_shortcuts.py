@@ -4,7 +4,7 @@ from clinical_cf.analysis.shortcuts import audit, inserted_words
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 from helpers import HANDWRITTEN_CASES
 
 

@@ -18,7 +18,7 @@ from clinical_cf.analysis.workflow_controller import (
     strip_headers,
     transfer_table,
 )
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import FIXTURES, MockModel
 

@@ -14,8 +14,8 @@ import pytest
 from inspect_ai import eval, eval_retry
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import UnregisteredCatalogError, read_lock, write_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import UnregisteredCatalogError, read_lock, write_lock
 from clinical_cf.registration import (
     PUBLISHED_PATH,
     SAMPLE_FINGERPRINT,

@@ -9,7 +9,7 @@ import yaml
 from inspect_ai import eval
 from inspect_evals.metadata import ExternalEvalMetadata
 
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.exports.register import (
     PUBLISHED_PATH,
     REGISTER_DIR,

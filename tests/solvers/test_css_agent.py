@@ -12,7 +12,7 @@ from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.solvers.css_agent import chart_tool, trace_of
 from clinical_cf.tasks.css_agent.css_agent import css_agent
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json, data_blocks
 
 SECTIONS = {"procedures": "2025-01-14 Whipple, R0.", "labs": "x" * 100}

@@ -4,7 +4,7 @@ import pytest
 import yaml
 from inspect_ai import eval
 
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.tasks.css_judge_audit import css_judge_audit
 from clinical_cf.tasks.judge_audit_task import PROBES_PATH, load_probes
 from helpers import MockModel, data_blocks

@@ -2,8 +2,8 @@
 
 import pytest
 import yaml
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import UnregisteredCatalogError
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import UnregisteredCatalogError
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.scorers.medpic import summarise
 from clinical_cf.tasks.medpic.medpic import medpic

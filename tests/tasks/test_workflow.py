@@ -5,7 +5,7 @@ import shutil
 import pytest
 from inspect_ai import eval
 
-from clinical_cf.catalog.lock import UnregisteredCatalogError, write_lock
+from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
 from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import FIXTURES, MockModel
 

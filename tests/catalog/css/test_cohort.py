@@ -12,7 +12,7 @@ from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.lexicon import default_lexicon
 from clinical_cf.catalog.css.render import render_case_sections
 from clinical_cf.catalog.css.schema import load_cases, render_sections
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 
 CASES = load_cases(CASES_PATH)
 

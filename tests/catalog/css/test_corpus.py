@@ -4,7 +4,7 @@ from pathlib import Path
 
 from clinical_cf.catalog.css.completeness import evaluate_corpus, load_corpus
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 
 PACKETS = Path(__file__).parents[2] / "fixtures" / "packets"
 CORPUS = load_corpus(PACKETS / "corpus.yaml")

@@ -14,9 +14,10 @@ from clinical_cf.catalog.css.counterfactuals import (
 )
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.cli import main
-from clinical_cf.tasks.css_task import CATALOG_PATH, build_css_task
+from clinical_cf.catalog.css import CATALOG_PATH
+from clinical_cf.tasks.css_task import build_css_task
 from tests.helpers import HANDWRITTEN_CASES, MockModel
 
 CATALOG = load_catalog(CATALOG_PATH)

@@ -9,7 +9,7 @@ from clinical_cf.catalog.css.importer import import_packet, split_sections
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import Case, case_json_schema, load_cases
 from clinical_cf.cli import main
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 
 CATALOG = load_catalog(CATALOG_PATH)
 TEXT = Path(__file__).parents[2] / "fixtures" / "packets" / "text"

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.catalog.css import CATALOG_PATH
 
 GOOD_ENTRY = {
     "id": "X1_test",

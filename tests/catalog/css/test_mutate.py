@@ -5,7 +5,7 @@ import pytest
 from clinical_cf.catalog.css.interventions import Intervention, load_catalog
 from clinical_cf.catalog.css.mutate import Packet, apply_regex
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 from helpers import HANDWRITTEN_CASES
 
 CASES = {c.case_id: c for c in load_cases(HANDWRITTEN_CASES)}

@@ -6,8 +6,8 @@ from inspect_ai.tool import ToolError
 
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, load_observations
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import read_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import read_lock
 from helpers import HANDWRITTEN_CASES
 
 BY_ID = {p.id: p for p in load_observations()}

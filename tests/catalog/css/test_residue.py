@@ -10,7 +10,7 @@ from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import apply_regex
 from clinical_cf.catalog.css.residue import find_residue
 from clinical_cf.catalog.css.schema import SECTIONS, load_cases
-from clinical_cf.tasks.css_task import CATALOG_PATH
+from clinical_cf.catalog.css import CATALOG_PATH
 from tests.helpers import HANDWRITTEN_CASES
 
 CATALOG = load_catalog(CATALOG_PATH)

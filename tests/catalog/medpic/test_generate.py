@@ -4,7 +4,7 @@ import re
 from collections import Counter
 
 import pytest
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate, to_jsonl, write_questions
 from clinical_cf.catalog.medpic.questions import load_questions, self_check

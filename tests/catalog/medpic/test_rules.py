@@ -2,8 +2,8 @@
 
 import pytest
 import yaml
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import read_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import read_lock
 from clinical_cf.catalog.medpic import RULES_PATH
 from clinical_cf.catalog.medpic.rules import PatientFacts, drug_flagged, load_rules
 

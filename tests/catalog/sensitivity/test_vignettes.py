@@ -2,8 +2,8 @@
 
 import pytest
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import read_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import read_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes, write_vignettes

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from clinical_cf.catalog.errors import CatalogError
-from clinical_cf.catalog.lock import read_lock
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import read_lock
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
 from clinical_cf.catalog.workflow.assemble import LATE_HEADER, STALE_HEADER, assemble, dumps, write_episodes
 from clinical_cf.catalog.workflow.episodes import load_episodes

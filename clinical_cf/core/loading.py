@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from clinical_cf.catalog.errors import CatalogError, validation_errors
+from clinical_cf.core.errors import CatalogError, validation_errors
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from clinical_cf.catalog.errors import CatalogError
+from clinical_cf.core.errors import CatalogError
 
 
 class UnregisteredCatalogError(CatalogError):
