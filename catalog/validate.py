@@ -11,20 +11,19 @@ name the file, the line or entry and the field) plus the checks a schema cannot 
   never be eligible): an unknown one is refused with the nearest valid name; a chart section is
   at most `MAX_SECTION_CHARS` characters.
 - every file: it exists, is not a directory, is under the size limit and is UTF-8 (see
-  `catalog.loading.read_text_checked`).
+  `clinical_cf.core.loading`).
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import load_entries, load_yaml, read_text_checked
+from clinical_cf.core.loading import load_entries, load_json_line, load_yaml, read_text_checked, split_records
 
 MAX_SECTION_CHARS = 1_000_000
 """Largest chart section accepted (the CSS paper's whole packets are ~80,000 characters)."""
@@ -215,12 +214,15 @@ def detect_kind(path: str | Path) -> str:
     """The input kind of a file, from its first record (JSONL) or its top-level keys (YAML)."""
     path = Path(path)
     text = read_text_checked(path)
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    lines = split_records(text)
+    number, first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), (1, ""))
     if path.suffix in (".jsonl", ".json") or first.lstrip().startswith("{"):
         try:
-            record = json.loads(first)
-        except json.JSONDecodeError as ex:
-            raise CatalogError(path, f"not valid JSON ({ex.msg}); pass --kind to say what it should be", line=1) from None
+            record = load_json_line(first, path, number)
+        except CatalogError as ex:
+            if ex.detail.startswith("not valid JSON"):
+                raise CatalogError(path, f"{ex.detail}; pass --kind to say what it should be", line=number) from None
+            raise
         keys = set(record) if isinstance(record, dict) else set()
         for kind, needed in _JSONL_SIGNATURES:
             if needed <= keys:

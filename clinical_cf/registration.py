@@ -28,6 +28,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_json
 from clinical_cf.core.locking import check_lock, read_lock
 from clinical_cf.suites import CATALOG_DIR, SUITES, Suite
 
@@ -67,10 +68,7 @@ def published(path: str | Path = PUBLISHED_PATH) -> dict[str, dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as ex:
-        raise CatalogError(path, f"cannot read the published fingerprints: {ex}") from None
+    raw = load_json(path)  # bounded read; errors name the file and the line
     if not isinstance(raw, dict) or not all(
         isinstance(v, dict) and isinstance(v.get("files"), dict) for v in raw.values()
     ):

@@ -26,7 +26,7 @@ from inspect_ai.model import GenerateConfig
 from rich.markup import escape
 
 from clinical_cf.core.errors import CatalogError, PrerequisiteError
-from clinical_cf.core.loading import comma_list, resolve_user_path
+from clinical_cf.core.loading import check_regular_file, comma_list, resolve_user_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,53 +89,126 @@ def flag(name: str, value: Any) -> bool:
     raise argument_error(name, value, "true or false")
 
 
+MAX_SCALE = 10.0
+"""Largest `-T scale`: packets ten times their recorded length (~87,000 characters, the CSS paper's packet
+length). See `bench/` for build times; higher values took minutes to build and measured nothing new."""
+
+MAX_COUNT = 1_000_000
+"""Largest sample or tuple limit (`-T tuples`, `-T samples`): above every bundled and plausible user set."""
+
+MAX_SECTION_CAP_BYTES = 4_000_000
+"""Largest agent tool-reply cap: a chart section is at most 1,000,000 characters (4 bytes each at most in UTF-8),
+so a larger cap would never cut anything."""
+
+MAX_MESSAGES = 1000
+"""Largest agent message limit."""
+
+
 def number(name: str, value: Any, minimum: float | None = None, positive: bool = False, maximum: float | None = None) -> float:
     """A finite real number within the bounds (`positive`: strictly above 0)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise argument_error(name, value, "a number")
     try:
         result = float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise argument_error(name, value, "a number") from None
     if not math.isfinite(result):
-        raise argument_error(name, value, "a finite number")
+        raise argument_error(name, value, "a finite number" + _range(minimum, maximum))
     if positive and result <= 0:
-        raise argument_error(name, value, "a number above 0")
-    if minimum is not None and result < minimum:
-        raise argument_error(name, value, f"a number >= {minimum:g}")
-    if maximum is not None and result > maximum:
-        raise argument_error(name, value, f"a number <= {maximum:g}")
+        raise argument_error(name, value, "a number above 0" + _range(minimum, maximum))
+    if (minimum is not None and result < minimum) or (maximum is not None and result > maximum):
+        raise argument_error(name, value, "a number" + _range(minimum, maximum))
     return result
 
 
-def count(name: str, value: Any, minimum: int = 1, optional: bool = False) -> int | None:
-    """A whole number >= `minimum` (None allowed when `optional`: "no limit")."""
+def _range(minimum: float | None, maximum: float | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f" >= {minimum:g} and <= {maximum:g}"
+    if minimum is not None:
+        return f" >= {minimum:g}"
+    return f" <= {maximum:g}" if maximum is not None else ""
+
+
+def count(name: str, value: Any, minimum: int = 1, optional: bool = False, maximum: int | None = None) -> int | None:
+    """A whole number >= `minimum` and <= `maximum` (None allowed when `optional`: "no limit")."""
+    expected = f"a whole number >= {minimum}" + (f" and <= {maximum:,}" if maximum is not None else "")
+    expected += " or none" if optional else ""
     if value is None or (optional and isinstance(value, str) and value.strip().lower() in ("none", "null", "all")):
         if optional:
             return None
-        raise argument_error(name, value, f"a whole number >= {minimum}")
+        raise argument_error(name, value, expected)
     if isinstance(value, bool):
-        raise argument_error(name, value, f"a whole number >= {minimum}")
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        raise argument_error(name, value, expected)
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,18}\s*", value):
         value = int(value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if not isinstance(value, int) or value < minimum:
-        raise argument_error(name, value, f"a whole number >= {minimum}" + (" or none" if optional else ""))
+    if not isinstance(value, int) or value < minimum or (maximum is not None and value > maximum):
+        raise argument_error(name, value, expected)
     return value
 
 
+PATH_ARGUMENTS = frozenset({
+    "cases", "catalog", "counterfactuals", "observations", "probes", "vignettes", "perturbations", "rules",
+    "questions", "episodes", "seeds",
+})
+"""Task arguments that name a user file. Left out, a task reads its bundled file; given, it must name a file."""
+
+
+def _joined_path(value: Any) -> Any:
+    """A path Inspect split on its commas (`-T cases=/data/a,b.jsonl` arrives as ['/data/a', 'b.jsonl']), rejoined."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(part, str) for part in value):
+        return ",".join(value)
+    return value
+
+
+def _empty_path(name: str, value: Any) -> TaskInputError:
+    shown = "null" if value is None else repr(value)
+    return TaskInputError(
+        f"task argument '{name}': got {shown}; expected a file path (to use the bundled file, leave it out)"
+    )
+
+
+def checked_paths(builder: F) -> F:
+    """Check the path arguments a task was called with, before its defaults apply.
+
+    Inspect reads both `-T cases=` and `-T cases=null` as None, which a task cannot tell from
+    "not given": both silently ran the bundled file. Applied under `@task`, this sees only the
+    arguments actually passed: a path argument passed as None, empty or blank is refused, and a
+    path Inspect split on its commas is joined back.
+    """
+
+    @functools.wraps(builder)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for name in PATH_ARGUMENTS & kwargs.keys():
+            value = _joined_path(kwargs[name])
+            if value is None or (isinstance(value, str) and not value.strip()) or value == []:
+                raise _empty_path(name, kwargs[name])
+            kwargs[name] = value
+        return builder(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def input_file(name: str, value: Any) -> Path | None:
-    """A user file passed as a task argument: None when not given, else an existing regular file."""
+    """A user file passed as a task argument: None when not given, else an existing regular file.
+
+    A path with commas may arrive as Inspect's list of its parts: it is joined back.
+    """
     if value is None:
         return None
+    value = _joined_path(value)
     if not isinstance(value, str) or not value.strip():
-        raise argument_error(name, value, "a file path")
+        raise _empty_path(name, value) if isinstance(value, str) else argument_error(name, value, "a file path")
     path = resolve_user_path(value)
-    if path.is_dir():
-        raise TaskInputError(f"task argument '{name}': {path} is a directory; pass a file")
-    if not path.exists():
-        raise TaskInputError(f"task argument '{name}': file not found: {path}")
+    try:
+        check_regular_file(path)
+    except CatalogError as ex:
+        if path.is_dir():
+            raise TaskInputError(f"task argument '{name}': {path} is a directory; pass a file") from None
+        if not path.exists():
+            raise TaskInputError(f"task argument '{name}': file not found: {path}") from None
+        raise TaskInputError(f"task argument '{name}': {path} {ex.detail}") from None
     return path
 
 

@@ -21,7 +21,7 @@ from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
-from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, count, flag, input_file, selection
+from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, MAX_COUNT, MAX_MESSAGES, MAX_SECTION_CAP_BYTES, choice, clean_task_errors, count, flag, input_file, selection
 from clinical_cf.tasks.css_task import Split, select_split
 
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -57,10 +57,10 @@ def build_css_observation_task(
     """
     wanted = selection("kinds", kinds, KINDS, all_word=False)
     split = choice("split", split, ("dev", "test", "all"))  # type: ignore[assignment]
-    samples = count("samples", samples, minimum=1, optional=True)
+    samples = count("samples", samples, minimum=1, optional=True, maximum=MAX_COUNT)
     allow_unregistered = flag("allow_unregistered", allow_unregistered)
-    section_cap_bytes = count("section_cap_bytes", section_cap_bytes, minimum=256)  # type: ignore[assignment]
-    max_messages = count("max_messages", max_messages, minimum=2)  # type: ignore[assignment]
+    section_cap_bytes = count("section_cap_bytes", section_cap_bytes, minimum=256, maximum=MAX_SECTION_CAP_BYTES)  # type: ignore[assignment]
+    max_messages = count("max_messages", max_messages, minimum=2, maximum=MAX_MESSAGES)  # type: ignore[assignment]
     baseline_cache = flag("baseline_cache", baseline_cache)
     json_schema = flag("json_schema", json_schema)
     path = input_file("observations", observations) or OBSERVATIONS_PATH

@@ -27,7 +27,7 @@ from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, chart_agent_recommendations
 from clinical_cf.tasks.arguments import (
-    GENERATE_DEFAULTS,
+    GENERATE_DEFAULTS, MAX_COUNT, MAX_MESSAGES, MAX_SCALE, MAX_SECTION_CAP_BYTES,
     TaskInputError,
     choice,
     clean_task_errors,
@@ -98,14 +98,14 @@ def build_css_task(
     split = choice("split", split, ("dev", "test", "all"))  # type: ignore[assignment]
     controls = choice("controls", controls, ("per_case", "all", "none"))  # type: ignore[assignment]
     allow_unregistered = flag("allow_unregistered", allow_unregistered)
-    scale = number("scale", scale, positive=True, maximum=100)
+    scale = number("scale", scale, minimum=1, maximum=MAX_SCALE)  # below 1 cannot shorten a packet
     cms_matching = choice("cms_matching", cms_matching, ("lexicon", "judge"))  # type: ignore[assignment]
     baseline_cache = flag("baseline_cache", baseline_cache)
     json_schema = flag("json_schema", json_schema)
     setting = choice("setting", setting, ("single_shot", "agent"))  # type: ignore[assignment]
-    tuples = count("tuples", tuples, minimum=1, optional=True)
-    section_cap_bytes = count("section_cap_bytes", section_cap_bytes, minimum=256)  # type: ignore[assignment]
-    max_messages = count("max_messages", max_messages, minimum=2)  # type: ignore[assignment]
+    tuples = count("tuples", tuples, minimum=1, optional=True, maximum=MAX_COUNT)
+    section_cap_bytes = count("section_cap_bytes", section_cap_bytes, minimum=256, maximum=MAX_SECTION_CAP_BYTES)  # type: ignore[assignment]
+    max_messages = count("max_messages", max_messages, minimum=2, maximum=MAX_MESSAGES)  # type: ignore[assignment]
     catalog_path = input_file("catalog", catalog) or CATALOG_PATH
     cases_path = input_file("cases", cases) or CASES_PATH
     residue = choice("residue", residue, ("drop", "keep"))  # type: ignore[assignment]

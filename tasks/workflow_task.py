@@ -90,7 +90,7 @@ def build_workflow_task(
     """
     condition = choice("condition", condition, CONDITIONS)  # type: ignore[assignment]
     split = choice("split", split, ("all", "dev", "test"))  # type: ignore[assignment]
-    cost_ratio = number("cost_ratio", cost_ratio, positive=True)
+    cost_ratio = number("cost_ratio", cost_ratio, minimum=1, maximum=1000)  # finite utilities: no -inf, no inversion
     json_schema = flag("json_schema", json_schema)
     allow_unregistered = flag("allow_unregistered", allow_unregistered)
     classes = selection("task_class", task_class, TASK_CLASSES)

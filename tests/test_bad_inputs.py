@@ -22,7 +22,7 @@ import yaml
 
 from clinical_cf.analysis.registration import LogRegistration, confirmatory_predictions, log_banners
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.locking import lock_path_for
+from clinical_cf.core.locking import legacy_lock_path, lock_path_for
 from clinical_cf.cli import main
 from clinical_cf.suites import CATALOG_DIR, create_task
 from clinical_cf.tasks.arguments import TaskInputError
@@ -371,22 +371,26 @@ def one_character_edit(text: str) -> str:
 
 @pytest.fixture
 def restore_bundled():
-    saved: dict[Path, bytes] = {}
+    """Put back each kept file's bytes; remove a kept path that did not exist (a lock written by the test)."""
+    saved: dict[Path, bytes | None] = {}
 
     def keep(*paths: Path) -> None:
         for p in paths:
-            saved.setdefault(p, p.read_bytes())
+            saved.setdefault(p, p.read_bytes() if p.exists() else None)
 
     yield keep
     for path, content in saved.items():
-        path.write_bytes(content)
+        if content is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(content)
 
 
 @pytest.mark.parametrize("path,task", TAMPER, ids=[p.relative_to(CATALOG_DIR).as_posix() for p, _ in TAMPER])
 def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore_bundled):
     from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
 
-    restore_bundled(path, lock_path_for(path))
+    restore_bundled(path, lock_path_for(path), legacy_lock_path(path))  # the bundled locks keep the legacy name
     path.write_text(one_character_edit(path.read_text()))
     with pytest.raises(UnregisteredCatalogError, match="no longer matches its lock"):
         create_task(task) if task else confirmatory_predictions(path)
@@ -419,3 +423,84 @@ def test_inspect_eval_data_error_names_file_entry_and_field(tmp_path):
     out = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines
     assert proc.returncode != 0 and "Traceback" not in out, out
     assert path.name in "".join(out.split()) and "field 'resected'" in out and "entry 'fx-breast-1'" in out, out
+
+
+# ---------------------------------------------------------------- path and numeric arguments (issue 20)
+
+PATH_ARGUMENTS: list[tuple[str, str]] = [
+    ("css_family_d", "cases"), ("css_family_d", "catalog"), ("css_family_d", "counterfactuals"),
+    ("css", "cases"), ("css_agent", "catalog"),
+    ("css_agent_observation", "observations"), ("css_agent_observation", "cases"),
+    ("css_judge_audit", "probes"),
+    ("sensitivity", "vignettes"), ("sensitivity", "perturbations"),
+    ("medpic", "rules"), ("medpic", "questions"),
+    ("workflow", "episodes"), ("workflow", "seeds"),
+]
+
+
+@pytest.mark.parametrize("value", [None, "", "  "], ids=["null", "empty", "blank"])
+@pytest.mark.parametrize("task,argument", PATH_ARGUMENTS, ids=[f"{t}-{a}" for t, a in PATH_ARGUMENTS])
+def test_empty_or_null_path_argument_is_an_error_not_the_bundled_file(task, argument, value):
+    """`-T cases=` and `-T cases=null` both reach the task as None: refused, not the bundled default."""
+    with pytest.raises(TaskInputError) as info:
+        create_task(task, **{argument: value})
+    message = str(info.value)
+    assert f"task argument '{argument}'" in message and "leave it out" in message, message
+
+
+def test_inspect_parses_empty_and_null_path_arguments_as_none():
+    from inspect_ai._util.config import parse_cli_args
+
+    assert parse_cli_args(["cases=", "catalog=null"]) == {"cases": None, "catalog": None}
+
+
+def test_path_with_a_comma_works_as_inspect_passes_it(tmp_path):
+    from inspect_ai._util.config import parse_cli_args
+
+    folder = tmp_path / "board, 2026"
+    folder.mkdir()
+    path = folder / "my,cases.jsonl"
+    path.write_text(CASES_SRC.read_text())
+    args = parse_cli_args([f"cases={path}"])
+    assert isinstance(args["cases"], list)  # Inspect splits an unquoted value on commas
+    built = create_task("css_family_d", **args)
+    files = built.metadata["registration"]["files"]
+    assert any(f["path"] == str(path) for f in files), files
+
+
+def test_missing_path_with_a_comma_is_named_whole(tmp_path):
+    with pytest.raises(TaskInputError, match=r"file not found: .*a,b\.jsonl"):
+        create_task("css_family_d", cases=[str(tmp_path / "a"), "b.jsonl"])
+
+
+NUMERIC_PROBES: list[tuple[str, str, Any]] = [
+    ("css_family_d", "scale", 0.5),  # below 1 cannot shorten a packet: refused (was accepted and ignored)
+    ("css_family_d", "scale", 1e308),
+    ("css_family_d", "scale", float("inf")),
+    ("css_family_d", "scale", "inf"),
+    ("css_family_d", "scale", 101),
+    ("workflow", "cost_ratio", 1e308),
+    ("workflow", "cost_ratio", float("nan")),
+    ("workflow", "cost_ratio", float("inf")),
+    ("workflow", "cost_ratio", "inf"),
+    ("workflow", "cost_ratio", "-inf"),
+    ("workflow", "cost_ratio", 0.5),
+    ("workflow", "cost_ratio", 1001),
+    ("css_agent", "tuples", 10**30),
+    ("css_agent", "section_cap_bytes", 10**30),
+    ("css_agent", "max_messages", 10**9),
+    ("css_agent_observation", "samples", 10**30),
+]
+
+
+@pytest.mark.parametrize("task,argument,value", NUMERIC_PROBES, ids=[f"{t}-{a}-{v}" for t, a, v in NUMERIC_PROBES])
+def test_numeric_argument_out_of_its_range_is_refused(task, argument, value):
+    with pytest.raises(TaskInputError) as info:
+        create_task(task, **{argument: value})
+    message = str(info.value)
+    assert f"task argument '{argument}'" in message, message
+
+
+def test_scale_range_is_documented_in_the_error():
+    with pytest.raises(TaskInputError, match=r"scale.*>= 1"):
+        create_task("css_family_d", scale=0.5)

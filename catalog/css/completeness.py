@@ -19,13 +19,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clinical_cf.catalog.css.expand import CSSTuple, MutationMode, expand_tuples
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.schema import Case
-from clinical_cf.core.errors import CatalogError, validation_errors
+from clinical_cf.core.errors import validation_errors
+from clinical_cf.core.loading import load_yaml
 
 
 class _Strict(BaseModel):
@@ -52,10 +52,7 @@ class CorpusEntry(_Strict):
 
 def load_corpus(path: str | Path) -> list[CorpusEntry]:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read corpus: {ex}") from None
+    raw = load_yaml(path)  # bounded: size, depth, aliases, duplicate keys, non-finite numbers
     entries = []
     for i, item in enumerate((raw or {}).get("cases", [])):
         entry_id = (item.get("case") or {}).get("case_id", f"#{i}") if isinstance(item, dict) else f"#{i}"

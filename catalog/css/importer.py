@@ -11,7 +11,6 @@ lacks a required field is written to a to-do file instead of the cases file.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.residue import implication_hits, term_matches
 from clinical_cf.catalog.css.schema import SECTIONS, Case
 from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_json_line, load_text, read_text_checked, split_records
 
 # Heading words clinicians use, per section (matched case-insensitively on a heading line).
 SECTION_HEADINGS: dict[str, tuple[str, ...]] = {
@@ -271,23 +271,19 @@ def read_packets(paths: list[str]) -> list[tuple[str, str, str]]:
     packets = []
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            raise CatalogError(path, "file not found")
         if path.suffix == ".jsonl":
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            # Bounded reads, records split on "\n" only (a packet's text may hold U+2028), limits per record.
+            for n, line in enumerate(split_records(read_text_checked(path)), 1):
                 if not line.strip():
                     continue
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError as ex:
-                    raise CatalogError(path, f"line {n} is not JSON: {ex.msg}") from None
+                item = load_json_line(line, path, n)
                 text = item if isinstance(item, str) else item.get("text") if isinstance(item, dict) else None
                 if not isinstance(text, str) or not text.strip():
                     raise CatalogError(path, f"line {n} has no packet text", field="text")
                 cid = item.get("id") if isinstance(item, dict) and item.get("id") else f"{path.stem}-{n}"
                 packets.append((_safe_id(str(cid)), f"{path.name}:{n}", text))
         else:
-            packets.append((_safe_id(path.stem), path.name, path.read_text(encoding="utf-8")))
+            packets.append((_safe_id(path.stem), path.name, load_text(path)))
     return packets
 
 

@@ -13,16 +13,16 @@ any name declared under `values` (chosen per case by the first matching `when` f
 from __future__ import annotations
 
 import re
-import string
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName
 from clinical_cf.core.errors import CatalogError, validation_errors
+from clinical_cf.core.loading import load_yaml
+from clinical_cf.core.templates import template_fields
 
 Family = Literal["A", "B", "C", "D", "E", "N"]
 
@@ -315,8 +315,12 @@ class Intervention(_Strict):
                 raise ValueError(f"{field}: '{name}' is not a name under 'dates' (known: {', '.join(self.dates) or 'none'})")
         known = {"board_date", *self.dates, *self.values}
         for field, text in self._templates():
-            for _, name, _, _ in string.Formatter().parse(text):
-                if name is not None and name not in known:
+            try:
+                names = template_fields(text)  # plain {name} only: a width or precision could blow up at fill time
+            except ValueError as ex:
+                raise ValueError(f"{field}: {ex}") from None
+            for name in names:
+                if name not in known:
                     raise ValueError(f"{field}: unknown template field '{{{name}}}' (known: {', '.join(sorted(known))})")
         for name, options in self.values.items():
             if not options or options[-1].when is not None:
@@ -410,12 +414,7 @@ class Catalog(_Strict):
 def load_catalog(path: str | Path) -> Catalog:
     """Load and validate an intervention catalog; errors name the file, entry id and field."""
     path = Path(path)
-    if not path.exists():
-        raise CatalogError(path, "file not found")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as ex:
-        raise CatalogError(path, f"not valid YAML: {ex}") from None
+    raw = load_yaml(path)  # bounded: size, depth, aliases, duplicate keys, non-finite numbers
     if not isinstance(raw, dict):
         raise CatalogError(path, "top level must be a mapping with 'interventions'")
     entries = raw.get("interventions")

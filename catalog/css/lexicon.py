@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clinical_cf.core.errors import CatalogError, validation_errors
+from clinical_cf.core.loading import load_yaml
 
 LEXICON_PATH = Path(__file__).parent / "lexicon.yaml"
 
@@ -96,10 +96,7 @@ def _normalise(text: str) -> str:
 
 def load_lexicon(path: str | Path = LEXICON_PATH) -> Lexicon:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as ex:
-        raise CatalogError(path, f"cannot read lexicon: {ex}") from None
+    raw = load_yaml(path)  # bounded: size, depth, aliases, duplicate keys, non-finite numbers
     concepts: dict[str, ConceptSpec] = {}
     patterns: list[tuple[re.Pattern[str], str]] = []
     for cid, spec in (raw or {}).get("concepts", {}).items():

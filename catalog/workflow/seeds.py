@@ -23,13 +23,13 @@ Labels are single-author study-policy labels, not clinician-adjudicated ground t
 
 from __future__ import annotations
 
-import string
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from clinical_cf.core.loading import load_entries
+from clinical_cf.core.templates import template_fields
 
 Action = Literal["ANSWER", "ASK_CLARIFICATION", "ABSTAIN", "ESCALATE"]
 TaskClass = Literal["documentation_update", "evidence_retrieval", "patient_messaging", "triage_handoff"]
@@ -47,7 +47,7 @@ def _templates(parts: dict) -> dict[str, str]:
 
 def slots_of(template: str) -> set[str]:
     """The `{slot}` names a template uses."""
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    return set(template_fields(template))  # plain {name} only: a width or precision could blow up at fill time
 
 
 def fill(template: str, values: dict[str, str]) -> str:

@@ -1,9 +1,13 @@
 """Pre-registration lock: a catalog's SHA-256 recorded before any model is evaluated.
 
-The lock lives next to the catalog (`interventions.yaml` -> `interventions.lock`). A run
-whose catalog no longer matches its lock stops, unless the user passes
-`-T allow_unregistered=true`; either way the hash is recorded in every sample, so a
-log always says exactly which catalog produced it.
+The lock lives next to the file and is named after its whole name (`my.yaml` -> `my.yaml.lock`),
+so `my.yaml` and `my.jsonl` in one folder get two locks. Locks written before (`my.lock`, the name
+without its extension; every bundled lock still has that name, because renaming them would change
+nothing but the name) are still read, but only for the file they name in their `catalog` field: an
+old `my.lock` written for `my.yaml` never registers `my.jsonl`. A new lock is always written under
+the whole name. A run whose file no longer matches its lock stops, unless the user passes
+`-T allow_unregistered=true`; either way the hash is recorded in every sample, so a log always says
+exactly which catalog produced it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_json, read_bytes_checked
+
+MAX_LOCK_BYTES = 64 * 1024
+"""A lock is a few hundred bytes of JSON; anything larger is not a lock."""
 
 
 class UnregisteredCatalogError(CatalogError):
@@ -33,11 +41,29 @@ class LockStatus:
 
 
 def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a regular file's bytes (read with the loader's bounds: never a FIFO, a device or an unbounded read)."""
+    return hashlib.sha256(read_bytes_checked(path)).hexdigest()
 
 
 def lock_path_for(catalog_path: str | Path) -> Path:
+    """Where a file's lock is written: its whole name plus `.lock` (`my.yaml` -> `my.yaml.lock`)."""
+    catalog_path = Path(catalog_path)
+    return catalog_path.with_name(catalog_path.name + ".lock")
+
+
+def legacy_lock_path(catalog_path: str | Path) -> Path:
+    """The lock name used before: the file name without its extension (`my.yaml` -> `my.lock`)."""
     return Path(catalog_path).with_suffix(".lock")
+
+
+def _locked_hash(lock_path: Path, catalog_name: str | None) -> str | None:
+    """The hash a lock records; None for a legacy lock written for another file (`catalog_name` given)."""
+    raw = load_json(lock_path, limit=MAX_LOCK_BYTES)
+    if not isinstance(raw, dict) or not isinstance(raw.get("sha256"), str):
+        raise CatalogError(lock_path, "lock file is not JSON with a 'sha256' key", field="sha256")
+    if catalog_name is not None and raw.get("catalog", catalog_name) != catalog_name:
+        return None
+    return raw["sha256"]
 
 
 def read_lock(catalog_path: str | Path) -> LockStatus:
@@ -45,10 +71,12 @@ def read_lock(catalog_path: str | Path) -> LockStatus:
     lock_path = lock_path_for(catalog_path)
     locked: str | None = None
     if lock_path.exists():
-        try:
-            locked = json.loads(lock_path.read_text(encoding="utf-8"))["sha256"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise CatalogError(lock_path, "lock file is not JSON with a 'sha256' key", field="sha256") from None
+        locked = _locked_hash(lock_path, None)
+    else:
+        legacy = legacy_lock_path(catalog_path)
+        if legacy != catalog_path and legacy.exists():
+            locked = _locked_hash(legacy, catalog_path.name)
+            lock_path = legacy if locked is not None else lock_path
     return LockStatus(file_sha256(catalog_path), locked, lock_path)
 
 

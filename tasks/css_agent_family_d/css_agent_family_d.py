@@ -11,10 +11,12 @@ from typing import Literal
 
 from inspect_ai import Task, task
 
+from clinical_cf.tasks.arguments import checked_paths
 from clinical_cf.tasks.css_task import build_css_task
 
 
 @task
+@checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
 def css_agent_family_d(
     tuples: int | None = 100,
     cases: str | None = None,

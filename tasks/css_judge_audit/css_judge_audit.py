@@ -9,10 +9,12 @@ from typing import Literal
 
 from inspect_ai import Task, task
 
+from clinical_cf.tasks.arguments import checked_paths
 from clinical_cf.tasks.judge_audit_task import build_judge_audit_task
 
 
 @task
+@checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
 def css_judge_audit(
     probes: str | None = None,
     conditions: Literal["identical,changed", "identical", "changed"] = "identical,changed",

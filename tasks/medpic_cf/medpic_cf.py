@@ -5,11 +5,13 @@
 Arguments are those of `clinical_cf.tasks.medpic_task.build_medpic_task` (kinds fixed to cf).
 """
 
+from clinical_cf.tasks.arguments import checked_paths
 from clinical_cf.tasks.medpic_task import build_medpic_task
 from inspect_ai import Task, task
 
 
 @task
+@checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
 def medpic_cf(
     operations: str | list[str] | None = None,
     populations: str | list[str] | None = None,

@@ -9,10 +9,12 @@ from typing import Literal
 
 from inspect_ai import Task, task
 
+from clinical_cf.tasks.arguments import checked_paths
 from clinical_cf.tasks.sensitivity_task import build_sensitivity_task
 
 
 @task
+@checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
 def sensitivity(
     types: str | list[str] = "surface,clinical_semantic,background,conflicting_result,timeline",
     vignettes: str | None = None,

@@ -9,10 +9,12 @@ from typing import Literal
 
 from inspect_ai import Task, task
 
+from clinical_cf.tasks.arguments import checked_paths
 from clinical_cf.tasks.workflow_task import build_workflow_task
 
 
 @task
+@checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
 def workflow(
     episodes: str | None = None,
     seeds: str | None = None,
