@@ -331,7 +331,7 @@ def test_marker_in_another_spelling_is_refused_at_task_build(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["-T", "mutation_mode=bogus"], ["-T", "scale=abc"], ["-T", "catalog=/nonexistent.yaml"],
-                                  ["-T", "kinds=bogus"]])
+                                  ["-T", "kinds=bogus"], ["-T", "cases="], ["-T", "catalog=null"], ["-T", "scale=0.5"]])
 def test_inspect_eval_ends_with_one_screen_message(args):
     task = "tasks/css_agent_observation" if "kinds=bogus" in args else "tasks/css_family_d"
     proc = subprocess.run(
