@@ -74,7 +74,7 @@ def build_css_task(
             evaluated case (chosen by a hash of the case id), "all" adds every control,
             "none" adds none. Controls are scored but kept out of CSS.
         allow_unregistered: Run even if the catalog does not match its lock.
-        scale: Re-render packets at this length multiple (needs structured records).
+        scale: Re-render packets at this length multiple, 1 to 5 (`MAX_SCALE`; needs structured records).
         cms_matching: "lexicon" (deterministic) or "judge" coverage matching for CMS.
         baseline_cache: Share the baseline arm across a case's tuples via Inspect's
             generate cache (False regenerates it per tuple).

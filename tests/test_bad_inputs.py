@@ -479,6 +479,7 @@ NUMERIC_PROBES: list[tuple[str, str, Any]] = [
     ("css_family_d", "scale", float("inf")),
     ("css_family_d", "scale", "inf"),
     ("css_family_d", "scale", 101),
+    ("css_family_d", "scale", 5.5),  # above MAX_SCALE: the largest that builds `css` in under 60 s of CPU
     ("workflow", "cost_ratio", 1e308),
     ("workflow", "cost_ratio", float("nan")),
     ("workflow", "cost_ratio", float("inf")),

@@ -97,7 +97,10 @@ def check_regular_file(path: str | Path, limit: int | None = None) -> os.stat_re
 
 
 def _too_big(size: int, limit: int) -> str:
-    return f"is {size / 1024 / 1024:.1f} MB; catalog and data files are limited to {limit / 1024 / 1024:g} MB"
+    def shown(n: int) -> str:
+        return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
+
+    return f"is {shown(size)}; catalog and data files are limited to {shown(limit)}"
 
 
 def read_bytes_checked(path: str | Path, limit: int | None = None) -> bytes:
