@@ -12,6 +12,7 @@ restricted to the rows the majority of raters marked coherent.
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
@@ -23,6 +24,7 @@ from clinical_cf.analysis.html import render
 from clinical_cf.analysis.logs import LogRows, sample_views, suite_samples
 from clinical_cf.analysis.report import JUDGE_SCORES
 from clinical_cf.analysis.stats import VERDICTS, verdict_kappa
+from clinical_cf.core.loading import read_text_checked
 
 SHEET_COLUMNS = ["row_id", "family", "intervention", "expected_change", "baseline_recommendations",
                  "counterfactual_recommendations", "score", "coherent", "comment"]
@@ -95,10 +97,11 @@ def _majority(values: list[float]) -> float:
 
 def agreement(key_csv: str | Path, rater_csvs: list[str | Path]) -> dict[str, pd.DataFrame]:
     """Agreement tables from the key and two or more raters' filled sheets."""
-    key = pd.read_csv(key_csv)
+    # Sheets come back from raters: read through the bounded loader (regular file, size limit, UTF-8).
+    key = pd.read_csv(io.StringIO(read_text_checked(key_csv)))
     raters = {}
     for path in rater_csvs:
-        sheet = pd.read_csv(path, dtype={"row_id": str})
+        sheet = pd.read_csv(io.StringIO(read_text_checked(path)), dtype={"row_id": str})
         bad = sheet[~sheet["score"].isin(list(VERDICTS))]
         if len(bad):
             raise ValueError(f"{path}: row {bad.iloc[0]['row_id']}: field 'score' must be 0, 0.5 or 1 (got {bad.iloc[0]['score']!r})")

@@ -322,3 +322,12 @@ def test_bundled_locks_keep_working():
 
     for path in sorted(CATALOG_DIR.glob("*/*.yaml")) + sorted(CATALOG_DIR.glob("*/*.jsonl")):
         assert read_lock(path).registered, path
+
+
+def test_annotation_sheets_are_read_through_the_bounded_loader(tmp_path):
+    from clinical_cf.analysis.validation import agreement
+
+    fifo = tmp_path / "rater_a.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(CatalogError, match="not a regular file"):
+        watchdog(lambda: agreement(fifo, [fifo, fifo]), lambda: os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)))
