@@ -182,8 +182,10 @@ class _Refused(Exception):
         self.message, self.line, self.field = message, line, field
 
 
-def _dotted(path: list[Any]) -> str:
-    return ".".join(str(part) for part in path) or "(top level)"
+def _dotted(path: list[Any], most: int = 12) -> str:
+    """A field path (`predictions.0.threshold`); a deep one is shortened to its first parts."""
+    shown = [str(part) for part in path[:most]] + (["…"] if len(path) > most else [])
+    return ".".join(shown) or "(top level)"
 
 
 class BoundedLoader(yaml.SafeLoader):
