@@ -119,14 +119,17 @@ def test_json_non_finite_number_is_refused_with_the_field(literal, tmp_path, cap
 
 
 def test_nan_lab_value_never_reaches_a_case(tmp_path):
+    """A lab value is a float field: NaN passed pydantic and printed as "WBC nan" in a rendered packet."""
     from clinical_cf.catalog.css.schema import load_cases
 
-    record = case_record()
-    text = json.dumps(record)
+    line = (CSS / "cases.jsonl").read_text(encoding="utf-8").split("\n")[0]
+    record = json.loads(line)
+    value = record["record"]["labs"][0]["value"]
     path = tmp_path / "nan_lab.jsonl"
-    path.write_text(text.replace('"age": ', '"age": NaN, "x": ', 1) + "\n")
-    with pytest.raises(CatalogError, match="not a finite number"):
+    path.write_text(line.replace(f'"value":{value}', '"value":NaN', 1) + "\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match="not a finite number") as info:
         load_cases(path)
+    assert info.value.field == "record.labs.0.value" and info.value.line == 1
 
 
 # ---------------------------------------------------------------- depth, size, lines
