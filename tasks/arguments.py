@@ -191,6 +191,7 @@ def checked_paths(builder: F) -> F:
             kwargs[name] = value
         return builder(*args, **kwargs)
 
+    wrapper.checks_paths = True  # type: ignore[attr-defined]  # tests/tasks/test_arguments.py finds it on every task
     return wrapper  # type: ignore[return-value]
 
 

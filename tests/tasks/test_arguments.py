@@ -73,3 +73,27 @@ def test_eval_retry_keeps_the_logged_settings_with_the_project_env(tmp_path):
     [retried] = list((tmp_path / "retried").glob("*.eval"))
     config = read_eval_log(str(retried), header_only=True).plan.config
     assert (config.max_retries, config.timeout) == (5, 77)
+
+
+def _registered_tasks():
+    from clinical_cf import _registry
+    from clinical_cf.suites import SUITES
+
+    return {name: getattr(_registry, name) for suite in SUITES.values() for name in suite.tasks}
+
+
+def test_every_task_checks_its_path_arguments_and_every_path_argument_is_known():
+    """Each registered task refuses `-T path=` / `=null` (checked_paths under @task), for every argument naming a file."""
+    import inspect
+
+    from clinical_cf.tasks.arguments import PATH_ARGUMENTS
+
+    for name, factory in _registered_tasks().items():
+        layers, fn = [], factory
+        while fn is not None:
+            layers.append(fn)
+            fn = getattr(fn, "__wrapped__", None)
+        assert any(getattr(layer, "checks_paths", False) for layer in layers), f"{name}: no @checked_paths under @task"
+        for param in inspect.signature(factory).parameters.values():
+            if param.default is None and str(param.annotation) == "str | None":  # selections are `str | list[str]`
+                assert param.name in PATH_ARGUMENTS, f"{name}: '{param.name}' looks like a path argument"
