@@ -38,7 +38,7 @@ def jsonl(source: Path, mutate: Callable[[dict], Any], line: int = 0) -> Callabl
     """A copy of the first three records of `source` with record `line` mutated in place."""
 
     def write(tmp: Path) -> Path:
-        records = [json.loads(x) for x in source.read_text().splitlines()[:3]]
+        records = [json.loads(x) for x in source.read_text(encoding="utf-8").splitlines()[:3]]
         result = mutate(records[line])
         if result is not None:
             records[line] = result
@@ -53,7 +53,7 @@ def yaml_entries(source: Path, key: str, mutate: Callable[[dict], Any], top: Cal
     """A copy of a YAML catalog with its first entry (or the whole document, `top`) mutated."""
 
     def write(tmp: Path) -> Path:
-        raw = yaml.safe_load(source.read_text())
+        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
         if top is not None:
             out = top(raw)
             raw = raw if out is None else out
