@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -76,6 +77,25 @@ def published(path: str | Path = PUBLISHED_PATH) -> dict[str, dict[str, Any]]:
     ):
         raise CatalogError(path, "must map each suite to {version, fingerprint, files}")
     return raw
+
+
+VERSION_PATTERN = r"^(\d+)-([A-Z])$"
+"""A suite's version `N-X`: N moves when results stop being comparable, X when only the interface changes."""
+
+
+def published_version(suite: str, path: str | Path = PUBLISHED_PATH) -> str:
+    """The suite's published version `N-X`, for `Task(version=...)`: a log names the version it ran.
+
+    Tasks read it here (not from the Register exporter, which writes it): a task never imports an exporter.
+    """
+    path = Path(path)
+    record = published(path).get(suite)
+    if record is None:
+        raise CatalogError(path, f"suite {suite!r} has no published version: run `clinical-cf export register`")
+    version = record.get("version")
+    if not isinstance(version, str) or not re.fullmatch(VERSION_PATTERN, version):
+        raise CatalogError(path, f"version {version!r} is not N-X (e.g. 3-A)", entry=suite, field="version")
+    return version
 
 
 def published_hashes(path: str | Path = PUBLISHED_PATH) -> dict[str, str]:

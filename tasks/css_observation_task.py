@@ -17,8 +17,8 @@ from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, Kind, load_observations
 from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.validate import load_checked_cases
-from clinical_cf.exports.register import published_version
-from clinical_cf.registration import register_inputs, registration_check
+
+from clinical_cf.registration import published_version, register_inputs, registration_check
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, count, flag, input_file, selection

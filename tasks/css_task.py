@@ -20,8 +20,8 @@ from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
-from clinical_cf.exports.register import published_version
-from clinical_cf.registration import register_inputs, registration_check
+
+from clinical_cf.registration import published_version, register_inputs, registration_check
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations

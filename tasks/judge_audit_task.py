@@ -22,8 +22,8 @@ from clinical_cf.catalog.css import CSS_DIR
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.core.locking import check_lock
-from clinical_cf.exports.register import published_version
-from clinical_cf.registration import register_inputs, registration_check
+
+from clinical_cf.registration import published_version, register_inputs, registration_check
 from clinical_cf.scorers.judge_audit import NO_PROBE, audited_judge
 from clinical_cf.solvers.judge_audit import audit_arms
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, clean_task_errors, flag, input_file, selection

@@ -16,8 +16,8 @@ from clinical_cf.catalog.medpic.questions import (
     self_check,
 )
 from clinical_cf.catalog.medpic.rules import Population, load_rules
-from clinical_cf.exports.register import published_version
-from clinical_cf.registration import register_inputs, registration_check
+
+from clinical_cf.registration import published_version, register_inputs, registration_check
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import render_prompt
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors, flag, input_file, selection

@@ -13,9 +13,9 @@ from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import Perturbation, load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
-from clinical_cf.exports.register import published_version
+
 from clinical_cf.scorers.sensitivity import direction_consistency
-from clinical_cf.registration import register_inputs, registration_check
+from clinical_cf.registration import published_version, register_inputs, registration_check
 from clinical_cf.solvers.sensitivity import candidate_distributions
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, choice, clean_task_errors, flag, input_file, selection
 

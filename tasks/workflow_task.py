@@ -14,9 +14,9 @@ from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES
 from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
-from clinical_cf.exports.register import published_version
+
 from clinical_cf.scorers.workflow import workflow_action
-from clinical_cf.registration import Registration, register_inputs, registration_check
+from clinical_cf.registration import Registration, published_version, register_inputs, registration_check
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
 from clinical_cf.tasks.arguments import (
     GENERATE_DEFAULTS,
