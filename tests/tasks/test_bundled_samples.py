@@ -1,7 +1,8 @@
 """Every bundled task at its default arguments builds exactly the samples recorded in the fixture.
 
 The fixture records, per task: the sample count, a SHA-256 per sample over its id, input, target
-and metadata in canonical JSON, the task's version and its metadata keys. A refactor of how tasks
+and metadata in canonical JSON, the task's version, its metadata keys and its arguments with their
+defaults (what `-T` takes and `inspect list` shows). A refactor of how tasks
 are built must leave all of it unchanged; a deliberate change of the samples regenerates it:
 
     .venv/bin/python -m tests.tasks.test_bundled_samples
@@ -39,6 +40,15 @@ def sample_digest(sample: Any) -> str:
     return hashlib.sha256(_canonical(record).encode()).hexdigest()
 
 
+def task_arguments(name: str) -> dict[str, str]:
+    """The registered task's arguments and the repr of their defaults, as Inspect reads its signature."""
+    import inspect
+
+    from clinical_cf import _registry
+
+    return {p.name: repr(p.default) for p in inspect.signature(getattr(_registry, name)).parameters.values()}
+
+
 def task_record(name: str) -> dict[str, Any]:
     from clinical_cf.suites import create_task
 
@@ -48,6 +58,7 @@ def task_record(name: str) -> dict[str, Any]:
         "samples": len(samples),
         "version": task.version,
         "metadata_keys": sorted(task.metadata or {}),
+        "arguments": task_arguments(name),
         "digests": {str(s.id): sample_digest(s) for s in samples},
     }
 
@@ -72,6 +83,12 @@ def test_bundled_samples_unchanged_fast(name):
 @pytest.mark.parametrize("name", [t for t in TASKS if t not in FAST_TASKS])
 def test_bundled_samples_unchanged(name):
     _check(name)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_task_arguments_unchanged(name):
+    expected = json.loads(FIXTURE.read_text(encoding="utf-8"))[name]["arguments"]
+    assert task_arguments(name) == expected
 
 
 def test_fixture_covers_every_registered_task():
