@@ -7,9 +7,10 @@ tables and banners. The exports (`clinical-cf export register|dataset|lm-eval`),
 (`clinical-cf validate`), the task builder (`clinical_cf.tasks.build`) and the report read this
 table, so a suite added here is exported, validated and reported everywhere at once.
 
-References that would import Inspect, the solvers or the analysis stack are small functions that
-import on call: this module stays cheap to import (the CLI reads it for every command) and the
-report's modules, which read this table, are not imported by it at start-up.
+The catalog's schemas and loaders are imported directly (the catalog is the layer below). References
+above it (task modules, solvers, scorers, the analysis) are small functions that import on call:
+those modules import this table themselves, and what only building or reporting a task needs is
+not loaded by whoever only reads the table (the validator, the exports).
 
 A suite's *comparability files* are the pre-registered catalogs and the generated data its scores
 are computed over: when any of their bytes change, results from before and after are no longer
@@ -20,16 +21,24 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
 import clinical_cf.catalog
+from clinical_cf.catalog.css.counterfactuals import load_counterfactuals
+from clinical_cf.catalog.css.observations import load_observations
+from clinical_cf.catalog.css.predictions import load_predictions
 from clinical_cf.catalog.css.schema import Case, load_cases
 from clinical_cf.catalog.medpic.questions import Question, load_questions
+from clinical_cf.catalog.medpic.rules import load_rules
+from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import Vignette, load_vignettes
+from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
+from clinical_cf.catalog.workflow.seeds import load_seeds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -270,8 +279,8 @@ def registration_banners(logs: pd.DataFrame, samples: pd.DataFrame) -> list[str]
     return report_banners(logs, samples)
 
 
-# Input kinds whose loaders live outside catalog/ (the judge-audit probes in the task module, the lexical
-# audit with the workflow controller that uses it), imported on call.
+# Input kinds whose loaders live above the catalog (the judge-audit probes with their task, the lexical
+# audit with the workflow controller that uses it): imported on call, as those modules import this table.
 def _load_probes(path: Path) -> Any:
     from clinical_cf.tasks.judge_audit_task import load_probes
 
@@ -282,55 +291,6 @@ def _load_lexical_audit(path: Path) -> Any:
     from clinical_cf.analysis.workflow_controller import load_audit
 
     return load_audit(path)
-
-
-def _load_observations(path: Path) -> Any:
-    from clinical_cf.catalog.css.observations import load_observations
-
-    return load_observations(path)
-
-
-def _load_predictions(path: Path) -> Any:
-    from clinical_cf.catalog.css.predictions import load_predictions
-
-    return load_predictions(path)
-
-
-def _load_counterfactuals(path: Path) -> Any:
-    from clinical_cf.catalog.css.counterfactuals import load_counterfactuals
-
-    # A frozen set is checked against its own lock when a task reads it; here only its records are.
-    return load_counterfactuals(path, allow_unregistered=True)
-
-
-def _load_checked_cases(path: Path) -> Any:
-    from clinical_cf.catalog.validate import load_checked_cases
-
-    return load_checked_cases(path)
-
-
-def _load_checked_interventions(path: Path) -> Any:
-    from clinical_cf.catalog.validate import load_checked_interventions
-
-    return load_checked_interventions(path).interventions
-
-
-def _load_rules(path: Path) -> Any:
-    from clinical_cf.catalog.medpic.rules import load_rules
-
-    return load_rules(path)
-
-
-def _load_seeds(path: Path) -> Any:
-    from clinical_cf.catalog.workflow.seeds import load_seeds
-
-    return load_seeds(path)
-
-
-def _load_perturbations(path: Path) -> Any:
-    from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
-
-    return load_perturbations(path)[0]
 
 
 # Every suite's report section shows how its replies were read (issue 14) and warns about logs whose
@@ -370,12 +330,15 @@ CSS = Suite(
     generator="clinical_cf.catalog.css.cohort",
     breakdown="family",
     inputs=(
-        InputKind("cases", _load_checked_cases, bundled=CATALOG_DIR / "css" / "cases.jsonl"),
-        InputKind("interventions", _load_checked_interventions, bundled=CATALOG_DIR / "css" / "interventions.yaml"),
-        InputKind("observations", _load_observations, bundled=CATALOG_DIR / "css" / "observations.yaml"),
-        InputKind("predictions", _load_predictions, bundled=CATALOG_DIR / "css" / "predictions.yaml"),
+        InputKind("cases", load_checked_cases, bundled=CATALOG_DIR / "css" / "cases.jsonl"),
+        InputKind(
+            "interventions", load_checked_interventions, lambda c: len(c.interventions), CATALOG_DIR / "css" / "interventions.yaml"
+        ),
+        InputKind("observations", load_observations, bundled=CATALOG_DIR / "css" / "observations.yaml"),
+        InputKind("predictions", load_predictions, bundled=CATALOG_DIR / "css" / "predictions.yaml"),
         InputKind("judge_probes", _load_probes, bundled=CATALOG_DIR / "css" / "judge_probes.yaml"),
-        InputKind("counterfactuals", _load_counterfactuals),
+        # A frozen set is checked against its own lock when a task reads it; here only its records are.
+        InputKind("counterfactuals", partial(load_counterfactuals, allow_unregistered=True)),
     ),
     store_model=_css_arms,
     solvers=_css_solvers,
@@ -410,7 +373,7 @@ SENSITIVITY = Suite(
     breakdown="type",
     inputs=(
         InputKind("vignettes", load_vignettes, bundled=CATALOG_DIR / "sensitivity" / "vignettes.jsonl"),
-        InputKind("perturbations", _load_perturbations, bundled=CATALOG_DIR / "sensitivity" / "perturbations.yaml"),
+        InputKind("perturbations", load_perturbations, lambda loaded: len(loaded[0]), bundled=CATALOG_DIR / "sensitivity" / "perturbations.yaml"),
     ),
     store_model=_sensitivity_arms,
     solvers=_sensitivity_solvers,
@@ -448,7 +411,7 @@ WORKFLOW = Suite(
     records_need_lock=True,
     inputs=(
         InputKind("episodes", load_episodes, bundled=CATALOG_DIR / "workflow" / "episodes.jsonl"),
-        InputKind("seeds", _load_seeds, bundled=CATALOG_DIR / "workflow" / "seeds.yaml"),
+        InputKind("seeds", load_seeds, bundled=CATALOG_DIR / "workflow" / "seeds.yaml"),
         InputKind("lexical_audit", _load_lexical_audit, bundled=CATALOG_DIR / "workflow" / "lexical_audit.yaml"),
     ),
     store_model=_workflow_decisions,
@@ -486,7 +449,7 @@ MEDPIC = Suite(
     breakdown="kind",
     inputs=(
         InputKind("questions", load_questions, bundled=CATALOG_DIR / "medpic" / "questions.jsonl"),
-        InputKind("rules", _load_rules, bundled=CATALOG_DIR / "medpic" / "rules.yaml"),
+        InputKind("rules", load_rules, bundled=CATALOG_DIR / "medpic" / "rules.yaml"),
     ),
     solvers=_medpic_solvers,
     scorers=_medpic_scorers,
