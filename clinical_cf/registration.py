@@ -195,14 +195,11 @@ class Registration:
             }
         }
 
-    def stamp(self, samples: list[Any]) -> list[Any]:
-        """Add `sample_metadata()` to each sample (returned for chaining)."""
-        for sample in samples:
-            sample.metadata = {**(sample.metadata or {}), **self.sample_metadata()}
-        return samples
-
     def sample_metadata(self) -> dict[str, Any]:
-        """Per-sample fields: a log extended with samples of other inputs shows it sample by sample."""
+        """Per-sample fields: a log extended with samples of other inputs shows it sample by sample.
+
+        `clinical_cf.tasks.build.stamp` adds them to every sample of every task.
+        """
         return {
             SAMPLE_FINGERPRINT: self.fingerprint,
             "registration_registered": self.registered,

@@ -10,8 +10,8 @@ written once here, in this order:
    checked (`check_lock`);
 3. **samples, solver, scorers**: the task's own part (`TaskSpec.parts`), from the checked arguments
    and the lock;
-4. **the task**: samples stamped with the registration fields (one way, `Registration.stamp`), the
-   suite's published version (`Task.version`, so the log names it), generate defaults, the
+4. **the task**: every sample stamped, in one place, with the pre-registered file's hash and lock
+   state (`catalog_sha256`, `catalog_registered`) and the registration fields; the suite's published version (`Task.version`, so the log names it), generate defaults, the
    registration check scorer, and task metadata: the suite, the setting where the task has one,
    the pre-registered file's hash and lock state, the task's own fields and the registration.
 
@@ -36,7 +36,7 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
 from clinical_cf.core.locking import LockStatus, check_lock
-from clinical_cf.registration import published_version, register_inputs, registration_check
+from clinical_cf.registration import Registration, published_version, register_inputs, registration_check
 from clinical_cf.suites import Suite
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors
 
@@ -77,7 +77,7 @@ class TaskSpec:
     arguments: Mapping[str, Check]
     """Every argument's checker, in the order they are checked (the first bad one is the one reported)."""
     inputs: Callable[[SimpleNamespace], TaskInputs]
-    parts: Callable[[SimpleNamespace, LockStatus], TaskParts]
+    parts: Callable[[SimpleNamespace], TaskParts]
     setting: Callable[[SimpleNamespace], str] | None = None
     """The task's setting (single_shot, agent, agent_observation), logged as `setting` so analysis reads it from the log."""
     before: Callable[[Mapping[str, Any]], None] | None = None
@@ -107,23 +107,34 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
     registration = register_inputs(list(inputs.catalogs), list(inputs.data), allow_unregistered)
     locked = inputs.locked or inputs.catalogs[0]
     lock = check_lock(locked, allow_unregistered=allow_unregistered)
-    parts = spec.parts(checked, lock)
+    parts = spec.parts(checked)
     metadata: dict[str, Any] = {"suite": spec.suite.name}
     if spec.setting is not None:
         metadata["setting"] = spec.setting(checked)
     metadata |= {"catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered}
+    overridden = sorted(set(parts.metadata) & (set(metadata) | {"registration"}))
+    if overridden:
+        raise ValueError(f"task metadata {', '.join(overridden)} is set by build_task, not by the task's parts")
     metadata |= parts.metadata
     metadata |= registration.task_metadata()
     name = spec.task_name(checked) if spec.task_name else None
     return Task(
         version=published_version(spec.suite.name),  # the suite's Register version N-X, so the log names it
-        dataset=MemoryDataset(registration.stamp(parts.samples), name=parts.dataset),
+        dataset=MemoryDataset(stamp(parts.samples, lock, registration), name=parts.dataset),
         solver=parts.solver,
         scorer=[*parts.scorers, registration_check()],
         config=GENERATE_DEFAULTS,
         metadata=metadata,
         **({"name": name} if name else {}),
     )
+
+
+def stamp(samples: list[Sample], lock: LockStatus, registration: Registration) -> list[Sample]:
+    """Every sample's provenance: the pre-registered file's hash and lock state, and the fingerprint of all its inputs."""
+    fields = {"catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered, **registration.sample_metadata()}
+    for sample in samples:
+        sample.metadata = {**(sample.metadata or {}), **fields}
+    return samples
 
 
 def variant(base: Callable[..., Task], /, *, omit: Sequence[str] = (), defaults: Mapping[str, Any] | None = None, **fixed: Any) -> Callable[[F], F]:

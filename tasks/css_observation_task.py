@@ -18,7 +18,6 @@ from inspect_ai.dataset import Sample
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH, Kind, load_observations
 from clinical_cf.catalog.validate import load_checked_cases
-from clinical_cf.core.locking import LockStatus
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
 from clinical_cf.suites import CSS
@@ -29,7 +28,7 @@ from clinical_cf.tasks.css_task import Split, select_split
 KINDS: tuple[str, ...] = get_args(Kind)
 
 
-def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
+def _parts(args: SimpleNamespace) -> TaskParts:
     path = args.observations or OBSERVATIONS_PATH
     perturbations = [p for p in load_observations(path) if p.kind in args.kinds]
     if not perturbations:
@@ -55,8 +54,6 @@ def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
                 "kind": p.kind,
                 "perturbation_id": p.id,
                 "perturbation": p.model_dump(mode="json"),
-                "catalog_sha256": lock.catalog_sha256,
-                "catalog_registered": lock.registered,
                 "baseline_sections": dict(case.sections),
             },
         )

@@ -21,7 +21,6 @@ from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, Re
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
-from clinical_cf.core.locking import LockStatus
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
@@ -49,7 +48,7 @@ def _inputs(args: SimpleNamespace) -> TaskInputs:
     )
 
 
-def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
+def _parts(args: SimpleNamespace) -> TaskParts:
     selected, mutation_mode, scale, residue = args.families, args.mutation_mode, args.scale, args.residue
     catalog_path = args.catalog or CATALOG_PATH
     loaded_catalog = load_checked_interventions(catalog_path)
@@ -83,7 +82,7 @@ def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
     case_order = {c.case_id: i for i, c in enumerate(loaded_cases)}
     chosen.sort(key=lambda t: (case_order[t.case.case_id], t.intervention.family == "N", t.intervention.id))
 
-    samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode, agent) for t in chosen]
+    samples = [_sample(t, loaded_catalog, mutation_mode, agent) for t in chosen]
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     return TaskParts(
         samples=samples,
@@ -258,9 +257,7 @@ def _choose_controls(control_tuples: list[CSSTuple], controls: Controls) -> list
     return chosen
 
 
-def _sample(
-    t: CSSTuple, catalog: Catalog, sha256: str, registered: bool, mode: MutationMode, agent: bool = False
-) -> Sample:
+def _sample(t: CSSTuple, catalog: Catalog, mode: MutationMode, agent: bool = False) -> Sample:
     case, intervention = t.case, t.intervention
     expected = intervention.expected_change_for(case)
     # The agent reads the chart through its tool: both packets travel as sections, and the
@@ -287,8 +284,6 @@ def _sample(
             "mutation_mode": mode,
             "counterfactual_verdict": t.verdict,
             "residue": [h.as_dict() for h in t.residue],
-            "catalog_sha256": sha256,
-            "catalog_registered": registered,
             "consensus": [c.model_dump(mode="json") for c in case.consensus],
             **packets,
         },

@@ -23,7 +23,6 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from clinical_cf.catalog.css import CSS_DIR
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
-from clinical_cf.core.locking import LockStatus
 from clinical_cf.scorers.judge_audit import NO_PROBE, audited_judge
 from clinical_cf.solvers.judge_audit import audit_arms
 from clinical_cf.suites import CSS
@@ -122,7 +121,7 @@ def embed(items: list[ListItem], probe: Probe | None) -> list[dict[str, str]]:
     return out
 
 
-def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
+def _parts(args: SimpleNamespace) -> TaskParts:
     path = args.probes or PROBES_PATH
     catalog = load_probes(path)
     samples = []
@@ -148,8 +147,6 @@ def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
                         "baseline_reply": json.dumps({"recommendations": [i.model_dump() for i in scenario.baseline], "not_recommended": []}),
                         "counterfactual_reply": json.dumps({"recommendations": embed(counterfactual_items, probe), "not_recommended": []}),
                         "markers": scenario.markers,
-                        "catalog_sha256": lock.catalog_sha256,
-                        "catalog_registered": lock.registered,
                     },
                 ))
     return TaskParts(

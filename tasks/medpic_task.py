@@ -9,7 +9,6 @@ from typing import Any, get_args
 
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import comma_list
-from clinical_cf.core.locking import LockStatus
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate
 from clinical_cf.catalog.medpic.questions import (
@@ -33,7 +32,7 @@ OPERATIONS = ("activation", "deactivation")
 POPULATIONS: tuple[str, ...] = get_args(Population)
 
 
-def medpic_samples(questions: list[Question], catalog_sha256: str, registered: bool) -> list[Sample]:
+def medpic_samples(questions: list[Question]) -> list[Sample]:
     """One sample per question; pair members are separate samples whose prompts never mention each other."""
     by_pair: dict[str, list[Question]] = {}
     for q in questions:
@@ -53,7 +52,7 @@ def medpic_samples(questions: list[Question], catalog_sha256: str, registered: b
                 "changed_fact": q.changed_fact.model_dump() if q.changed_fact else None,
                 "partner_id": partner.id if partner else None,
                 "partner_answer": partner.answer if partner else None,
-                "source": q.source, "catalog_sha256": catalog_sha256, "catalog_registered": registered,
+                "source": q.source,
             },
         ))
     return samples
@@ -66,7 +65,7 @@ def _questions_file(args: SimpleNamespace) -> Path | None:
     return None if args.rules else QUESTIONS_PATH
 
 
-def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
+def _parts(args: SimpleNamespace) -> TaskParts:
     rules_path = args.rules or RULES_PATH
     rule_list = load_rules(rules_path)
     questions_path = _questions_file(args)
@@ -92,7 +91,7 @@ def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
                  (("kinds", args.kinds), ("operations", args.operations), ("populations", args.populations))}
         raise TaskInputError("no questions match " + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + f" in {questions_path}")
     return TaskParts(
-        samples=medpic_samples(items, lock.catalog_sha256, lock.registered),
+        samples=medpic_samples(items),
         # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
         solver=inspect_generate(),
         scorers=[medpic_exact_set(), *([rationale_mentions_change()] if args.rationale_judge else [])],

@@ -14,7 +14,6 @@ from inspect_ai.dataset import Sample
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import Perturbation, load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
-from clinical_cf.core.locking import LockStatus
 from clinical_cf.scorers.sensitivity import direction_consistency
 from clinical_cf.solvers.sensitivity import candidate_distributions
 from clinical_cf.suites import SENSITIVITY
@@ -28,7 +27,7 @@ def _inputs(args: SimpleNamespace) -> TaskInputs:
     return TaskInputs(catalogs=[args.perturbations or PERTURBATIONS_PATH], data=[args.vignettes or VIGNETTES_PATH])
 
 
-def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
+def _parts(args: SimpleNamespace) -> TaskParts:
     path = args.perturbations or PERTURBATIONS_PATH
     items, tolerance = load_perturbations(path)
     items = [p for p in items if p.type in args.types]
@@ -50,8 +49,7 @@ def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
                     "vignette_id": v.vignette_id, "presentation": v.presentation, "perturbation_id": p.id,
                     "type": p.type, "expected": p.expected_for(v), "gold": v.gold,
                     "gold_index": v.candidates.index(v.gold), "candidates": v.candidates,
-                    "baseline_text": v.render(), "tolerance": asdict(tolerance), "catalog_sha256": lock.catalog_sha256,
-                    "catalog_registered": lock.registered,
+                    "baseline_text": v.render(), "tolerance": asdict(tolerance),
                 },
             ))
     return TaskParts(

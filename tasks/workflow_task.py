@@ -17,7 +17,6 @@ from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.locking import LockStatus
 from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
 from clinical_cf.suites import WORKFLOW
@@ -56,7 +55,7 @@ def _one_source(args: Mapping[str, Any]) -> None:
     exclusive(episodes=args["episodes"], seeds=args["seeds"])
 
 
-def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
+def _parts(args: SimpleNamespace) -> TaskParts:
     items, source = load_workflow_episodes(args.episodes, args.seeds)
     chosen = [
         e for e in items
@@ -74,7 +73,6 @@ def _parts(args: SimpleNamespace, lock: LockStatus) -> TaskParts:
                 "parameterization": e.parameterization, "split": e.split, "pair_key": e.pair_key,
                 "reference_action": e.reference_action, "acceptable_actions": list(e.acceptable_actions),
                 "turns": [t.model_dump() for t in e.turns], "condition": args.condition, "cost_ratio": float(args.cost_ratio),
-                "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,
             },
         )
         for e in chosen

@@ -103,3 +103,21 @@ def test_every_registered_task_is_built_from_its_suites_spec():
         for task in suite.tasks:
             assert callable(getattr(_registry, task)), task
     assert all(isinstance(s, Scorer) or callable(s) for suite in SUITES.values() for s in suite.scorers())
+
+
+def test_a_task_is_a_folder_plus_a_line_in_its_suite_spec():
+    # Every registered task has its folder and entry-point import; nothing is registered that no suite declares.
+    from pathlib import Path
+
+    from inspect_ai._util.registry import registry_info
+
+    from clinical_cf import _registry
+
+    tasks_dir = Path(__file__).resolve().parents[1] / "tasks"
+    declared = [t for s in SUITES.values() for t in s.tasks]
+    assert len(declared) == len(set(declared)), "a task is declared by two suites"
+    for name in declared:
+        assert (tasks_dir / name / f"{name}.py").is_file(), f"tasks/{name}/{name}.py missing"
+        assert registry_info(getattr(_registry, name)).name.endswith(name)
+    registered = {n for n, v in vars(_registry).items() if callable(v) and getattr(v, "__module__", "").startswith("clinical_cf.tasks.")}
+    assert registered == set(declared)
