@@ -124,7 +124,7 @@ class Suite:
 
     def metrics(self) -> dict[str, list[str]]:
         """The metrics each of the suite's scorers reports, by scorer name (read from Inspect's registry)."""
-        from inspect_ai._util.registry import registry_info
+        from inspect_ai.util import registry_info
 
         out: dict[str, list[str]] = {}
         for factory in self.scorers():

@@ -109,7 +109,7 @@ def test_a_task_is_a_folder_plus_a_line_in_its_suite_spec():
     # Every registered task has its folder and entry-point import; nothing is registered that no suite declares.
     from pathlib import Path
 
-    from inspect_ai._util.registry import registry_info
+    from inspect_ai.util import registry_info
 
     from clinical_cf import _registry
 
