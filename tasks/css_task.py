@@ -1,7 +1,9 @@
-"""Build a CSS task: load and lock the catalog, expand tuples, wire solver and scorers.
+"""Build a CSS task: expand cases x catalog interventions into tuples, wire solver and scorers.
 
-Every public CSS task (`css`, `css_family_a` ... `css_family_e`, `css_agent`, `css_agent_family_d`) is a thin `@task` that
-calls `build_css_task`; this module is the one place the suite is assembled.
+Every public CSS task (`css`, `css_family_a` ... `css_family_e`, `css_agent`, `css_agent_family_d`) is a
+`variant` of `build_css_task` (`single_shot_css` / `agent_css`) that states only what differs; this
+module is the one place the suite's tuples are assembled, and `clinical_cf.tasks.build.build_task`
+does what every task does (argument checks, registration and locks, stamping, version, metadata).
 """
 
 from __future__ import annotations
