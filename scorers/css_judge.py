@@ -1,6 +1,6 @@
 """The CSS judge: did the recommendations move in the pre-registered direction?
 
-The judge is a model role (`--model-role judge=...`). When it resolves to the model under
+The judge is a model role (`--model-role judge=...`), resolved and asked by `clinical_cf.judging`. When it resolves to the model under
 test, role `judge_alt` judges instead (the CSS paper's self-judging rule); each score
 records which model and role judged it. The judge sees only the two recommendation lists,
 the expected change and the scoring rule, never the chart, and returns
@@ -24,7 +24,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from clinical_cf.judging import ResolvedJudge, ask_judge, note_self_judging, resolve_judge
+from clinical_cf.judging import ask_judge, note_self_judging, resolve_judge
 from clinical_cf.scorers.metrics import agent_trace, control_stability, css, css_stderr, family_css, parse_quality, verdict_shares
 from clinical_cf.replies import DATA_NOTICE, boundary, read_score
 from clinical_cf.solvers.css import CSSArms, format_recommendations, judge_block
@@ -68,9 +68,6 @@ VERDICT_SCHEMA = ResponseSchema(
 class Verdict:
     score: float
     rationale: str
-
-
-__all__ = ["ResolvedJudge", "resolve_judge"]  # role resolution lives in clinical_cf.judging; kept importable here
 
 
 def parse_verdict(text: str) -> Verdict | None:
