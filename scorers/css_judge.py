@@ -1,8 +1,8 @@
 """The CSS judge: did the recommendations move in the pre-registered direction?
 
-The judge is a model role (`--model-role judge=...`), resolved and asked by `clinical_cf.judging`. When it resolves to the model under
-test, role `judge_alt` judges instead (the CSS paper's self-judging rule); each score
-records which model and role judged it. The judge sees only the two recommendation lists,
+The judge is a model role (`--model-role judge=...`), resolved and asked by `clinical_cf.judging`.
+When it resolves to the model under test, role `judge_alt` judges instead (the CSS paper's
+self-judging rule); each score records which model and role judged it. The judge sees only the two recommendation lists,
 the expected change and the scoring rule, never the chart, and returns
 {"score": 0 | 0.5 | 1, "rationale": ...}. A verdict that cannot be read after retries (or is
 ambiguous: a fraction, a range, two different scores) is `Score.unscored(reason="grader_failed")`.

@@ -11,9 +11,10 @@ written once here, in this order:
 3. **samples, solver, scorers**: the task's own part (`TaskSpec.parts`), from the checked arguments
    and the lock;
 4. **the task**: every sample stamped, in one place, with the pre-registered file's hash and lock
-   state (`catalog_sha256`, `catalog_registered`) and the registration fields; the suite's published version (`Task.version`, so the log names it), generate defaults, the
-   registration check scorer, and task metadata: the suite, the setting where the task has one,
-   the pre-registered file's hash and lock state, the task's own fields and the registration.
+   state (`catalog_sha256`, `catalog_registered`) and the registration fields; the suite's
+   published version (`Task.version`, so the log names it), generate defaults, the registration
+   check scorer, and task metadata: the suite, the setting where the task has one, the
+   pre-registered file's hash and lock state, the task's own fields and the registration.
 
 A task's builder is its `TaskSpec` plus a function whose signature and docstring document the
 arguments (`return build_task(SPEC, **locals())`); a public task that differs from another only in
