@@ -6,11 +6,11 @@ gets every log's rows once from `clinical_cf.analysis.logs` and hands each suite
 
 Adding to a suite's section is one line on its `Suite` entry:
 
-- a table: `report_tables=("my.module:parse_quality",)` where
+- a table: `report_tables=(parse_quality,)` where
   `parse_quality(samples: pd.DataFrame) -> pd.DataFrame` takes the suite's per-sample rows (columns in
   `clinical_cf.analysis.logs`); the first docstring line is its heading, the CSV is
   `<suite>_parse_quality.csv`;
-- a banner: `report_banners=("my.module:registration_banners",)` where
+- a banner: `report_banners=(registration_banners,)` where
   `registration_banners(logs: pd.DataFrame, samples: pd.DataFrame) -> list[str]` takes the suite's
   per-log rows (eval metadata as `eval_<key>`) and per-sample rows; each string is shown, emphasised,
   at the top of the section.
@@ -18,7 +18,6 @@ Adding to a suite's section is one line on its `Suite` entry:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,11 +58,6 @@ class Section:
 SectionBuilder = Callable[[SectionContext], Section]
 
 
-def _resolve(reference: str) -> Any:
-    module, name = reference.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def _write(table: pd.DataFrame, out: Path, name: str) -> pd.DataFrame:
     table.to_csv(out / f"{name}.csv", index=False)
     return table
@@ -82,16 +76,15 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
         if suite.report_section is None or samples.empty:
             continue
         ctx = SectionContext(suite, samples, rows.suite_logs(suite.name), out, Path(predictions) if predictions else None)
-        section: Section = _resolve(suite.report_section)(ctx)
+        section: Section = suite.report_section(ctx)
         skipped += section.skipped
         if not section.blocks and not section.lead:
             continue
         lead += section.lead
-        for reference in suite.report_banners:
-            body += [("banner", line) for line in _resolve(reference)(ctx.logs, ctx.samples)]
+        for banner in suite.report_banners:
+            body += [("banner", line) for line in banner(ctx.logs, ctx.samples)]
         body += section.blocks
-        for reference in suite.report_tables:
-            function = _resolve(reference)
+        for function in suite.report_tables:
             table = function(ctx.samples)
             title = (function.__doc__ or function.__name__).strip().splitlines()[0]
             body += [("h3", title), ("table", _write(table, out, f"{suite.name}_{function.__name__}"))]

@@ -407,11 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--catalog")
     importer.set_defaults(func=_cmd_import_cases)
 
-    from clinical_cf.catalog.validate import KINDS
+    from clinical_cf.suites import input_kinds
 
     any_file = sub.add_parser("validate", help="validate any input file (cases, catalogs, questions, episodes, ...)")
     any_file.add_argument("path")
-    any_file.add_argument("--kind", choices=KINDS, help="the file's kind (default: detected from its content)")
+    # The kinds the suite specs declare (each suite's InputKinds): a suite's new input kind is validated here at once.
+    any_file.add_argument("--kind", choices=list(input_kinds()), help="the file's kind (default: detected from its content)")
     any_file.set_defaults(func=_cmd_validate)
 
     generate = sub.add_parser("generate", help="regenerate bundled synthetic data").add_subparsers(dest="action", required=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -74,6 +75,25 @@ def published(path: str | Path = PUBLISHED_PATH) -> dict[str, dict[str, Any]]:
     ):
         raise CatalogError(path, "must map each suite to {version, fingerprint, files}")
     return raw
+
+
+VERSION_PATTERN = r"^(\d+)-([A-Z])$"
+"""A suite's version `N-X`: N moves when results stop being comparable, X when only the interface changes."""
+
+
+def published_version(suite: str, path: str | Path = PUBLISHED_PATH) -> str:
+    """The suite's published version `N-X`, for `Task(version=...)`: a log names the version it ran.
+
+    Tasks read it here (not from the Register exporter, which writes it): a task never imports an exporter.
+    """
+    path = Path(path)
+    record = published(path).get(suite)
+    if record is None:
+        raise CatalogError(path, f"suite {suite!r} has no published version: run `clinical-cf export register`")
+    version = record.get("version")
+    if not isinstance(version, str) or not re.fullmatch(VERSION_PATTERN, version):
+        raise CatalogError(path, f"version {version!r} is not N-X (e.g. 3-A)", entry=suite, field="version")
+    return version
 
 
 def published_hashes(path: str | Path = PUBLISHED_PATH) -> dict[str, str]:
@@ -173,14 +193,11 @@ class Registration:
             }
         }
 
-    def stamp(self, samples: list[Any]) -> list[Any]:
-        """Add `sample_metadata()` to each sample (returned for chaining)."""
-        for sample in samples:
-            sample.metadata = {**(sample.metadata or {}), **self.sample_metadata()}
-        return samples
-
     def sample_metadata(self) -> dict[str, Any]:
-        """Per-sample fields: a log extended with samples of other inputs shows it sample by sample."""
+        """Per-sample fields: a log extended with samples of other inputs shows it sample by sample.
+
+        `clinical_cf.tasks.build.stamp` adds them to every sample of every task.
+        """
         return {
             SAMPLE_FINGERPRINT: self.fingerprint,
             "registration_registered": self.registered,

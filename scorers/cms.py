@@ -23,12 +23,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspect_ai.model import Model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.css.lexicon import Lexicon, default_lexicon
-from clinical_cf.scorers.css_judge import resolve_judge
+from clinical_cf.judging import Judgement, ResolvedJudge, ask_judge, resolve_judge
 from clinical_cf.scorers.metrics import cases, mean_by_case
 from clinical_cf.solvers.css import CSSArms, Recommendation, first_json_object
 
@@ -91,22 +90,27 @@ def lexicon_coverage(
     return covered
 
 
+def read_coverage(text: str, n_consensus: int, n_recommendations: int) -> dict[int, list[int]] | None:
+    """The coverage a judge's reply states (consensus index -> recommendation indices), or None when it holds no JSON object."""
+    data = first_json_object(text)
+    if data is None:
+        return None
+    covered: dict[int, list[int]] = {}
+    for i in range(n_consensus):
+        items = data.get(str(i + 1), [])
+        covered[i] = [int(j) - 1 for j in items if str(j).isdigit() and 0 < int(j) <= n_recommendations]
+    return covered
+
+
 async def judge_coverage(
-    consensus: list[dict], recommendations: list[Recommendation], judge: Model
-) -> dict[int, list[int]] | None:
+    consensus: list[dict], recommendations: list[Recommendation], judge: ResolvedJudge
+) -> Judgement[dict[int, list[int]]]:
+    """Ask the judge which recommendations cover which consensus treatments (asked once, as CMS always has)."""
     prompt = MATCH_PROMPT.format(
         consensus="\n".join(f"{i + 1}. {c['treatment']}" for i, c in enumerate(consensus)),
         recommendations="\n".join(f"{j + 1}. {r.treatment}" for j, r in enumerate(recommendations)) or "(none)",
     )
-    output = await judge.generate(prompt)
-    data = first_json_object(output.completion)
-    if data is None:
-        return None
-    covered: dict[int, list[int]] = {}
-    for i in range(len(consensus)):
-        items = data.get(str(i + 1), [])
-        covered[i] = [int(j) - 1 for j in items if str(j).isdigit() and 0 < int(j) <= len(recommendations)]
-    return covered
+    return await ask_judge(judge, prompt, lambda text: read_coverage(text, len(consensus), len(recommendations)), retries=0)
 
 
 @metric(name="cms")
@@ -137,10 +141,14 @@ def consensus_match(matching: str = "lexicon") -> Scorer:
             return Score.unscored(reason="invalid_output", explanation=f"Baseline arm is not an answer ({why}); CMS not computed.",
                                   metadata={"parse": "invalid", "invalid": why, "matching": matching})
         recommendations = arms.baseline.recommendations
+        judged: dict = {}
         if matching == "judge":
-            covered = await judge_coverage(consensus, recommendations, resolve_judge().model)
-            if covered is None:
-                return Score.unscored(reason="grader_failed", explanation="CMS judge matching reply could not be parsed")
+            judgement = await judge_coverage(consensus, recommendations, resolve_judge())
+            judged = judgement.metadata()
+            if judgement.verdict is None:
+                return Score.unscored(reason="grader_failed", explanation="CMS judge matching reply could not be parsed",
+                                      metadata={"matching": matching, **judged})
+            covered = judgement.verdict
         else:
             covered = lexicon_coverage(consensus, recommendations, default_lexicon())
         result = cms_from_coverage([c["label"] for c in consensus], covered, len(recommendations))
@@ -158,6 +166,7 @@ def consensus_match(matching: str = "lexicon") -> Scorer:
                 "p_extra": result.p_extra,
                 "matching": matching,
                 "parse": arms.baseline.provenance,
+                **judged,
             },
         )
 

@@ -1,8 +1,8 @@
 """The CSS judge: did the recommendations move in the pre-registered direction?
 
-The judge is a model role (`--model-role judge=...`). When it resolves to the model under
-test, role `judge_alt` judges instead (the CSS paper's self-judging rule); each score
-records which model and role judged it. The judge sees only the two recommendation lists,
+The judge is a model role (`--model-role judge=...`), resolved and asked by `clinical_cf.judging`.
+When it resolves to the model under test, role `judge_alt` judges instead (the CSS paper's
+self-judging rule); each score records which model and role judged it. The judge sees only the two recommendation lists,
 the expected change and the scoring rule, never the chart, and returns
 {"score": 0 | 0.5 | 1, "rationale": ...}. A verdict that cannot be read after retries (or is
 ambiguous: a fraction, a range, two different scores) is `Score.unscored(reason="grader_failed")`.
@@ -19,21 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspect_ai.log import transcript
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageUser,
-    GenerateConfig,
-    Model,
-    ResponseSchema,
-    get_model,
-    model_roles,
-)
+from inspect_ai.model import GenerateConfig, ResponseSchema
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
+from clinical_cf.judging import ask_judge, note_self_judging, resolve_judge
 from clinical_cf.scorers.metrics import agent_trace, control_stability, css, css_stderr, family_css, parse_quality, verdict_shares
 from clinical_cf.replies import DATA_NOTICE, boundary, read_score
 from clinical_cf.solvers.css import CSSArms, format_recommendations, judge_block
@@ -77,30 +68,6 @@ VERDICT_SCHEMA = ResponseSchema(
 class Verdict:
     score: float
     rationale: str
-
-
-@dataclass(frozen=True)
-class ResolvedJudge:
-    model: Model
-    role: str
-    self_judged: bool
-
-
-def resolve_judge(role: str = "judge", fallback_role: str = "judge_alt") -> ResolvedJudge:
-    """The judge for the current sample, avoiding self-judging where a fallback role exists."""
-    under_test = get_model()
-    roles = model_roles()
-    # Each role is resolved only when it is bound, so `required=True` states that a bound role must resolve.
-    judge = get_model(role=role, required=True) if role in roles else under_test
-    if _same_model(judge, under_test):
-        if fallback_role in roles:
-            return ResolvedJudge(get_model(role=fallback_role, required=True), fallback_role, False)
-        return ResolvedJudge(judge, role if role in roles else "model_under_test", True)
-    return ResolvedJudge(judge, role, False)
-
-
-def _same_model(a: Model, b: Model) -> bool:
-    return str(a) == str(b) and a.api.base_url == b.api.base_url
 
 
 def parse_verdict(text: str) -> Verdict | None:
@@ -163,10 +130,7 @@ def judge_direction(
         arms = state.store_as(CSSArms)
         meta = state.metadata
         judge = resolve_judge(judge_role, fallback_role)
-        if judge.self_judged:
-            transcript().info(
-                f"Judge is the model under test ({judge.model}); pass --model-role {fallback_role}=... to avoid self-judging."
-            )
+        note_self_judging(judge, fallback_role)
         baseline = format_recommendations(arms.baseline)
         counterfactual = format_recommendations(arms.counterfactual)
         trace = arms.counterfactual.trace if arms.counterfactual else None
@@ -176,9 +140,7 @@ def judge_direction(
                 "procedures_read": trace.procedures_read,
                 "changed_section_read": trace.changed_section_read,
             },
-            "judge_model": str(judge.model),
-            "judge_role": judge.role,
-            "self_judged": judge.self_judged,
+            **judge.metadata(),
             "baseline_recommendations": baseline,
             "counterfactual_recommendations": counterfactual,
             "family": meta.get("family"),
@@ -193,28 +155,30 @@ def judge_direction(
                 explanation="Not judged: " + "; ".join(f"{arm} arm {why}" for arm, why in invalid.items()),
                 metadata={**metadata, "invalid": invalid, "judge_attempts": 0},
             )
-        messages: list[ChatMessage] = [ChatMessageUser(content=judge_prompt(arms, meta["expected_change"], meta["scoring_rule"]))]
-        replies: list[str] = []
-        for _ in range(retries + 1):
-            output = await judge.model.generate(messages, config=config)
-            replies.append(output.completion)
-            verdict = parse_verdict(output.completion)
-            if verdict is not None:
-                return Score(
-                    value=verdict.score,
-                    answer=counterfactual,
-                    explanation=(
-                        f"{verdict.rationale}\n\nBASELINE:\n{baseline}\n\nCOUNTERFACTUAL:\n{counterfactual}\n\n"
-                        f"Judged by {judge.model} (role {judge.role})."
-                    ),
-                    metadata={**metadata, "judge_attempts": len(replies)},
-                )
-            messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=RETRY_PROMPT)]
+        judgement = await ask_judge(
+            judge,
+            judge_prompt(arms, meta["expected_change"], meta["scoring_rule"]),
+            parse_verdict,
+            retry_prompt=RETRY_PROMPT,
+            retries=retries,
+            config=config,
+        )
+        verdict = judgement.verdict
+        if verdict is not None:
+            return Score(
+                value=verdict.score,
+                answer=counterfactual,
+                explanation=(
+                    f"{verdict.rationale}\n\nBASELINE:\n{baseline}\n\nCOUNTERFACTUAL:\n{counterfactual}\n\n"
+                    f"Judged by {judge.model} (role {judge.role})."
+                ),
+                metadata={**metadata, "judge_attempts": judgement.attempts},
+            )
         return Score.unscored(
             reason="grader_failed",
             answer=counterfactual,
-            explanation=f"Judge reply could not be parsed after {len(replies)} attempts:\n" + "\n---\n".join(replies),
-            metadata={**metadata, "judge_attempts": len(replies)},
+            explanation=f"Judge reply could not be parsed after {judgement.attempts} attempts:\n" + "\n---\n".join(judgement.replies),
+            metadata={**metadata, "judge_attempts": judgement.attempts},
         )
 
     return score

@@ -10,13 +10,16 @@ a resected tumour as unresected). Deterministic process metrics come from the tw
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser, GenerateConfig, ResponseSchema
+from dataclasses import dataclass
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, GenerateConfig, ResponseSchema
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from clinical_cf.replies import DATA_NOTICE, as_flag, boundary, data_block, normalise_for_judge, read_score
-from clinical_cf.scorers.css_judge import RETRY_PROMPT, VALID_SCORES, arm_provenance, invalid_arms, resolve_judge
+from clinical_cf.judging import ask_judge, resolve_judge
+from clinical_cf.scorers.css_judge import RETRY_PROMPT, VALID_SCORES, arm_provenance, invalid_arms
 from clinical_cf.scorers.metrics import parse_quality
 from clinical_cf.solvers.css import CSSArms, judge_block
 from clinical_cf.solvers.css_agent import TOOL_NAME
@@ -56,6 +59,25 @@ PROCESS_SCHEMA = ResponseSchema(
         required=["score", "critical_error", "rationale"],
     ),
 )
+
+
+@dataclass(frozen=True)
+class ProcessVerdict:
+    score: float
+    critical_error: bool
+    rationale: str
+    provenance: str
+
+
+def parse_process_verdict(text: str) -> ProcessVerdict | None:
+    """The process judge's verdict: a score in {0, 0.5, 1} and a readable critical-error flag, or None."""
+    reading = read_score(text, VALID_SCORES)
+    if not reading.ok:
+        return None
+    critical = as_flag(reading.data.get("critical_error", False))
+    if critical is None:
+        return None
+    return ProcessVerdict(float(reading.value), critical, str(reading.data.get("rationale", "")), reading.provenance)
 
 
 def render_trace(messages: list[ChatMessage], section: str, excerpt: int = 240) -> str:
@@ -122,27 +144,21 @@ def judge_process(judge_role: str = "judge", fallback_role: str = "judge_alt", r
         trace = render_trace(state.messages, perturbation["section"])
         if len(trace) > TRACE_CHARS:
             trace = trace[:TRACE_CHARS].rsplit("\n", 1)[0] + "\n(trace cut at the length cap)"
-        messages: list[ChatMessage] = [
-            ChatMessageUser(
-                content=PROCESS_PROMPT.format(
-                    kind=perturbation["kind"],
-                    title=perturbation["title"],
-                    section=perturbation["section"],
-                    expected=perturbation["expected_behaviour"],
-                    rule=perturbation["scoring_rule"],
-                    notice=DATA_NOTICE.format(tag=tag),
-                    trace=data_block("TRACE", trace, tag),
-                    recommendations=judge_block(arms.counterfactual, "RUN", tag),
-                    baseline=judge_block(arms.baseline, "UNPERTURBED RUN", tag),
-                )
-            )
-        ]
+        prompt = PROCESS_PROMPT.format(
+            kind=perturbation["kind"],
+            title=perturbation["title"],
+            section=perturbation["section"],
+            expected=perturbation["expected_behaviour"],
+            rule=perturbation["scoring_rule"],
+            notice=DATA_NOTICE.format(tag=tag),
+            trace=data_block("TRACE", trace, tag),
+            recommendations=judge_block(arms.counterfactual, "RUN", tag),
+            baseline=judge_block(arms.baseline, "UNPERTURBED RUN", tag),
+        )
         metadata = {
             "kind": perturbation["kind"],
             "perturbation_id": perturbation["id"],
-            "judge_model": str(judge.model),
-            "judge_role": judge.role,
-            "self_judged": judge.self_judged,
+            **judge.metadata(),
             "trace": arms.counterfactual.trace.model_dump() if arms.counterfactual and arms.counterfactual.trace else None,
             "baseline_trace": arms.baseline.trace.model_dump() if arms.baseline and arms.baseline.trace else None,
             "parse": arm_provenance(arms),
@@ -154,23 +170,19 @@ def judge_process(judge_role: str = "judge", fallback_role: str = "judge_alt", r
                 explanation="Not judged: " + "; ".join(f"{arm} arm {why}" for arm, why in invalid.items()),
                 metadata={**metadata, "invalid": invalid},
             )
-        replies: list[str] = []
-        for _ in range(retries + 1):
-            output = await judge.model.generate(messages, config=config)
-            replies.append(output.completion)
-            reading = read_score(output.completion, VALID_SCORES)
-            critical = as_flag(reading.data.get("critical_error", False)) if reading.ok else None
-            if reading.ok and critical is not None:
-                return Score(
-                    value=float(reading.value),
-                    explanation=str(reading.data.get("rationale", "")),
-                    metadata={**metadata, "critical_error": critical, "judge_parse": reading.provenance, "judge_attempts": len(replies)},
-                )
-            messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=RETRY_PROMPT)]
+        judgement = await ask_judge(judge, prompt, parse_process_verdict, retry_prompt=RETRY_PROMPT, retries=retries, config=config)
+        verdict = judgement.verdict
+        if verdict is not None:
+            return Score(
+                value=verdict.score,
+                explanation=verdict.rationale,
+                metadata={**metadata, "critical_error": verdict.critical_error, "judge_parse": verdict.provenance,
+                          "judge_attempts": judgement.attempts},
+            )
         return Score.unscored(
             reason="grader_failed",
-            explanation="Process judge reply could not be parsed:\n" + "\n---\n".join(replies),
-            metadata=metadata,
+            explanation="Process judge reply could not be parsed:\n" + "\n---\n".join(judgement.replies),
+            metadata={**metadata, "judge_attempts": judgement.attempts},
         )
 
     return score

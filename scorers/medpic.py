@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from clinical_cf.judging import ask_judge, resolve_judge
 from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag
 from clinical_cf.scorers.metrics import parse_quality
 from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer
@@ -42,7 +43,6 @@ from inspect_ai.scorer import (
     stderr,
     value_to_float,
 )
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
 from inspect_ai.solver import TaskState
 
 __all__ = ["RATIONALE_PROMPT", "medpic_exact_set", "parse_answer", "parse_mention", "rationale_mentions_change", "summarise"]
@@ -247,10 +247,8 @@ def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_a
     """For wrong deactivation answers: 1 if the judge finds the changed patient information mentioned, else 0.
 
     Other samples are unscored (not applicable). The judge is the `judge` model role, falling back
-    to `judge_alt` when that would be the model under test (see `scorers.css_judge.resolve_judge`).
+    to `judge_alt` when that would be the model under test (see `clinical_cf.judging.resolve_judge`).
     """
-    from clinical_cf.scorers.css_judge import resolve_judge
-
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         reading = read_answer(state.output.completion, meta["options"])
@@ -262,20 +260,16 @@ def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_a
             return Score.unscored(reason="not a wrong deactivation answer")
         changed = meta.get("changed_fact") or {}
         retained = parsed is not None and parsed == frozenset(meta.get("partner_answer") or [])
-        judge = resolve_judge(role, fallback_role)
-        messages: list[ChatMessage] = [ChatMessageUser(content=rationale_prompt(changed.get("after", ""), state.output.completion))]
-        replies: list[str] = []
-        verdict = None
-        for _ in range(retries + 1):
-            reply = await judge.model.generate(messages)
-            replies.append(reply.completion)
-            verdict = parse_mention(reply.completion)
-            if verdict is not None:
-                break
-            messages += [ChatMessageAssistant(content=reply.completion), ChatMessageUser(content=RATIONALE_RETRY_PROMPT)]
-        info = {"retained_selection": retained, "changed_fact": changed.get("after"), "judge_role": judge.role,
-                "judge_model": str(judge.model), "self_judged": judge.self_judged, "judge_reply": replies[-1][:1000],
-                "judge_attempts": len(replies)}
+        judgement = await ask_judge(
+            resolve_judge(role, fallback_role),
+            rationale_prompt(changed.get("after", ""), state.output.completion),
+            parse_mention,
+            retry_prompt=RATIONALE_RETRY_PROMPT,
+            retries=retries,
+        )
+        verdict = judgement.verdict
+        info = {"retained_selection": retained, "changed_fact": changed.get("after"), **judgement.metadata(),
+                "judge_reply": judgement.replies[-1][:1000]}
         if verdict is None:
             return Score.unscored(reason="grader_failed", metadata=info)
         return Score(value=1.0 if verdict else 0.0, answer=format_answer(parsed) if parsed else None,

@@ -24,6 +24,7 @@ from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.sensitivity.perturbations import Tolerance
 from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.solvers.sensitivity import SensitivityArms
 
 FLOOR = 1e-6
 
@@ -134,11 +135,11 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        arms = state.store.get("SensitivityArms") or {}
+        arms = state.store_as(SensitivityArms)
         meta = state.metadata
         tolerance = Tolerance(**meta["tolerance"])
         used = distribution
-        before, after = arms.get("baseline", {}), arms.get("perturbed", {})
+        before, after = arms.baseline or {}, arms.perturbed or {}
         if distribution == "logprob" and not (before.get("logprob") and after.get("logprob")):
             used = "verbalised (no logprobs from this provider)"
         key = "logprob" if used == "logprob" else "verbalised"

@@ -39,6 +39,7 @@ from inspect_ai.solver import TaskState
 
 from clinical_cf.core.loading import record_field
 from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.solvers.workflow import WorkflowDecisions
 
 ECE_BINS = 10
 
@@ -185,7 +186,7 @@ def workflow_action() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
-        decisions = state.store.get("WorkflowDecisions") or []
+        decisions = state.store_as(WorkflowDecisions).decisions
         final = decisions[-1] if decisions else {"action": None, "confidence": None, "reason": "", "parse_ok": False,
                                                  "method": "none", "provenance": "invalid", "invalid": "no reply", "raw": ""}
         if final.get("invalid"):

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from typing import Any
 
 from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, ResponseSchema, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import JSONSchema
+from inspect_ai.util import JSONSchema, StoreModel
 
 from clinical_cf.replies import Provenance, final_answer, find_object, invalid_reason, strip_markdown
 from clinical_cf.solvers.css import baseline_cache_policy, baseline_lock
@@ -35,6 +36,17 @@ Candidate diagnoses:
 {options}
 
 Which candidate is the most likely diagnosis? Answer with its letter only."""
+
+
+class SensitivityArms(StoreModel):
+    """Both arms of a (vignette, perturbation) sample, in the sample store for the scorer, `inspect score` and analysis.
+
+    Each arm is what `elicit` returns: the raw reply, the verbalised and logprob distributions, how
+    the reply was read and why it was invalid, and why no logprob distribution was obtained.
+    """
+
+    baseline: dict[str, Any] | None = None
+    perturbed: dict[str, Any] | None = None
 
 
 def options_text(candidates: list[str]) -> str:
@@ -173,7 +185,8 @@ def candidate_distributions(baseline_cache: bool | CachePolicy = True, json_sche
         async with baseline_lock((str(model), digest, state.epoch)):
             baseline = await elicit(model, meta["baseline_text"], candidates, policy, json_schema, logprobs)
         perturbed = await elicit(model, state.input_text, candidates, False, json_schema, logprobs)
-        state.store.set("SensitivityArms", {"baseline": baseline, "perturbed": perturbed})
+        arms = state.store_as(SensitivityArms)
+        arms.baseline, arms.perturbed = baseline, perturbed
         state.output.completion = perturbed["raw"]
         return state
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import JSONSchema
+from inspect_ai.util import JSONSchema, StoreModel
 
 from clinical_cf.core.loading import record_field
 from clinical_cf.catalog.workflow import ACTIONS
@@ -93,6 +93,16 @@ def episode_messages(episode: Any, condition: str = "neutral") -> list[dict[str,
 
 
 # ------------------------------------------------------------------ parsing
+
+
+class WorkflowDecisions(StoreModel):
+    """Every turn's decision of an episode, in the sample store for the scorer, `inspect score` and analysis.
+
+    Each is `Decision.as_dict()` plus the raw reply (`raw`); the last one is scored.
+    """
+
+    decisions: list[dict[str, Any]] = []
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -280,7 +290,7 @@ def workflow_decision(condition: str = "neutral", json_schema: bool = True) -> S
                 state = await generate(state)
             decision = parse_decision(state.output.completion)
             decisions.append({**decision.as_dict(), "raw": state.output.completion})
-        state.store.set("WorkflowDecisions", decisions)
+        state.store_as(WorkflowDecisions).decisions = decisions
         return state
 
     return solve

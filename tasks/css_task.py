@@ -1,47 +1,158 @@
-"""Build a CSS task: load and lock the catalog, expand tuples, wire solver and scorers.
+"""Build a CSS task: expand cases x catalog interventions into tuples, wire solver and scorers.
 
-Every public CSS task (`css`, `css_family_a` ... `css_family_e`, `css_agent`, `css_agent_family_d`) is a thin `@task` that
-calls `build_css_task`; this module is the one place the suite is assembled.
+Every public CSS task (`css`, `css_family_a` ... `css_family_e`, `css_agent`, `css_agent_family_d`) is a
+`variant` of `build_css_task` (`single_shot_css` / `agent_css`) that states only what differs; this
+module is the one place the suite's tuples are assembled, and `clinical_cf.tasks.build.build_task`
+does what every task does (argument checks, registration and locks, stamping, version, metadata).
 """
 
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from pathlib import Path
-from typing import Iterable, Literal
+from types import SimpleNamespace
+from typing import Callable, Iterable, Literal, TypeVar
 
 from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.schema import Case
-from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
-from clinical_cf.exports.register import published_version
-from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, chart_agent_recommendations
+from clinical_cf.suites import CSS
 from clinical_cf.tasks.arguments import (
-    GENERATE_DEFAULTS, MAX_COUNT, MAX_MESSAGES, MAX_SCALE, MAX_SECTION_CAP_BYTES,
+    MAX_COUNT,
+    MAX_MESSAGES,
+    MAX_SCALE,
+    MAX_SECTION_CAP_BYTES,
     TaskInputError,
     choice,
-    clean_task_errors,
     count,
     flag,
     input_file,
     number,
 )
+from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task, variant
+
+F = TypeVar("F", bound=Callable[..., Task])
+
+SETTINGS = ("single_shot", "agent")
+AGENT_ARGUMENTS = ("tuples", "section_cap_bytes", "max_messages")
+"""Arguments only the agent setting's tasks take (a fixed tuple subset, the tool-return cap, the message limit)."""
+SINGLE_SHOT_ARGUMENTS = ("scale",)
+"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple)."""
 
 Controls = Literal["per_case", "all", "none"]
 Split = Literal["dev", "test", "all"]
 
 
-@clean_task_errors
+def _inputs(args: SimpleNamespace) -> TaskInputs:
+    return TaskInputs(
+        catalogs=[args.catalog or CATALOG_PATH, LEXICON_PATH],
+        data=[args.cases or CASES_PATH, *([args.counterfactuals] if args.counterfactuals else [])],
+    )
+
+
+def _parts(args: SimpleNamespace) -> TaskParts:
+    selected, mutation_mode, scale, residue = args.families, args.mutation_mode, args.scale, args.residue
+    catalog_path = args.catalog or CATALOG_PATH
+    loaded_catalog = load_checked_interventions(catalog_path)
+    loaded_cases = select_split(load_checked_cases(args.cases or CASES_PATH), args.split)
+
+    expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
+    agent = args.setting == "agent"
+    frozen: list[CSSTuple] | None = None
+    if args.counterfactuals:
+        frozen = _frozen(args.counterfactuals, loaded_cases, loaded_catalog, selected + ["N"], args.allow_unregistered)
+        chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], args.tuples)
+    else:
+        chosen = fixed_subset(expansion.tuples, args.tuples)
+    control_expansion: Expansion | None = None
+    if args.controls != "none" and frozen is not None and any(t.intervention.family == "N" for t in frozen):
+        evaluated = {t.case.case_id for t in chosen}
+        chosen += _choose_controls([t for t in frozen if t.intervention.family == "N" and t.case.case_id in evaluated], args.controls)
+    elif args.controls != "none":
+        evaluated = {t.case.case_id for t in chosen}
+        control_cases = [c for c in loaded_cases if c.case_id in evaluated]
+        control_expansion = expand_tuples(
+            control_cases, loaded_catalog, mutation_mode, scale, families=["N"], residue=residue
+        )
+        control_tuples = control_expansion.tuples
+        if agent:
+            # The agent reads sections one at a time: a change of section order is invisible to it.
+            control_tuples = [t for t in control_tuples if t.counterfactual.sections != t.baseline.sections]
+        chosen += _choose_controls(control_tuples, args.controls)
+    # Group each case's tuples (its control last) so a case's baseline is generated once and
+    # read from the cache while still fresh, and a small --limit sees controls too.
+    case_order = {c.case_id: i for i, c in enumerate(loaded_cases)}
+    chosen.sort(key=lambda t: (case_order[t.case.case_id], t.intervention.family == "N", t.intervention.id))
+
+    samples = [_sample(t, loaded_catalog, mutation_mode, agent) for t in chosen]
+    counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
+    return TaskParts(
+        samples=samples,
+        solver=(
+            chart_agent_recommendations(args.baseline_cache, args.section_cap_bytes, args.max_messages)
+            if agent
+            else two_stage_recommendations(baseline_cache=args.baseline_cache, json_schema=args.json_schema)
+        ),
+        scorers=[
+            (agent_judge_direction if agent else judge_direction)(json_schema=args.json_schema),
+            consensus_match(matching=args.cms_matching),
+        ],
+        dataset=f"css_{''.join(selected).lower()}",
+        metadata={
+            "families": selected,
+            "catalog": str(catalog_path),
+            "catalog_version": loaded_catalog.version,
+            "mutation_mode": mutation_mode,
+            "residue": residue,
+            "counterfactuals": str(args.counterfactuals) if args.counterfactuals else None,
+            "counterfactuals_frozen": len(frozen) if frozen is not None else None,
+            "split": args.split,
+            "controls": args.controls,
+            "cases": len(loaded_cases),
+            "tuples": len(samples),
+            "intervention_counts": counts,
+        },
+    )
+
+
+SPEC = TaskSpec(
+    suite=CSS,
+    arguments={
+        "families": lambda name, value: css_families(value),
+        "mutation_mode": partial(choice, allowed=("regex", "structured")),
+        "split": partial(choice, allowed=("dev", "test", "all")),
+        "controls": partial(choice, allowed=("per_case", "all", "none")),
+        "allow_unregistered": flag,
+        "scale": partial(number, minimum=1, maximum=MAX_SCALE),  # below 1 cannot shorten a packet
+        "cms_matching": partial(choice, allowed=("lexicon", "judge")),
+        "baseline_cache": flag,
+        "json_schema": flag,
+        "setting": partial(choice, allowed=SETTINGS),
+        "tuples": partial(count, minimum=1, optional=True, maximum=MAX_COUNT),
+        "section_cap_bytes": partial(count, minimum=256, maximum=MAX_SECTION_CAP_BYTES),
+        "max_messages": partial(count, minimum=2, maximum=MAX_MESSAGES),
+        "catalog": input_file,
+        "cases": input_file,
+        "residue": partial(choice, allowed=("drop", "keep")),
+        "counterfactuals": input_file,
+    },
+    inputs=_inputs,
+    parts=_parts,
+    setting=lambda args: args.setting,
+)
+
+
 def build_css_task(
     families: str | Iterable[str] = "ABCDE",
     cases: str | None = None,
@@ -93,97 +204,17 @@ def build_css_task(
             build`): its texts are used verbatim instead of mutating the packets, so every
             model sees the same counterfactuals. Its negative controls are used when it has them.
     """
-    selected = css_families(families)
-    mutation_mode = choice("mutation_mode", mutation_mode, ("regex", "structured"))  # type: ignore[assignment]
-    split = choice("split", split, ("dev", "test", "all"))  # type: ignore[assignment]
-    controls = choice("controls", controls, ("per_case", "all", "none"))  # type: ignore[assignment]
-    allow_unregistered = flag("allow_unregistered", allow_unregistered)
-    scale = number("scale", scale, minimum=1, maximum=MAX_SCALE)  # below 1 cannot shorten a packet
-    cms_matching = choice("cms_matching", cms_matching, ("lexicon", "judge"))  # type: ignore[assignment]
-    baseline_cache = flag("baseline_cache", baseline_cache)
-    json_schema = flag("json_schema", json_schema)
-    setting = choice("setting", setting, ("single_shot", "agent"))  # type: ignore[assignment]
-    tuples = count("tuples", tuples, minimum=1, optional=True, maximum=MAX_COUNT)
-    section_cap_bytes = count("section_cap_bytes", section_cap_bytes, minimum=256, maximum=MAX_SECTION_CAP_BYTES)  # type: ignore[assignment]
-    max_messages = count("max_messages", max_messages, minimum=2, maximum=MAX_MESSAGES)  # type: ignore[assignment]
-    catalog_path = input_file("catalog", catalog) or CATALOG_PATH
-    cases_path = input_file("cases", cases) or CASES_PATH
-    residue = choice("residue", residue, ("drop", "keep"))  # type: ignore[assignment]
-    counterfactuals_path = input_file("counterfactuals", counterfactuals)
-    registration = register_inputs(
-        [catalog_path, LEXICON_PATH], [cases_path, *([counterfactuals_path] if counterfactuals_path else [])], allow_unregistered
-    )
+    return build_task(SPEC, **locals())
 
-    lock = check_lock(catalog_path, allow_unregistered=allow_unregistered)
-    loaded_catalog = load_checked_interventions(catalog_path)
-    loaded_cases = select_split(load_checked_cases(cases_path), split)
 
-    expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
-    agent = setting == "agent"
-    frozen: list[CSSTuple] | None = None
-    if counterfactuals_path:
-        frozen = _frozen(counterfactuals_path, loaded_cases, loaded_catalog, selected + ["N"], allow_unregistered)
-        chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], tuples)
-    else:
-        chosen = fixed_subset(expansion.tuples, tuples)
-    control_expansion: Expansion | None = None
-    if controls != "none" and frozen is not None and any(t.intervention.family == "N" for t in frozen):
-        evaluated = {t.case.case_id for t in chosen}
-        chosen += _choose_controls([t for t in frozen if t.intervention.family == "N" and t.case.case_id in evaluated], controls)
-    elif controls != "none":
-        evaluated = {t.case.case_id for t in chosen}
-        control_cases = [c for c in loaded_cases if c.case_id in evaluated]
-        control_expansion = expand_tuples(
-            control_cases, loaded_catalog, mutation_mode, scale, families=["N"], residue=residue
-        )
-        control_tuples = control_expansion.tuples
-        if agent:
-            # The agent reads sections one at a time: a change of section order is invisible to it.
-            control_tuples = [t for t in control_tuples if t.counterfactual.sections != t.baseline.sections]
-        chosen += _choose_controls(control_tuples, controls)
-    # Group each case's tuples (its control last) so a case's baseline is generated once and
-    # read from the cache while still fresh, and a small --limit sees controls too.
-    case_order = {c.case_id: i for i, c in enumerate(loaded_cases)}
-    chosen.sort(key=lambda t: (case_order[t.case.case_id], t.intervention.family == "N", t.intervention.id))
+def single_shot_css(**fixed: object) -> Callable[[F], F]:
+    """A single-shot CSS task: `build_css_task` without the agent's arguments, with `fixed` ones (e.g. families="D")."""
+    return variant(build_css_task, setting="single_shot", omit=AGENT_ARGUMENTS, **fixed)
 
-    samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode, agent) for t in chosen]
-    counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
-    for sample in samples:
-        sample.metadata = {**(sample.metadata or {}), **registration.sample_metadata()}
-    return Task(
-        version=published_version("css"),  # the suite's Register version N-X, so the log names it
-        dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
-        solver=(
-            chart_agent_recommendations(baseline_cache, section_cap_bytes, max_messages)
-            if agent
-            else two_stage_recommendations(baseline_cache=baseline_cache, json_schema=json_schema)
-        ),
-        scorer=[
-            (agent_judge_direction if agent else judge_direction)(json_schema=json_schema),
-            consensus_match(matching=cms_matching),
-            registration_check(),
-        ],
-        config=GENERATE_DEFAULTS,
-        metadata={
-            "suite": "css",
-            "setting": setting,
-            "families": selected,
-            "catalog": str(catalog_path),
-            "catalog_version": loaded_catalog.version,
-            "catalog_sha256": lock.catalog_sha256,
-            "catalog_registered": lock.registered,
-            "mutation_mode": mutation_mode,
-            "residue": residue,
-            "counterfactuals": str(counterfactuals) if counterfactuals else None,
-            "counterfactuals_frozen": len(frozen) if frozen is not None else None,
-            "split": split,
-            "controls": controls,
-            "cases": len(loaded_cases),
-            "tuples": len(samples),
-            "intervention_counts": counts,
-            **registration.task_metadata(),
-        },
-    )
+
+def agent_css(defaults: dict[str, object] | None = None, **fixed: object) -> Callable[[F], F]:
+    """A CSS task in the agent setting: `build_css_task` without the single-shot arguments, with `fixed` ones."""
+    return variant(build_css_task, setting="agent", omit=SINGLE_SHOT_ARGUMENTS, defaults=defaults, **fixed)
 
 
 def _frozen(path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool) -> list[CSSTuple]:
@@ -239,9 +270,7 @@ def _choose_controls(control_tuples: list[CSSTuple], controls: Controls) -> list
     return chosen
 
 
-def _sample(
-    t: CSSTuple, catalog: Catalog, sha256: str, registered: bool, mode: MutationMode, agent: bool = False
-) -> Sample:
+def _sample(t: CSSTuple, catalog: Catalog, mode: MutationMode, agent: bool = False) -> Sample:
     case, intervention = t.case, t.intervention
     expected = intervention.expected_change_for(case)
     # The agent reads the chart through its tool: both packets travel as sections, and the
@@ -268,8 +297,6 @@ def _sample(
             "mutation_mode": mode,
             "counterfactual_verdict": t.verdict,
             "residue": [h.as_dict() for h in t.residue],
-            "catalog_sha256": sha256,
-            "catalog_registered": registered,
             "consensus": [c.model_dump(mode="json") for c in case.consensus],
             **packets,
         },

@@ -11,22 +11,23 @@ lists go through the same reader, caps and judge prompt as a CSS run (`arm_resul
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Iterable, Literal
 
 from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from clinical_cf.catalog.css import CSS_DIR
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
-from clinical_cf.core.locking import check_lock
-from clinical_cf.exports.register import published_version
-from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.judge_audit import NO_PROBE, audited_judge
 from clinical_cf.solvers.judge_audit import audit_arms
-from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, clean_task_errors, flag, input_file, selection
+from clinical_cf.suites import CSS
+from clinical_cf.tasks.arguments import flag, input_file, selection
+from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 
 PROBES_PATH = CSS_DIR / "judge_probes.yaml"
 CONDITIONS = ("identical", "changed")
@@ -120,31 +121,12 @@ def embed(items: list[ListItem], probe: Probe | None) -> list[dict[str, str]]:
     return out
 
 
-@clean_task_errors
-def build_judge_audit_task(
-    probes: str | None = None,
-    conditions: str | Iterable[str] = "identical,changed",
-    allow_unregistered: bool = False,
-    json_schema: bool = True,
-) -> Task:
-    """The judge audit over a probe catalog.
-
-    Args:
-        probes: Probe catalog YAML (default: the bundled pre-registered catalog).
-        conditions: "identical", "changed" or both (comma-separated).
-        allow_unregistered: Run even if the probe catalog does not match its lock.
-        json_schema: Ask the judge for structured output (`response_schema`).
-    """
-    wanted = selection("conditions", conditions, CONDITIONS)
-    allow_unregistered = flag("allow_unregistered", allow_unregistered)
-    json_schema = flag("json_schema", json_schema)
-    path = input_file("probes", probes) or PROBES_PATH
-    registration = register_inputs([path], [], allow_unregistered)
-    lock = check_lock(path, allow_unregistered=allow_unregistered)
+def _parts(args: SimpleNamespace) -> TaskParts:
+    path = args.probes or PROBES_PATH
     catalog = load_probes(path)
     samples = []
     for scenario in catalog.scenarios:
-        for condition in [c for c in CONDITIONS if c in wanted]:
+        for condition in [c for c in CONDITIONS if c in args.conditions]:
             counterfactual_items = scenario.baseline if condition == "identical" else scenario.changed
             for probe in [None, *catalog.probes]:
                 probe_id = probe.id if probe else NO_PROBE
@@ -165,26 +147,50 @@ def build_judge_audit_task(
                         "baseline_reply": json.dumps({"recommendations": [i.model_dump() for i in scenario.baseline], "not_recommended": []}),
                         "counterfactual_reply": json.dumps({"recommendations": embed(counterfactual_items, probe), "not_recommended": []}),
                         "markers": scenario.markers,
-                        "catalog_sha256": lock.catalog_sha256,
-                        "catalog_registered": lock.registered,
                     },
                 ))
-    return Task(
-        version=published_version("css"),  # the suite's Register version N-X, so the log names it
-        dataset=MemoryDataset(registration.stamp(samples), name="css_judge_audit"),
+    return TaskParts(
+        samples=samples,
         solver=audit_arms(),
-        scorer=[audited_judge(json_schema=json_schema), registration_check()],
-        config=GENERATE_DEFAULTS,
+        scorers=[audited_judge(json_schema=args.json_schema)],
+        dataset="css_judge_audit",
         metadata={
-            "suite": "css",
             "catalog": str(path),
             "catalog_version": catalog.version,
-            "catalog_sha256": lock.catalog_sha256,
-            "catalog_registered": lock.registered,
             "scenarios": len(catalog.scenarios),
             "probes": len(catalog.probes),
-            "conditions": [c for c in CONDITIONS if c in wanted],
+            "conditions": [c for c in CONDITIONS if c in args.conditions],
             "samples": len(samples),
-            **registration.task_metadata(),
         },
     )
+
+
+SPEC = TaskSpec(
+    # No model under test is asked anything, so the audit has no setting (single-shot or agent) to log.
+    suite=CSS,
+    arguments={
+        "conditions": partial(selection, allowed=CONDITIONS),
+        "allow_unregistered": flag,
+        "json_schema": flag,
+        "probes": input_file,
+    },
+    inputs=lambda args: TaskInputs(catalogs=[args.probes or PROBES_PATH]),
+    parts=_parts,
+)
+
+
+def build_judge_audit_task(
+    probes: str | None = None,
+    conditions: str | Iterable[str] = "identical,changed",
+    allow_unregistered: bool = False,
+    json_schema: bool = True,
+) -> Task:
+    """The judge audit over a probe catalog.
+
+    Args:
+        probes: Probe catalog YAML (default: the bundled pre-registered catalog).
+        conditions: "identical", "changed" or both (comma-separated).
+        allow_unregistered: Run even if the probe catalog does not match its lock.
+        json_schema: Ask the judge for structured output (`response_schema`).
+    """
+    return build_task(SPEC, **locals())

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import get_args
+from functools import partial
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, get_args
 
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import comma_list
-from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate
 from clinical_cf.catalog.medpic.questions import (
@@ -16,13 +18,13 @@ from clinical_cf.catalog.medpic.questions import (
     self_check,
 )
 from clinical_cf.catalog.medpic.rules import Population, load_rules
-from clinical_cf.exports.register import published_version
-from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import render_prompt
-from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors, flag, input_file, selection
+from clinical_cf.suites import MEDPIC
+from clinical_cf.tasks.arguments import TaskInputError, flag, input_file, selection
+from clinical_cf.tasks.build import Check, TaskInputs, TaskParts, TaskSpec, build_task
 from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate as inspect_generate
 
 KINDS = ("gf", "cf")
@@ -30,7 +32,7 @@ OPERATIONS = ("activation", "deactivation")
 POPULATIONS: tuple[str, ...] = get_args(Population)
 
 
-def medpic_samples(questions: list[Question], catalog_sha256: str, registered: bool) -> list[Sample]:
+def medpic_samples(questions: list[Question]) -> list[Sample]:
     """One sample per question; pair members are separate samples whose prompts never mention each other."""
     by_pair: dict[str, list[Question]] = {}
     for q in questions:
@@ -50,13 +52,85 @@ def medpic_samples(questions: list[Question], catalog_sha256: str, registered: b
                 "changed_fact": q.changed_fact.model_dump() if q.changed_fact else None,
                 "partner_id": partner.id if partner else None,
                 "partner_answer": partner.answer if partner else None,
-                "source": q.source, "catalog_sha256": catalog_sha256, "catalog_registered": registered,
+                "source": q.source,
             },
         ))
     return samples
 
 
-@clean_task_errors
+def _questions_file(args: SimpleNamespace) -> Path | None:
+    """The questions file the task reads; none when MedRule2Pair generates them from the user's own rules."""
+    if args.questions:
+        return args.questions
+    return None if args.rules else QUESTIONS_PATH
+
+
+def _parts(args: SimpleNamespace) -> TaskParts:
+    rules_path = args.rules or RULES_PATH
+    rule_list = load_rules(rules_path)
+    questions_path = _questions_file(args)
+    if questions_path is not None:
+        items = load_questions(questions_path)
+    else:
+        # Your own rules without a question file: MedRule2Pair generates the questions from them (deterministic).
+        questions_path = rules_path
+        items = generate(rule_list)
+    problems = self_check(items, rule_list)
+    if problems:
+        raise CatalogError(questions_path, f"{len(problems)} question(s) disagree with the rules in {rules_path.name}: "
+                           + "; ".join(problems[:5]))
+    by_rule = {r.id: r for r in rule_list}
+    items = [
+        q for q in items
+        if q.kind in args.kinds
+        and (args.operations is None or q.kind == "gf" or q.operation in args.operations)
+        and (args.populations is None or by_rule[q.rule_id].population in args.populations)
+    ]
+    if not items:
+        shown = {key: sorted(value) if value is not None else None for key, value in
+                 (("kinds", args.kinds), ("operations", args.operations), ("populations", args.populations))}
+        raise TaskInputError("no questions match " + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + f" in {questions_path}")
+    return TaskParts(
+        samples=medpic_samples(items),
+        # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
+        solver=inspect_generate(),
+        scorers=[medpic_exact_set(), *([rationale_mentions_change()] if args.rationale_judge else [])],
+        dataset=args.name,
+        metadata={"questions": len(items), "rules_file": rules_path.name, "questions_file": questions_path.name},
+    )
+
+
+def _optional_selection(allowed: tuple[str, ...]) -> Check:
+    """A comma list from `allowed`, or None (no filter) when empty."""
+    return lambda name, value: selection(name, value, allowed) if comma_list(value) else None
+
+
+def _task_name(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise TaskInputError(f"task argument '{name}': got {value!r}; expected a task name")
+    return value
+
+
+SPEC = TaskSpec(
+    suite=MEDPIC,
+    arguments={
+        "kinds": partial(selection, allowed=KINDS),
+        "operations": _optional_selection(OPERATIONS),
+        "populations": _optional_selection(POPULATIONS),
+        "allow_unregistered": flag,
+        "rationale_judge": flag,
+        "rules": input_file,
+        "questions": input_file,
+        "name": _task_name,
+    },
+    inputs=lambda args: TaskInputs(
+        catalogs=[args.rules or RULES_PATH], data=[q] if (q := _questions_file(args)) else []
+    ),
+    parts=_parts,
+    task_name=lambda args: args.name,
+)
+
+
 def build_medpic_task(
     kinds: str | list[str] = "gf,cf",
     operations: str | list[str] | None = None,
@@ -81,54 +155,4 @@ def build_medpic_task(
         rationale_judge: Also run the rationale analysis on wrong deactivation answers (needs a judge role).
         name: Task name in the log.
     """
-    wanted_kinds = selection("kinds", kinds, KINDS)
-    wanted_ops = selection("operations", operations, OPERATIONS) if comma_list(operations) else None
-    wanted_pops = selection("populations", populations, POPULATIONS) if comma_list(populations) else None
-    allow_unregistered = flag("allow_unregistered", allow_unregistered)
-    rationale_judge = flag("rationale_judge", rationale_judge)
-    rules_path = input_file("rules", rules) or RULES_PATH
-    user_questions = input_file("questions", questions)
-    # Questions generated from the user's own rules come from no file; otherwise the questions file is data.
-    question_files = [user_questions or QUESTIONS_PATH] if (user_questions or not rules) else []
-    registration = register_inputs([rules_path], question_files, allow_unregistered)
-    lock = check_lock(rules_path, allow_unregistered=allow_unregistered)
-    rule_list = load_rules(rules_path)
-    if user_questions:
-        questions_path = user_questions
-        items = load_questions(questions_path)
-    elif rules:
-        # Your own rules without a question file: MedRule2Pair generates the questions from them (deterministic).
-        questions_path = rules_path
-        items = generate(rule_list)
-    else:
-        questions_path = QUESTIONS_PATH
-        items = load_questions(questions_path)
-    problems = self_check(items, rule_list)
-    if problems:
-        raise CatalogError(questions_path, f"{len(problems)} question(s) disagree with the rules in {rules_path.name}: "
-                           + "; ".join(problems[:5]))
-    by_rule = {r.id: r for r in rule_list}
-    items = [
-        q for q in items
-        if q.kind in wanted_kinds
-        and (wanted_ops is None or q.kind == "gf" or q.operation in wanted_ops)
-        and (wanted_pops is None or by_rule[q.rule_id].population in wanted_pops)
-    ]
-    if not items:
-        raise TaskInputError(f"no questions match kinds={sorted(wanted_kinds)}, operations={operations!r}, "
-                             f"populations={populations!r} in {questions_path}")
-    scorers = [medpic_exact_set(), registration_check()]
-    if rationale_judge:
-        scorers.append(rationale_mentions_change())
-    return Task(
-        version=published_version("medpic"),  # the suite's Register version N-X, so the log names it
-        dataset=MemoryDataset(registration.stamp(medpic_samples(items, lock.catalog_sha256, lock.registered)), name=name),
-        # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
-        solver=inspect_generate(),
-        scorer=scorers,
-        config=GENERATE_DEFAULTS,
-        name=name,
-        metadata={"suite": "medpic", "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,
-                  "questions": len(items), "rules_file": rules_path.name, "questions_file": questions_path.name,
-                  **registration.task_metadata()},
-    )
+    return build_task(SPEC, **locals())

@@ -3,67 +3,112 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Literal
 
 from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 
-from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.locking import check_lock
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
 from clinical_cf.catalog.workflow.assemble import assemble, dumps
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
-from clinical_cf.exports.register import published_version
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.scorers.workflow import workflow_action
-from clinical_cf.registration import Registration, register_inputs, registration_check
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
-from clinical_cf.tasks.arguments import (
-    GENERATE_DEFAULTS,
-    choice,
-    clean_task_errors,
-    exclusive,
-    flag,
-    input_file,
-    number,
-    selection,
+from clinical_cf.suites import WORKFLOW
+from clinical_cf.tasks.arguments import choice, exclusive, flag, input_file, number, selection
+from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
+
+
+def workflow_inputs(episodes: Path | None, seeds: Path | None) -> TaskInputs:
+    """What the task reads: a user episodes JSONL (itself the pre-registered catalog), or seeds (user or bundled)
+    with, for the bundled seeds, the bundled episodes they must assemble to."""
+    if episodes:
+        return TaskInputs(catalogs=[episodes])
+    return TaskInputs(catalogs=[seeds or SEEDS_PATH], data=[] if seeds else [EPISODES_PATH])
+
+
+def load_workflow_episodes(episodes: Path | None, seeds: Path | None) -> tuple[list[Episode], dict[str, str]]:
+    """The episodes to run and where they came from.
+
+    Default: the bundled episodes (locked), which must be exactly what the locked seeds assemble to.
+    `seeds`: assemble a user seeds YAML (needs its lock). `episodes`: a user JSONL (needs its lock:
+    it is itself the pre-registered catalog).
+    """
+    if episodes:
+        return load_episodes(episodes), {"catalog": str(episodes), "catalog_kind": "episodes"}
+    path = seeds or SEEDS_PATH
+    items = assemble(load_seeds(path))
+    if not seeds and EPISODES_PATH.read_text(encoding="utf-8") != dumps(items):
+        raise CatalogError(
+            EPISODES_PATH,
+            "does not match what seeds.yaml assembles to; run `python -m clinical_cf.catalog.workflow.assemble`",
+        )
+    return items, {"catalog": str(path), "catalog_kind": "seeds"}
+
+
+def _one_source(args: Mapping[str, Any]) -> None:
+    exclusive(episodes=args["episodes"], seeds=args["seeds"])
+
+
+def _parts(args: SimpleNamespace) -> TaskParts:
+    items, source = load_workflow_episodes(args.episodes, args.seeds)
+    chosen = [
+        e for e in items
+        if e.task_class in args.task_class and e.variant in args.variant and (args.split == "all" or e.split == args.split)
+    ]
+    if not chosen:
+        raise ValueError("no episodes match the selection (task_class, variant, split)")
+    samples = [
+        Sample(
+            id=e.id,
+            input=e.turns[0].content,
+            target=e.reference_action,
+            metadata={
+                "episode_id": e.id, "seed_id": e.seed_id, "task_class": e.task_class, "variant": e.variant,
+                "parameterization": e.parameterization, "split": e.split, "pair_key": e.pair_key,
+                "reference_action": e.reference_action, "acceptable_actions": list(e.acceptable_actions),
+                "turns": [t.model_dump() for t in e.turns], "condition": args.condition, "cost_ratio": float(args.cost_ratio),
+            },
+        )
+        for e in chosen
+    ]
+    return TaskParts(
+        samples=samples,
+        solver=workflow_decision(args.condition, args.json_schema),
+        scorers=[workflow_action()],
+        dataset="workflow",
+        metadata={
+            **source, "condition": args.condition, "cost_ratio": float(args.cost_ratio),
+            "samples": len(samples), "variants": dict(Counter(e.variant for e in chosen)),
+            "escalate_required": sum(e.reference_action == "ESCALATE" for e in chosen),
+        },
+    )
+
+
+SPEC = TaskSpec(
+    suite=WORKFLOW,
+    before=_one_source,
+    arguments={
+        "condition": partial(choice, allowed=CONDITIONS),
+        "split": partial(choice, allowed=("all", "dev", "test")),
+        "cost_ratio": partial(number, minimum=1, maximum=1000),  # finite utilities: no -inf, no inversion
+        "json_schema": flag,
+        "allow_unregistered": flag,
+        "task_class": partial(selection, allowed=TASK_CLASSES),
+        "variant": partial(selection, allowed=VARIANTS),
+        "episodes": input_file,
+        "seeds": input_file,
+    },
+    inputs=lambda args: workflow_inputs(args.episodes, args.seeds),
+    parts=_parts,
 )
 
 
-def load_workflow_episodes(
-    episodes: str | None = None, seeds: str | None = None, allow_unregistered: bool = False
-) -> tuple[list[Episode], dict, Registration]:
-    """The episodes to run, their provenance (which file is pre-registered, its hash) and the files' registration.
-
-    Default: the bundled episodes (locked), which must be exactly what the locked seeds assemble to.
-    `seeds=`: assemble a user seeds YAML (needs its lock). `episodes=`: a user JSONL (needs its lock:
-    it is itself the pre-registered catalog).
-    """
-    exclusive(episodes=episodes, seeds=seeds)
-    episodes_path = input_file("episodes", episodes)
-    seeds_path = input_file("seeds", seeds)
-    if episodes_path:
-        path = episodes_path
-        registration = register_inputs([path], [], allow_unregistered)
-        lock = check_lock(path, allow_unregistered=allow_unregistered)
-        items = load_episodes(path)
-        source = {"catalog": str(path), "catalog_kind": "episodes"}
-    else:
-        path = seeds_path or SEEDS_PATH
-        registration = register_inputs([path], [] if seeds_path else [EPISODES_PATH], allow_unregistered)
-        lock = check_lock(path, allow_unregistered=allow_unregistered)
-        items = assemble(load_seeds(path))
-        source = {"catalog": str(path), "catalog_kind": "seeds"}
-        if not seeds_path and EPISODES_PATH.read_text(encoding="utf-8") != dumps(items):
-            raise CatalogError(
-                EPISODES_PATH,
-                "does not match what seeds.yaml assembles to; run `python -m clinical_cf.catalog.workflow.assemble`",
-            )
-    source = {**source, "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered}
-    return items, source, registration
-
-
-@clean_task_errors
 def build_workflow_task(
     episodes: str | None = None,
     seeds: str | None = None,
@@ -88,47 +133,4 @@ def build_workflow_task(
         cost_ratio: Missed-escalation cost relative to an unnecessary escalation (5; 10 for robustness).
         json_schema: Send the decision JSON Schema as `response_schema`.
     """
-    condition = choice("condition", condition, CONDITIONS)  # type: ignore[assignment]
-    split = choice("split", split, ("all", "dev", "test"))  # type: ignore[assignment]
-    cost_ratio = number("cost_ratio", cost_ratio, minimum=1, maximum=1000)  # finite utilities: no -inf, no inversion
-    json_schema = flag("json_schema", json_schema)
-    allow_unregistered = flag("allow_unregistered", allow_unregistered)
-    classes = selection("task_class", task_class, TASK_CLASSES)
-    variants = selection("variant", variant, VARIANTS)
-    items, source, registration = load_workflow_episodes(episodes, seeds, allow_unregistered)
-    chosen = [
-        e for e in items
-        if e.task_class in classes and e.variant in variants and (split == "all" or e.split == split)
-    ]
-    if not chosen:
-        raise ValueError("no episodes match the selection (task_class, variant, split)")
-    samples = [
-        Sample(
-            id=e.id,
-            input=e.turns[0].content,
-            target=e.reference_action,
-            metadata={
-                "episode_id": e.id, "seed_id": e.seed_id, "task_class": e.task_class, "variant": e.variant,
-                "parameterization": e.parameterization, "split": e.split, "pair_key": e.pair_key,
-                "reference_action": e.reference_action, "acceptable_actions": list(e.acceptable_actions),
-                "turns": [t.model_dump() for t in e.turns], "condition": condition, "cost_ratio": float(cost_ratio),
-                "catalog_sha256": source["catalog_sha256"], "catalog_registered": source["catalog_registered"],
-                **registration.sample_metadata(),
-            },
-        )
-        for e in chosen
-    ]
-    counts = Counter(e.variant for e in chosen)
-    return Task(
-        version=published_version("workflow"),  # the suite's Register version N-X, so the log names it
-        dataset=MemoryDataset(samples, name="workflow"),
-        solver=workflow_decision(condition, json_schema),
-        scorer=[workflow_action(), registration_check()],
-        config=GENERATE_DEFAULTS,
-        metadata={
-            "suite": "workflow", **source, "condition": condition, "cost_ratio": float(cost_ratio),
-            "samples": len(samples), "variants": dict(counts),
-            "escalate_required": sum(e.reference_action == "ESCALATE" for e in chosen),
-            **registration.task_metadata(),
-        },
-    )
+    return build_task(SPEC, **locals())

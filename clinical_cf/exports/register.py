@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
-from clinical_cf.registration import PUBLISHED_PATH
+from clinical_cf.registration import PUBLISHED_PATH, VERSION_PATTERN, published_version  # noqa: F401 (published_version: re-exported)
 from clinical_cf.suites import SUITES, Suite, create_task
 
 if TYPE_CHECKING:
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REGISTER_DIR = REPO_ROOT / "register"
 DEFAULT_CONTRIBUTORS = ("clinical-cf-maintainers",)
-VERSION_PATTERN = r"^(\d+)-([A-Z])$"
 HEADER = (
     "# inspect_evals Register entry, written by `clinical-cf export register` (do not edit counts or metadata by hand).\n"
     "# metadata.extras.version is the suite's version N-X: N moves when the catalogs or generated data change,\n"
@@ -90,14 +89,6 @@ def _read_published(path: Path = PUBLISHED_PATH) -> dict[str, PublishedSuite]:
         except ValidationError as ex:
             raise validation_errors(path, suite, ex) from None
     return records
-
-
-def published_version(suite: str, path: Path = PUBLISHED_PATH) -> str:
-    """The suite's published version `N-X`, for `Task(version=...)`: a log names the version it ran."""
-    record = _read_published(path).get(suite)
-    if record is None:
-        raise CatalogError(path, f"suite {suite!r} has no published version: run `clinical-cf export register`")
-    return record.version
 
 
 def next_version(previous: PublishedSuite | None, fingerprint: str, interface_change: bool = False) -> str:

@@ -7,32 +7,14 @@ The subset is the 100 Family D tuples whose ids have the smallest SHA-256 (`fixe
 by default, as in the paper's experiment (`-T controls=per_case` adds them).
 """
 
-from typing import Literal
-
 from inspect_ai import Task, task
 
 from clinical_cf.tasks.arguments import checked_paths
-from clinical_cf.tasks.css_task import build_css_task
+from clinical_cf.tasks.css_task import agent_css
 
 
 @task
 @checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
-def css_agent_family_d(
-    tuples: int | None = 100,
-    cases: str | None = None,
-    catalog: str | None = None,
-    mutation_mode: Literal["regex", "structured"] = "regex",
-    split: Literal["dev", "test", "all"] = "all",
-    controls: Literal["per_case", "all", "none"] = "none",
-    allow_unregistered: bool = False,
-    section_cap_bytes: int = 8192,
-    max_messages: int = 40,
-    cms_matching: Literal["lexicon", "judge"] = "lexicon",
-    baseline_cache: bool = True,
-    json_schema: bool = True,
-    residue: Literal["drop", "keep"] = "drop",
-    counterfactuals: str | None = None,
-) -> Task:
+@agent_css(families="D", defaults={"tuples": 100, "controls": "none"})
+def css_agent_family_d() -> Task:
     """Agent CSS on the paper's 100-tuple Family D subset."""
-    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
-    return build_css_task(families="D", setting="agent", **locals())

@@ -2,33 +2,17 @@
 
     inspect eval tasks/css_family_c --model-role judge=<model> [--model-role judge_alt=<model>]
 
-Arguments are those of `clinical_cf.tasks.css_task.build_css_task`.
+Arguments are those of `clinical_cf.tasks.css_task.build_css_task`, single-shot, with families fixed to C.
 """
-
-from typing import Literal
 
 from inspect_ai import Task, task
 
 from clinical_cf.tasks.arguments import checked_paths
-from clinical_cf.tasks.css_task import build_css_task
+from clinical_cf.tasks.css_task import single_shot_css
 
 
 @task
 @checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
-def css_family_c(
-    cases: str | None = None,
-    catalog: str | None = None,
-    mutation_mode: Literal["regex", "structured"] = "regex",
-    split: Literal["dev", "test", "all"] = "all",
-    controls: Literal["per_case", "all", "none"] = "per_case",
-    allow_unregistered: bool = False,
-    scale: float = 1.0,
-    cms_matching: Literal["lexicon", "judge"] = "lexicon",
-    baseline_cache: bool = True,
-    json_schema: bool = True,
-    residue: Literal["drop", "keep"] = "drop",
-    counterfactuals: str | None = None,
-) -> Task:
-    """CSS on Family C (biomarker strip (biomarker results deleted)) with paired negative controls."""
-    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
-    return build_css_task(families="C", **locals())
+@single_shot_css(families="C")
+def css_family_c() -> Task:
+    """CSS on Family C (biomarker strip (biomarker results deleted).) with paired negative controls."""

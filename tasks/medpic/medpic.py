@@ -5,22 +5,15 @@
 Arguments are those of `clinical_cf.tasks.medpic_task.build_medpic_task`.
 """
 
-from clinical_cf.tasks.arguments import checked_paths
+from clinical_cf.tasks.build import variant
 from clinical_cf.tasks.medpic_task import build_medpic_task
 from inspect_ai import Task, task
+
+from clinical_cf.tasks.arguments import checked_paths
 
 
 @task
 @checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
-def medpic(
-    kinds: str | list[str] = "gf,cf",
-    operations: str | list[str] | None = None,
-    populations: str | list[str] | None = None,
-    rules: str | None = None,
-    questions: str | None = None,
-    allow_unregistered: bool = False,
-    rationale_judge: bool = False,
-) -> Task:
+@variant(build_medpic_task, name="medpic")
+def medpic() -> Task:
     """Exact-set accuracy, GF/CF accuracy and gap, activation/deactivation and pair accuracy."""
-    # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
-    return build_medpic_task(**locals(), name="medpic")

@@ -5,20 +5,15 @@
 Arguments are those of `clinical_cf.tasks.medpic_task.build_medpic_task` (kinds fixed to cf).
 """
 
-from clinical_cf.tasks.arguments import checked_paths
+from clinical_cf.tasks.build import variant
 from clinical_cf.tasks.medpic_task import build_medpic_task
 from inspect_ai import Task, task
+
+from clinical_cf.tasks.arguments import checked_paths
 
 
 @task
 @checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
-def medpic_cf(
-    operations: str | list[str] | None = None,
-    populations: str | list[str] | None = None,
-    rules: str | None = None,
-    questions: str | None = None,
-    allow_unregistered: bool = False,
-    rationale_judge: bool = False,
-) -> Task:
+@variant(build_medpic_task, kinds="cf", name="medpic_cf")
+def medpic_cf() -> Task:
     """Activation, deactivation and pair accuracy on linked counterfactual pairs."""
-    return build_medpic_task(**locals(), kinds="cf", name="medpic_cf")

@@ -5,18 +5,15 @@
 Arguments are those of `clinical_cf.tasks.medpic_task.build_medpic_task` (kinds fixed to gf).
 """
 
-from clinical_cf.tasks.arguments import checked_paths
+from clinical_cf.tasks.build import variant
 from clinical_cf.tasks.medpic_task import build_medpic_task
 from inspect_ai import Task, task
+
+from clinical_cf.tasks.arguments import checked_paths
 
 
 @task
 @checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
-def medpic_gf(
-    populations: str | list[str] | None = None,
-    rules: str | None = None,
-    questions: str | None = None,
-    allow_unregistered: bool = False,
-) -> Task:
+@variant(build_medpic_task, kinds="gf", name="medpic_gf", omit=("operations", "rationale_judge"))
+def medpic_gf() -> Task:
     """Exact-set accuracy on fixed cases where the rule applies."""
-    return build_medpic_task(**locals(), kinds="gf", name="medpic_gf")

@@ -237,8 +237,9 @@ def test_a_table_and_a_banner_are_one_line_registrations_on_the_suite(tmp_path, 
     from clinical_cf.analysis import sections
     from clinical_cf.suites import SUITES
 
-    extended = dataclasses.replace(SUITES["css"], report_tables=("report_extensions:unscored_per_model",),
-                                   report_banners=("report_extensions:catalog_banner",))
+    from report_extensions import catalog_banner, unscored_per_model
+
+    extended = dataclasses.replace(SUITES["css"], report_tables=(unscored_per_model,), report_banners=(catalog_banner,))
     monkeypatch.setattr(sections, "SUITES", {**SUITES, "css": extended})
     eval(css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
          model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,

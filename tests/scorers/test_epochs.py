@@ -19,6 +19,7 @@ from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.solvers.css import CSSArms, arm_result
 from clinical_cf.solvers.workflow import workflow_decision
 from helpers import MockModel, data_blocks
+from clinical_cf.solvers.sensitivity import SensitivityArms
 
 PLAIN = MockModel("mockllm/model", lambda _: "")
 
@@ -124,10 +125,9 @@ def test_sensitivity_two_epochs():
     def arms_by_epoch():
         async def solve(state, generate):
             after = [0.6, 0.4] if state.epoch == 1 else [0.3, 0.7]
-            state.store.set("SensitivityArms", {
-                "baseline": {"verbalised": [0.6, 0.4], "parse": "json"},
-                "perturbed": {"verbalised": after, "parse": "json" if state.epoch == 1 else "markdown"},
-            })
+            arms = state.store_as(SensitivityArms)
+            arms.baseline = {"verbalised": [0.6, 0.4], "parse": "json"}
+            arms.perturbed = {"verbalised": after, "parse": "json" if state.epoch == 1 else "markdown"}
             return state
 
         return solve

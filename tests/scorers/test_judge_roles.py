@@ -5,7 +5,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import solver
 
-from clinical_cf.scorers.css_judge import resolve_judge
+from clinical_cf.judging import resolve_judge
 
 
 @solver

@@ -19,6 +19,7 @@ from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_ag
 from clinical_cf.tasks.css_task import build_css_task
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
+from clinical_cf.solvers.sensitivity import SensitivityArms
 
 
 async def test_baseline_lock_admits_one_holder_per_case_and_epoch():
@@ -142,7 +143,8 @@ def test_candidate_distributions_record_both_arms_and_elicit_the_vignette_once()
     model = MockModel("mockllm/model", clinician)
     log = run_alone(samples, candidate_distributions(logprobs=False), model.model)
     for sample in log.samples:
-        arms = sample.store["SensitivityArms"]
+        store = sample.store_as(SensitivityArms)
+        arms = {"baseline": store.baseline, "perturbed": store.perturbed}
         for arm in ("baseline", "perturbed"):
             distribution = arms[arm]["verbalised"]
             assert len(distribution) == len(sample.metadata["candidates"])
@@ -162,6 +164,6 @@ def test_candidate_distributions_record_why_a_provider_gave_no_logprobs():
     samples = list(sensitivity(types="timeline").dataset)[:2]
     log = run_alone(samples, candidate_distributions(logprobs=True), MockModel("mockllm/model", clinician).model)
     for sample in log.samples:
-        arm = sample.store["SensitivityArms"]["perturbed"]
+        arm = sample.store_as(SensitivityArms).perturbed
         assert arm["logprob"] is None and arm["logprob_note"]
         assert json.loads(arm["raw"])  # the verbalised arm still answered

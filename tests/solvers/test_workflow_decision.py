@@ -8,6 +8,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from clinical_cf.solvers.workflow import SYSTEM_PROMPTS, workflow_decision
 from clinical_cf.tasks.workflow.workflow import workflow
+from clinical_cf.solvers.workflow import WorkflowDecisions
 
 
 def multi_turn_samples(n: int = 3):
@@ -42,7 +43,7 @@ def test_every_turn_gets_a_decision_and_the_conversation_carries_over():
 
     log, seen = run_alone(samples, workflow_decision(json_schema=False), respond)
     for sample in log.samples:
-        decisions = sample.store["WorkflowDecisions"]
+        decisions = sample.store_as(WorkflowDecisions).decisions
         assert len(decisions) == len(sample.metadata["turns"])
         assert decisions[0]["action"] == "ASK_CLARIFICATION" and decisions[0]["confidence"] == pytest.approx(0.55)
         assert decisions[-1]["action"] == "ESCALATE" and decisions[-1]["confidence"] == pytest.approx(0.85)
@@ -70,7 +71,7 @@ def test_condition_sets_the_system_prompt_and_schema_is_sent_when_asked(conditio
 def test_an_unreadable_reply_is_recorded_as_unparsed_not_guessed():
     [sample] = multi_turn_samples(1)
     log, _ = run_alone([sample], workflow_decision(json_schema=False), lambda messages, config: "Hmm, hard to say.")
-    for decision in log.samples[0].store["WorkflowDecisions"]:
+    for decision in log.samples[0].store_as(WorkflowDecisions).decisions:
         assert decision["action"] is None and decision["raw"] == "Hmm, hard to say."
 
 

@@ -4,6 +4,7 @@ from inspect_ai import eval
 
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from helpers import MockModel, clinician
+from clinical_cf.solvers.sensitivity import SensitivityArms
 
 def test_profile_of_a_model_blind_to_background():
     log = eval(
@@ -22,7 +23,7 @@ def test_profile_of_a_model_blind_to_background():
     assert metrics["background_consistency"] == 0.0 and metrics["background_under_sensitive"] == 1.0
     assert log.eval.metadata["skipped"]  # pregnancy skipped for men and outside 18-45, counted
     sample = log.samples[0]
-    assert sample.store["SensitivityArms"]["baseline"]["logprob_note"]  # mockllm returns no logprobs
+    assert sample.store_as(SensitivityArms).baseline["logprob_note"]  # mockllm returns no logprobs
     assert sample.scores["direction_consistency"].metadata["distribution"] == "verbalised"
 
 
