@@ -35,12 +35,11 @@ import argparse
 import re
 from collections import Counter, defaultdict
 
-from clinical_cf.catalog.css import CASES_PATH
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.completeness import evaluate_corpus, load_corpus
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.css import CATALOG_PATH
 
 CORPUS = "tests/fixtures/packets/corpus.yaml"
 CORPUS_V3 = "bench/counterfactual_corpus_v3/corpus.yaml"
@@ -127,10 +126,9 @@ def _problem_field(problem: str) -> str:
 
 def import_as_user(packet: dict, catalog) -> tuple[object, int, list[str], str]:
     """(case or None, import rounds, fields inferred wrong, why refused) for one raw packet."""
-    from pydantic import ValidationError
-
     from clinical_cf.catalog.css.importer import import_packet
     from clinical_cf.catalog.css.schema import Case
+    from pydantic import ValidationError
 
     expected = packet["expected"]
     report = import_packet(packet["text"], packet["id"], catalog, source="synthetic")
@@ -166,10 +164,9 @@ def import_as_user(packet: dict, catalog) -> tuple[object, int, list[str], str]:
 
 
 def v3_table(path: str, catalog) -> None:
+    import yaml
     from clinical_cf.catalog.css.completeness import _grade
     from clinical_cf.catalog.css.expand import expand_tuples
-
-    import yaml
 
     packets = yaml.safe_load(open(path, encoding="utf-8"))["packets"]
     known = {i.id for i in catalog.interventions}
