@@ -48,7 +48,7 @@ SectionName = Literal[
     "overview",
 ]
 
-CancerType = Literal[
+BUNDLED_CANCER_TYPES: tuple[str, ...] = (
     "breast",
     "nsclc",
     "colorectal",
@@ -57,7 +57,13 @@ CancerType = Literal[
     "melanoma",
     "ovarian",
     "prostate",
-]
+)
+"""The cancer types of the bundled cohort (the generator's planners)."""
+
+CancerType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,39}$")]
+"""Open vocabulary (issue 22): a lower-case identifier, e.g. 'renal', 'bladder', 'head_and_neck',
+'endometrial'. Applicability follows the facts a case carries (markers, stage, treatment state);
+an intervention that needs a tumour type names it in `applies_to.cancer_types`."""
 
 BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
 
