@@ -197,7 +197,15 @@ def _continues(previous: str, line: str, entry_indent: int) -> bool:
     return previous.rstrip().endswith((",", "-", "–", "and", "with", "of", "for", "to", "the"))
 
 
-def entry_dates(section: str) -> list[date | None]:
+def _latest_reading(found: FoundDate) -> date:
+    """An ambiguous numeric date's later reading: an entry is history only when both readings are."""
+    if not found.ambiguous:
+        return found.value
+    swapped = _safe(found.value.year, found.value.day, found.value.month)
+    return max(found.value, swapped) if swapped else found.value
+
+
+def entry_dates(section: str, order: Order | None = None) -> list[date | None]:
     """The date of the chart entry each line of a section belongs to (None when undated).
 
     A line that starts with a date (after bullets, brackets, table bars or a short label)
@@ -205,7 +213,8 @@ def entry_dates(section: str) -> list[date | None]:
     clinic", "14/03/2025 MDT:") owns the lines under it until the next dated line or a blank
     line followed by an undated one. A dated statement ("Mar 2025 started FOLFOX, tolerated
     well.") owns only itself and its wrapped or indented continuation: the next statement
-    is not history of that date (issue 22).
+    is not history of that date (issue 22). Numeric dates are read in `order` (the
+    packet's, see `numeric_order`); one that stays ambiguous counts at its later reading.
     """
     dates: list[date | None] = []
     current: date | None = None
@@ -216,9 +225,9 @@ def entry_dates(section: str) -> list[date | None]:
     for line in section.split("\n"):
         stripped = line.strip()
         head = stripped[:_ENTRY_DATE_WINDOW]
-        first = next((d for d in find_dates(head) if d.start <= 12), None)
+        first = next((d for d in find_dates(head, order) if d.start <= 12), None)
         if first is not None:
-            current = first.value
+            current = _latest_reading(first)
             block = _is_entry_header(stripped, first.end)
             indent = len(line) - len(line.lstrip())
         elif not stripped:

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 
-from clinical_cf.catalog.css.dates import entry_dates
+from clinical_cf.catalog.css.dates import entry_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Implication, Intervention, ResidueTerm
 from clinical_cf.catalog.css.schema import SECTIONS
+from clinical_cf.catalog.css.sentences import wrapped_groups
 
 NEGATION = re.compile(
     r"(?i)(?:\b(?:no|not|non|without|never|neither|nor|negative for|free of|ruled out|instead of|rather than|"
@@ -86,14 +87,18 @@ def implication_hits(implication: Implication, line: str) -> list[tuple[ResidueT
 
 
 def scanned_lines(sections: dict[str, str], since: date | None = None) -> list[tuple[str, str]]:
-    """(section, line) pairs to scan: every line, except those in entries dated before `since`."""
+    """(section, statement) pairs to scan: every logical line (a sentence wrapped over physical
+    lines is one), except those in entries dated before `since`."""
     out = []
+    order = numeric_order("\n".join(sections.get(name, "") for name in SECTIONS)) if since is not None else None
     for name in SECTIONS:
         text = sections.get(name, "")
         lines = text.split("\n")
-        dated = entry_dates(text) if since is not None else [None] * len(lines)
-        for line, when in zip(lines, dated):
-            if line.strip() and (since is None or when is None or when >= since):
+        dated = entry_dates(text, order) if since is not None else [None] * len(lines)
+        for group in wrapped_groups(text):
+            line = " ".join(lines[i].strip() for i in group) if len(group) > 1 else lines[group[0]]
+            whens = [dated[i] for i in group]
+            if line.strip() and (since is None or any(w is None or w >= since for w in whens)):
                 out.append((name, line))
     return out
 

@@ -47,35 +47,45 @@ def _starts_new(line: str) -> bool:
     )
 
 
+def _joins(previous: str, raw: str) -> bool:
+    """Whether physical line `raw` carries on the sentence of the (logical) line before it."""
+    if not previous.strip() or previous.rstrip().endswith(_TERMINAL) or table_cells(previous) is not None:
+        return False
+    stripped = raw.strip()
+    if not stripped or table_cells(raw) is not None:
+        return False
+    indented_more = raw[:1].isspace() and not _BULLET.match(raw)
+    if (stripped[0].islower() or len(previous) >= WRAP_MIN_CHARS or indented_more) and not _starts_new(raw):
+        return True
+    # "... who presented in / January 2026 with ...": a line ending on a connective carries on.
+    return bool(_CONNECTIVE_END.search(previous.rstrip()))
+
+
+def wrapped_groups(text: str) -> list[list[int]]:
+    """Indices of the physical lines of `text` grouped into logical lines (a wrapped sentence is one group)."""
+    groups: list[list[int]] = []
+    joined = ""
+    for i, raw in enumerate(text.split("\n")):
+        if groups and _joins(joined, raw):
+            groups[-1].append(i)
+            joined = joined.rstrip() + " " + raw.strip()
+        else:
+            groups.append([i])
+            joined = raw.strip()
+    return groups
+
+
 def logical_lines(text: str) -> list[str]:
     """Physical lines with wrapped sentences joined and table rows as "key: value" lines."""
+    lines = text.split("\n")
     out: list[str] = []
-    joinable = False
-    for raw in text.splitlines():
-        cells = table_cells(raw)
+    for group in wrapped_groups(text):
+        first = lines[group[0]]
+        cells = table_cells(first)
         if cells is not None:
-            if len(cells) == 2:
-                out.append(f"{cells[0]}: {cells[1]}")
-            else:
-                out.extend(cells)
-            joinable = False
+            out.extend([f"{cells[0]}: {cells[1]}"] if len(cells) == 2 else cells)
             continue
-        stripped = raw.strip()
-        if not stripped:
-            joinable = False
-            out.append("")
-            continue
-        indented_more = bool(out) and raw[:1].isspace() and not _BULLET.match(raw)
-        continues = joinable and (
-            (stripped[0].islower() or len(out[-1]) >= WRAP_MIN_CHARS or indented_more) and not _starts_new(raw)
-            # "... who presented in / January 2026 with ...": a line ending on a connective carries on
-            or bool(_CONNECTIVE_END.search(out[-1]))
-        )
-        if continues:
-            out[-1] = out[-1].rstrip() + " " + stripped
-        else:
-            out.append(stripped)
-        joinable = not out[-1].rstrip().endswith(_TERMINAL)
+        out.append(" ".join(lines[i].strip() for i in group))
     return out
 
 
