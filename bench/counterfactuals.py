@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections import Counter, defaultdict
+from pathlib import Path
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.completeness import evaluate_corpus, load_corpus
@@ -168,7 +169,7 @@ def v3_table(path: str, catalog) -> None:
     from clinical_cf.catalog.css.completeness import _grade
     from clinical_cf.catalog.css.expand import expand_tuples
 
-    packets = yaml.safe_load(open(path, encoding="utf-8"))["packets"]
+    packets = yaml.safe_load(Path(path).read_text(encoding="utf-8"))["packets"]
     known = {i.id for i in catalog.interventions}
     must_apply = complete = incomplete = wrongly = must_not = 0
     dropped: Counter = Counter()

@@ -151,7 +151,7 @@ def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) 
     text = "\n".join(sections[name] for name in SECTIONS)
     if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
         problems.append("the changed fact's new form is not stated anywhere")
-    for hit in find_residue(sections, intervention, case.board_date)[:5]:
+    for hit in find_residue(sections, intervention, case.board_date, case.cancer_type)[:5]:
         problems.append(f"residue ({hit.implication}/{hit.kind}) in {hit.section}: {hit.line[:160]}")
     budget = SIZE_ALLOWANCE_CHARS + SIZE_FRACTION * len(case.packet)
     size = sum(changed_chars(baseline.get(name, ""), edited[name]) for name in touched)

@@ -198,7 +198,14 @@ def _continues(previous: str, line: str, entry_indent: int) -> bool:
 
 
 def _latest_reading(found: FoundDate) -> date:
-    """An ambiguous numeric date's later reading: an entry is history only when both readings are."""
+    """The latest day a date can mean: an entry is history only when every reading of it is.
+
+    An ambiguous numeric date counts at its later reading, a month-precision date ("Feb 26")
+    at the month's last day.
+    """
+    if found.form in ("my_num", "my_name", "my_num2", "my_name2"):
+        following = date(found.value.year + found.value.month // 12, found.value.month % 12 + 1, 1)
+        return date.fromordinal(following.toordinal() - 1)
     if not found.ambiguous:
         return found.value
     swapped = _safe(found.value.year, found.value.day, found.value.month)

@@ -185,7 +185,7 @@ def expand_tuples(
             if counterfactual == baseline:
                 count.noop += 1
                 continue
-            hits = tuple(find_residue(counterfactual.sections, intervention, case.board_date))
+            hits = tuple(find_residue(counterfactual.sections, intervention, case.board_date, case.cancer_type))
             result = CSSTuple(case, intervention, baseline, counterfactual, hits)
             if hits:
                 count.residue += 1

@@ -112,6 +112,9 @@ class ReplaceOp(_Strict):
     pattern: str
     replacement: str
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(
         default=None,
         description="A name under `dates`: only chart entries dated on or after it (or undated) are edited, "
@@ -131,6 +134,9 @@ class DeleteOp(_Strict):
     op: Literal["delete"]
     pattern: str
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(default=None, description="As for `replace`.")
 
     @field_validator("pattern")
@@ -184,6 +190,9 @@ class NeutralisePlansOp(_Strict):
     op: Literal["neutralise_plans"]
     implications: list[str] = Field(min_length=1)
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(default=None, description="As for `replace`.")
 
 
@@ -198,6 +207,9 @@ class DeleteStatementsOp(_Strict):
     op: Literal["delete_statements"]
     implications: list[str] = Field(min_length=1)
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(default=None, description="As for `replace`.")
 
 
@@ -254,6 +266,9 @@ class StructuredOp(_Strict):
 
     op: str
     params: dict[str, Any] = Field(default_factory=dict)
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
 
 
 class ConditionalValue(_Strict):
@@ -278,6 +293,10 @@ class Intervention(_Strict):
         default_factory=list,
         description="Names under the catalog's `implications`: what would still assert or presuppose the "
         "original fact after the edit. The whole counterfactual packet is scanned for them.",
+    )
+    residue_only_for: dict[str, list[CancerType]] = Field(
+        default_factory=dict,
+        description="Implication name (from `residue`) -> the tumour types for which it is residue (others: every type).",
     )
     residue_since: str | None = Field(
         default=None,

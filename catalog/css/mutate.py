@@ -67,6 +67,8 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
     order = packet.order
     date_order = numeric_order("\n".join(sections.values()))
     for op in intervention.mutation:
+        if getattr(op, "cancer_types", None) is not None and case.cancer_type not in op.cancer_types:  # type: ignore[union-attr]
+            continue
         if isinstance(op, ReplaceOp | DeleteOp):
             pattern = re.compile(op.pattern)
             replacement = _fill(op.replacement, values) if isinstance(op, ReplaceOp) else ""
@@ -126,7 +128,8 @@ PLAN_CUE = re.compile(
     r"scheduled|booked|next steps?|(?:MDT|MDM|board|tumou?r board) (?:outcome|decision|recommendation|consensus|plan)|"
     r"outcome|going forward|offer\w*|aim(?:ing)? for|"
     r"discuss\w* (?:re|regarding|about)?\s*(?:starting|adjuvant|neoadjuvant)|recs?|question|query|view on)\b"
-    r"|\bA/P\b|\bP:|->|=>|→|\?\s*\w)"
+    r"|\bA/P\b|\bP:|->|=>|→|\?\s*\w"
+    r"|\b(?:MDT|MDM|tumou?r board)(?:\s+(?:question|outcome))?\s*:)"
 )
 PLAN_HEADING = re.compile(
     r"(?i)^\W*(?:(?:assessment (?:and|&) )?plan|a/p|impression (?:and|&) plan|recommendations?|proposed (?:plan|management)|"
@@ -326,6 +329,11 @@ def _progress_ongoing_line(case: Case, values: dict[str, str], days: int) -> Cas
     return _update(case, {}, {"treatment_lines": lines})
 
 
+def _set_castration_status(case: Case, values: dict[str, str], status: str) -> Case:
+    """Castration status on the record ("sensitive" or "resistant"); the packet renders it."""
+    return _update(case, {}, {"castration_status": status})
+
+
 def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     record = _record(case)
     # Without a resection there was no adjuvant therapy either.
@@ -384,6 +392,7 @@ STRUCTURED_OPS: dict[str, Callable[..., Case]] = {
     "remove_biomarkers": _remove_biomarkers,
     "add_treatment_line": _add_treatment_line,
     "progress_ongoing_line": _progress_ongoing_line,
+    "set_castration_status": _set_castration_status,
     "remove_resection": _remove_resection,
     "add_resection": _add_resection,
     "set_stage": _set_stage,
@@ -410,6 +419,8 @@ def apply_structured_ops(case: Case, intervention: Intervention) -> Case:
         raise MutationError(f"intervention '{intervention.id}' has no 'structured' ops")
     values = intervention.template_values(case)
     for op in intervention.structured:
+        if op.cancer_types is not None and case.cancer_type not in op.cancer_types:
+            continue
         try:
             case = STRUCTURED_OPS[op.op](case, values, **op.params)
         except TypeError as ex:

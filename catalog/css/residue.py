@@ -109,12 +109,22 @@ def residue_since(intervention: Intervention, board_date: date) -> date | None:
     return board_date + timedelta(days=intervention.dates[intervention.residue_since])
 
 
-def find_residue(sections: dict[str, str], intervention: Intervention, board_date: date) -> list[ResidueHit]:
-    """Every line of the packet that still asserts or presupposes what the intervention changed."""
+def find_residue(
+    sections: dict[str, str], intervention: Intervention, board_date: date, cancer_type: str | None = None
+) -> list[ResidueHit]:
+    """Every line of the packet that still asserts or presupposes what the intervention changed.
+
+    An implication listed under `residue_only_for` is residue only for those tumour types
+    (and, without a `cancer_type`, always).
+    """
     hits: list[ResidueHit] = []
     since = residue_since(intervention, board_date)
+    names = [
+        n for n in intervention.residue
+        if cancer_type is None or n not in intervention.residue_only_for or cancer_type in intervention.residue_only_for[n]
+    ]
     for section, line in scanned_lines(sections, since):
-        for name in intervention.residue:
+        for name in names:
             for term, match in implication_hits(intervention.implication(name), line):
                 hits.append(ResidueHit(section, line.strip(), name, term.kind, match))
                 break  # one hit per implication and line is enough to name the line

@@ -125,6 +125,7 @@ def test_two_digit_years_dashes_and_month_year_entries_are_read():
 
 def test_a_dated_statement_does_not_date_the_lines_after_it():
     section = "Mar 2025 started FOLFOX, tolerated well.\nPlan: continue FOLFOX and restage.\n[2025-04-01] Oncology clinic\nPt well.\nRestage in 8 weeks."
-    assert entry_dates(section) == [date(2025, 3, 1), None, date(2025, 4, 1), date(2025, 4, 1), date(2025, 4, 1)]
+    assert entry_dates(section) == [date(2025, 3, 31), None,  # a month-precision date counts at its last day
+    date(2025, 4, 1), date(2025, 4, 1), date(2025, 4, 1)]
     wrapped = "Feb 26  seen by surgeon - consented, radical hysterectomy planned after surgery\n        date confirmed\nMeds  iron"
-    assert entry_dates(wrapped) == [date(2026, 2, 1), date(2026, 2, 1), None]
+    assert entry_dates(wrapped) == [date(2026, 2, 28), date(2026, 2, 28), None]
