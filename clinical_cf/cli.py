@@ -183,6 +183,19 @@ def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_counterfactuals_review(args: argparse.Namespace) -> int:
+    """Write review decisions into a frozen set; the new lock covers them."""
+    from clinical_cf.catalog.css.counterfactuals import apply_decisions
+
+    path = resolve_user_path(args.path)
+    _, counts = apply_decisions(path, resolve_user_path(args.decisions))
+    print(f"recorded decisions in {path}: {counts['approved']} approved, {counts['rejected']} rejected, {counts['unreviewed']} unreviewed")
+    print("re-locked; the lock covers the decisions")
+    if counts["unreviewed"]:
+        print(f"CSS tasks given this set refuse it until the {counts['unreviewed']} unreviewed entries are decided (or -T unreviewed=allow)")
+    return 0
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from clinical_cf.analysis.shortcuts import audit
     from clinical_cf.catalog.css import CASES_PATH
@@ -396,6 +409,10 @@ def build_parser() -> argparse.ArgumentParser:
     relock = frozen.add_parser("lock", help="validate a reviewed counterfactuals.jsonl and re-lock it")
     relock.add_argument("path")
     relock.set_defaults(func=_cmd_counterfactuals_lock)
+    review = frozen.add_parser("review", help="record a reviewer's decisions (saved by review.html) in the set and re-lock it")
+    review.add_argument("path", help="counterfactuals.jsonl")
+    review.add_argument("--decisions", required=True, help="decisions JSONL saved by review.html")
+    review.set_defaults(func=_cmd_counterfactuals_review)
 
     cases = sub.add_parser("cases", help="case files").add_subparsers(dest="action", required=True)
     validate = cases.add_parser("validate", help="validate a cases JSONL file")

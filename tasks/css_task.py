@@ -15,6 +15,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
+from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.schema import Case
@@ -60,6 +61,7 @@ def build_css_task(
     max_messages: int = 40,
     residue: ResidueMode = "drop",
     counterfactuals: str | None = None,
+    unreviewed: Literal["refuse", "allow"] = "refuse",
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -92,6 +94,9 @@ def build_css_task(
         counterfactuals: A frozen, locked counterfactuals.jsonl (`clinical-cf counterfactuals
             build`): its texts are used verbatim instead of mutating the packets, so every
             model sees the same counterfactuals. Its negative controls are used when it has them.
+        unreviewed: With `counterfactuals`: "refuse" (default) refuses a set with entries no
+            reviewer approved; "allow" scores them and marks each such sample unreviewed.
+            Rejected entries are never scored.
     """
     selected = css_families(families)
     mutation_mode = choice("mutation_mode", mutation_mode, ("regex", "structured"))  # type: ignore[assignment]
@@ -110,6 +115,7 @@ def build_css_task(
     cases_path = input_file("cases", cases) or CASES_PATH
     residue = choice("residue", residue, ("drop", "keep"))  # type: ignore[assignment]
     counterfactuals_path = input_file("counterfactuals", counterfactuals)
+    unreviewed = choice("unreviewed", unreviewed, ("refuse", "allow"))  # type: ignore[assignment]
     registration = register_inputs(
         [catalog_path, LEXICON_PATH], [cases_path, *([counterfactuals_path] if counterfactuals_path else [])], allow_unregistered
     )
@@ -121,8 +127,12 @@ def build_css_task(
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
     agent = setting == "agent"
     frozen: list[CSSTuple] | None = None
+    review_metadata: dict[str, dict] = {}
+    review_counts: dict[str, int] | None = None
     if counterfactuals_path:
-        frozen = _frozen(counterfactuals_path, loaded_cases, loaded_catalog, selected + ["N"], allow_unregistered)
+        frozen, review_metadata, review_counts = _frozen(
+            counterfactuals_path, loaded_cases, loaded_catalog, selected + ["N"], allow_unregistered, unreviewed
+        )
         chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], tuples)
     else:
         chosen = fixed_subset(expansion.tuples, tuples)
@@ -149,7 +159,11 @@ def build_css_task(
     samples = [_sample(t, loaded_catalog, lock.catalog_sha256, lock.registered, mutation_mode, agent) for t in chosen]
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     for sample in samples:
-        sample.metadata = {**(sample.metadata or {}), **registration.sample_metadata()}
+        sample.metadata = {
+            **(sample.metadata or {}),
+            **review_metadata.get(str(sample.id), GENERATED_REVIEW),
+            **registration.sample_metadata(),
+        }
     return Task(
         version=published_version("css"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
@@ -176,6 +190,8 @@ def build_css_task(
             "residue": residue,
             "counterfactuals": str(counterfactuals) if counterfactuals else None,
             "counterfactuals_frozen": len(frozen) if frozen is not None else None,
+            "counterfactuals_review": review_counts,
+            "unreviewed": unreviewed,
             "split": split,
             "controls": controls,
             "cases": len(loaded_cases),
@@ -186,10 +202,12 @@ def build_css_task(
     )
 
 
-def _frozen(path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool) -> list[CSSTuple]:
-    from clinical_cf.catalog.css.counterfactuals import frozen_tuples, load_counterfactuals
+def _frozen(
+    path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool, unreviewed: str
+) -> tuple[list[CSSTuple], dict[str, dict], dict[str, int]]:
+    from clinical_cf.catalog.css.counterfactuals import frozen_for_task, load_counterfactuals
 
-    return frozen_tuples(load_counterfactuals(path, allow_unregistered), cases, catalog, families, path)
+    return frozen_for_task(load_counterfactuals(path, allow_unregistered), cases, catalog, families, path, unreviewed)  # type: ignore[arg-type]
 
 
 def css_families(families: object) -> list[str]:

@@ -27,6 +27,7 @@ def css(
     json_schema: bool = True,
     residue: Literal["drop", "keep"] = "drop",
     counterfactuals: str | None = None,
+    unreviewed: str = "refuse",
 ) -> Task:
     """Causal Sensitivity Score over the selected families (default all, A-E)."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.
