@@ -214,7 +214,7 @@ def test_the_review_page_shows_a_one_word_change_as_that_word(tmp_path):
     from clinical_cf.catalog.css.counterfactuals import _diff_rows
 
     long_line = "Assessment: " + "stable findings, " * 20 + "HER2 positive on core biopsy."
-    ((tag, old, new),) = _diff_rows(long_line, long_line.replace("positive", "negative"))
+    ((_tag, old, new),) = _diff_rows(long_line, long_line.replace("positive", "negative"))
     assert ("del", "positive") in old and ("ins", "negative") in new
     page = write_counterfactuals(build(editor(json.dumps({"sections": GOOD}))), tmp_path)["review"].read_text()
     assert "<del>" in page and "<ins>" in page and 'value="approved"' in page and "decisions.jsonl" in page
