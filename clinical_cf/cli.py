@@ -214,10 +214,16 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate_cases(args: argparse.Namespace) -> int:
-    from clinical_cf.catalog.css.schema import load_cases
-
+    """Validate a cases file, listing every problem of every line in one run."""
+    from clinical_cf.catalog.css.schema import case_problems
     from clinical_cf.catalog.validate import validate_file
 
+    problems = case_problems(resolve_user_path(args.path))
+    if problems:
+        for problem in problems:
+            print(f"{args.path}: {problem}", file=sys.stderr)
+        print(f"{args.path}: {len(problems)} problem(s); fix them all, then run `clinical-cf cases validate {args.path}` again", file=sys.stderr)
+        return 2  # bad input, as for every other input error
     result = validate_file(resolve_user_path(args.path), "cases")
     print(f"{args.path}: {result.entries} cases, valid")
     return 0
@@ -264,7 +270,18 @@ def _cmd_import_cases(args: argparse.Namespace) -> int:
         for item in r.missing:
             print(f"  could not infer: {item}")
     print(f"\nwrote {len(ready)} cases to {out}" + (f"; {len(pending)} need input, drafts in {todo}" if pending else ""))
-    print("confirm every inferred field before evaluating: they decide which interventions apply")
+    weak = sorted({f"{r.case_id}: {', '.join(r.weak)}" for r in reports if r.weak})
+    if weak:
+        print("inferred only indirectly (check these first): " + "; ".join(weak))
+    print("confirm every inferred field (its evidence is quoted above): they decide which interventions apply")
+    if pending:
+        print(
+            f"next: in {todo}, set each field listed under 'could not infer' on its case's line, then run\n"
+            f"  clinical-cf cases validate {todo}\n"
+            f"(it lists every remaining problem at once) and append the valid lines to {out}"
+        )
+    else:
+        print(f"next: clinical-cf counterfactuals build --cases {out} --editor regex --out counterfactuals/ (or --editor MODEL --checker MODEL)")
     return 0 if not pending else 1
 
 

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from clinical_cf.catalog.css.patterns import backtracking_problem
 from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName
 from clinical_cf.core.errors import CatalogError, validation_errors
 
@@ -99,10 +100,15 @@ def _stage_has_prefix(stage: str, prefix: str) -> bool:
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
+    """Compile a catalog pattern, refusing one that could backtrack super-linearly (see `catalog.css.patterns`)."""
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as ex:
         raise ValueError(f"invalid regex {pattern!r}: {ex}") from None
+    problem = backtracking_problem(pattern)
+    if problem is not None:
+        raise ValueError(f"pattern {pattern[:80]!r} is refused: {problem}")
+    return compiled
 
 
 class ReplaceOp(_Strict):

@@ -17,6 +17,7 @@ not residue.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -57,13 +58,27 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+@lru_cache(maxsize=256)
+def _boundaries(line: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(starts, ends) of the clause boundaries of a line, found once per line (linear)."""
+    found = [(b.start(), b.end()) for b in CLAUSE_BOUNDARY.finditer(line)]
+    return tuple(b[0] for b in found), tuple(b[1] for b in found)
+
+
 def _clause_bounds(line: str, start: int, end: int) -> tuple[int, int]:
-    """Start of the clause a match begins in, and end of the clause it ends in."""
-    left = 0
-    for b in CLAUSE_BOUNDARY.finditer(line, 0, start):
-        left = b.end()
-    right_match = CLAUSE_BOUNDARY.search(line, end)
-    right = right_match.start() if right_match else len(line)
+    """Start of the clause a match begins in, and end of the clause it ends in.
+
+    Boundaries come from one scan of the line and a binary search, so a long unpunctuated
+    line with many matches stays linear (issue 22: a per-match rescan was quadratic).
+    """
+    starts, ends = _boundaries(line)
+    i = bisect.bisect_right(ends, start) - 1
+    # The last boundary that ends at or before `start` (and begins before it) opens the clause.
+    while i >= 0 and starts[i] >= start:
+        i -= 1
+    left = ends[i] if i >= 0 else 0
+    j = bisect.bisect_left(starts, end)
+    right = starts[j] if j < len(starts) else len(line)
     return left, right
 
 
