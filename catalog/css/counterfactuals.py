@@ -481,7 +481,7 @@ def verify_frozen_entry(entry: FrozenCounterfactual, case: Case, catalog: Catalo
             f"the counterfactual is {len(counterfactual.text)} characters, under half its baseline's {len(baseline.text)}: truncated",
             "counterfactual_sections",
         )
-    if counterfactual == baseline:
+    if counterfactual == baseline or counterfactual.same_content(baseline):
         raise refuse("the counterfactual is identical to the baseline (a no-op)", "counterfactual_sections")
     if not intervention.applies_to.matches(case):
         raise refuse(f"{intervention.id} does not apply to this case (its applicability filter excludes it)", "intervention_id")

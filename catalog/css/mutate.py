@@ -50,6 +50,18 @@ class Packet:
     def text(self) -> str:
         return render_sections(self.sections, self.order)
 
+    def same_content(self, other: Packet) -> bool:
+        """Whether the two packets say the same in the same order once empty sections are ignored.
+
+        A section-order control on a packet with one non-empty section only moves empty
+        headers: it changes nothing a reader sees, so it is a no-op (issue 22).
+        """
+
+        def shown(p: Packet) -> list[tuple[str, str]]:
+            return [(name, p.sections[name].strip()) for name in p.order if p.sections.get(name, "").strip()]
+
+        return shown(self) == shown(other)
+
 
 class MutationError(ValueError):
     """An intervention could not be applied to a case (names both)."""

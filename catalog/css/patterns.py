@@ -1,4 +1,4 @@
-"""Catalog patterns must run in time linear in the line they scan (issue 22).
+r"""Catalog patterns must run in time linear in the line they scan (issue 22).
 
 Patterns are Python regular expressions (a backtracking engine: the bundled ones need
 lookarounds and `\\g<1>` replacements, which linear-time engines do not offer). A pattern is
