@@ -450,8 +450,9 @@ def apply_decisions(path: str | Path, decisions_path: str | Path) -> tuple[list[
     return updated, counts
 
 
-TRUNCATED_FRACTION = 0.5
-"""A counterfactual packet shorter than this fraction of its baseline is refused as truncated."""
+TRUNCATED_FRACTION = 0.25
+"""A counterfactual packet shorter than this fraction of its baseline is refused as truncated (a removed
+resection can take half of a short one-section packet with it; three quarters is no edit)."""
 
 
 def verify_frozen_entry(entry: FrozenCounterfactual, case: Case, catalog: Catalog, path: Path) -> CSSTuple:
@@ -476,11 +477,16 @@ def verify_frozen_entry(entry: FrozenCounterfactual, case: Case, catalog: Catalo
     baseline, counterfactual = Packet(dict(entry.baseline_sections)), Packet(dict(entry.counterfactual_sections), tuple(entry.order))
     if not "".join(entry.counterfactual_sections.values()).strip():
         raise refuse("the counterfactual packet is empty", "counterfactual_sections")
-    if len(counterfactual.text) < TRUNCATED_FRACTION * len(baseline.text):
-        raise refuse(
-            f"the counterfactual is {len(counterfactual.text)} characters, under half its baseline's {len(baseline.text)}: truncated",
-            "counterfactual_sections",
+    allowed = set(intervention.edit_sections or SECTIONS)
+    emptied = [
+        name for name in SECTIONS
+        if entry.baseline_sections.get(name, "").strip() and not entry.counterfactual_sections[name].strip() and name not in allowed
+    ]
+    if emptied or len(counterfactual.text) < TRUNCATED_FRACTION * len(baseline.text):
+        why = f"sections the intervention does not concern are empty: {', '.join(emptied)}" if emptied else (
+            f"{len(counterfactual.text)} characters against its baseline's {len(baseline.text)}"
         )
+        raise refuse(f"the counterfactual is truncated ({why})", "counterfactual_sections")
     if counterfactual == baseline or counterfactual.same_content(baseline):
         raise refuse("the counterfactual is identical to the baseline (a no-op)", "counterfactual_sections")
     if not intervention.applies_to.matches(case):

@@ -100,9 +100,16 @@ class Inference:
     weak: bool = False
 
 
-def _quote(text: str, limit: int = 110) -> str:
+def _quote(text: str, limit: int = 110, around: str | None = None) -> str:
+    """The statement quoted, cut to `limit` characters around the words that decided (`around`)."""
     text = " ".join(text.split())
-    return f'"{text[:limit]}{"…" if len(text) > limit else ""}"'
+    start = 0
+    if around and len(text) > limit:
+        at = text.find(" ".join(around.split()))
+        if at > limit // 2:
+            start = min(at - limit // 3, len(text) - limit)
+    cut = text[start : start + limit]
+    return f'"{"…" if start else ""}{cut}{"…" if start + limit < len(text) else ""}"'
 
 
 @dataclass
@@ -204,7 +211,8 @@ def _sex(statements: list[str], text: str, cancer_type: str | None) -> Inference
         return None  # conflicting statements: ask
     if female or male:
         st = female or male
-        return Inference("F" if female else "M", _quote(st))  # type: ignore[arg-type]
+        m = (_FEMALE if female else _MALE).search(st)  # type: ignore[arg-type]
+        return Inference("F" if female else "M", _quote(st, around=m.group(0) if m else None))  # type: ignore[arg-type]
     if cancer_type == "prostate":
         return Inference("M", "prostate cancer")
     if cancer_type in ("ovarian", "endometrial", "cervical"):
@@ -232,7 +240,7 @@ def _age(statements: list[str]) -> Inference | None:
         for st in statements:
             m = re.search(pattern, st)
             if m and 18 <= int(m.group(1)) <= 100:
-                return Inference(int(m.group(1)), _quote(st))
+                return Inference(int(m.group(1)), _quote(st, around=m.group(0)))
     return None
 
 
@@ -249,13 +257,13 @@ def _stage(statements: list[str]) -> Inference | None:
         m = _STAGE.search(st)
         if m:
             roman = {"1": "I", "2": "II", "3": "III", "4": "IV"}.get(m.group(1), m.group(1).upper())
-            return Inference(roman + (m.group(2) or "").upper(), _quote(st))
+            return Inference(roman + (m.group(2) or "").upper(), _quote(st, around=m.group(0)))
     for st in statements:
         tnm = _TNM.search(st)
         if tnm:
             t, n, m_ = tnm.group(1), tnm.group(2), tnm.group(3)
             if m_ == "1":
-                return Inference("IV", f"M1 in {_quote(st)}")
+                return Inference("IV", f"M1 in {_quote(st, around=tnm.group(0))}")
             if n not in ("0", "x"):
                 return Inference("III", f"node-positive TNM in {_quote(st)} (approximate: confirm the stage group)", weak=True)
             group = "II" if t in ("3", "4") else "I"
@@ -285,13 +293,14 @@ def _resected(catalog: Catalog, statements: list[str]) -> Inference | None:
     for st in statements:
         ops = [m for m in OPERATION.finditer(st) if not DIAGNOSTIC_ONLY.search(st[max(0, m.start() - 12) : m.end() + 12])]
         if ops and not _planned(st) and not _hits(catalog, "unresected", st, ("status",)):
-            return Inference(True, f"performed: {_quote(st)}")
+            return Inference(True, f"performed: {_quote(st, around=ops[0].group(0))}")
     unresected = _first(statements, lambda s: _hits(catalog, "unresected", s, ("status",)))
     if unresected:
         return Inference(False, _quote(unresected))
     planned = _first(statements, lambda s: bool(OPERATION.search(s)) and _planned(s))
     if planned:
-        return Inference(False, f"planned, not performed: {_quote(planned)}")
+        op = OPERATION.search(planned)
+        return Inference(False, f"planned, not performed: {_quote(planned, around=op.group(0) if op else None)}")
     if not any(OPERATION.search(s) for s in statements):
         return Inference(False, "no operation is named anywhere in the packet", weak=True)
     return None
@@ -428,7 +437,7 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
 
     plan = re.search(
         r"(?i)\b(?:plan|board rec\w*|recommendations?|proposed(?: management)?|proposal|question|a/p|outcome)\s*:\s*\n?\s*([^.\n]{6,120})",
-        sections["overview"] + "\n" + sections["encounters"] + "\n" + flat,
+        "\n".join(logical_lines(sections["overview"] + "\n" + sections["encounters"] + "\n" + flat)),
     )
     if plan:
         fields["consensus"] = [{"treatment": plan.group(1).strip(), "label": "tacit"}]
