@@ -39,3 +39,16 @@ def test_a_section_order_control_on_a_one_section_packet_is_a_no_op():
     expansion = expand_tuples([_case(EMAIL)], CATALOG, "regex", families=["N"])
     assert expansion.counts["N3_section_order"].noop == 1
     assert "N3_section_order" not in {t.intervention.id for t in expansion.tuples}
+
+
+def test_a_later_scan_that_denies_distant_disease_goes_with_new_metastases():
+    # Meeting minutes (a style no earlier fixture uses); the denial is wrapped over two lines.
+    minutes = (
+        "HEAD & NECK MDT - outcome record\n57 y.o. male. Staging: cT2 cN1 M0, stage II. PET-CT 2 March 2026: no distant\n"
+        "disease.\nOutcome: curative chemoradiotherapy with weekly cisplatin."
+    )
+    case = _case(minutes, board="2026-03-11").model_copy(update={"cancer_type": "head_and_neck", "stage": "II", "metastatic": False})
+    expansion = expand_tuples([case], CATALOG, "regex", families=["E"])
+    (t,) = expansion.tuples
+    assert "no distant" not in t.counterfactual.text and "curative" not in t.counterfactual.text
+    assert "stage IV" in t.counterfactual.text and not t.residue
