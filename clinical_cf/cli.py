@@ -183,6 +183,19 @@ def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_counterfactuals_review(args: argparse.Namespace) -> int:
+    """Write review decisions into a frozen set; the new lock covers them."""
+    from clinical_cf.catalog.css.counterfactuals import apply_decisions
+
+    path = resolve_user_path(args.path)
+    _, counts = apply_decisions(path, resolve_user_path(args.decisions))
+    print(f"recorded decisions in {path}: {counts['approved']} approved, {counts['rejected']} rejected, {counts['unreviewed']} unreviewed")
+    print("re-locked; the lock covers the decisions")
+    if counts["unreviewed"]:
+        print(f"CSS tasks given this set refuse it until the {counts['unreviewed']} unreviewed entries are decided (or -T unreviewed=allow)")
+    return 0
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from clinical_cf.analysis.shortcuts import audit
     from clinical_cf.catalog.css import CASES_PATH
@@ -201,10 +214,16 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate_cases(args: argparse.Namespace) -> int:
-    from clinical_cf.catalog.css.schema import load_cases
-
+    """Validate a cases file, listing every problem of every line in one run."""
+    from clinical_cf.catalog.css.schema import case_problems
     from clinical_cf.catalog.validate import validate_file
 
+    problems = case_problems(resolve_user_path(args.path))
+    if problems:
+        for problem in problems:
+            print(f"{args.path}: {problem}", file=sys.stderr)
+        print(f"{args.path}: {len(problems)} problem(s); fix them all, then run `clinical-cf cases validate {args.path}` again", file=sys.stderr)
+        return 2  # bad input, as for every other input error
     result = validate_file(resolve_user_path(args.path), "cases")
     print(f"{args.path}: {result.entries} cases, valid")
     return 0
@@ -251,7 +270,18 @@ def _cmd_import_cases(args: argparse.Namespace) -> int:
         for item in r.missing:
             print(f"  could not infer: {item}")
     print(f"\nwrote {len(ready)} cases to {out}" + (f"; {len(pending)} need input, drafts in {todo}" if pending else ""))
-    print("confirm every inferred field before evaluating: they decide which interventions apply")
+    weak = sorted({f"{r.case_id}: {', '.join(r.weak)}" for r in reports if r.weak})
+    if weak:
+        print("inferred only indirectly (check these first): " + "; ".join(weak))
+    print("confirm every inferred field (its evidence is quoted above): they decide which interventions apply")
+    if pending:
+        print(
+            f"next: in {todo}, set each field listed under 'could not infer' on its case's line, then run\n"
+            f"  clinical-cf cases validate {todo}\n"
+            f"(it lists every remaining problem at once) and append the valid lines to {out}"
+        )
+    else:
+        print(f"next: clinical-cf counterfactuals build --cases {out} --editor regex --out counterfactuals/ (or --editor MODEL --checker MODEL)")
     return 0 if not pending else 1
 
 
@@ -396,6 +426,10 @@ def build_parser() -> argparse.ArgumentParser:
     relock = frozen.add_parser("lock", help="validate a reviewed counterfactuals.jsonl and re-lock it")
     relock.add_argument("path")
     relock.set_defaults(func=_cmd_counterfactuals_lock)
+    review = frozen.add_parser("review", help="record a reviewer's decisions (saved by review.html) in the set and re-lock it")
+    review.add_argument("path", help="counterfactuals.jsonl")
+    review.add_argument("--decisions", required=True, help="decisions JSONL saved by review.html")
+    review.set_defaults(func=_cmd_counterfactuals_review)
 
     cases = sub.add_parser("cases", help="case files").add_subparsers(dest="action", required=True)
     validate = cases.add_parser("validate", help="validate a cases JSONL file")

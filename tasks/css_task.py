@@ -18,6 +18,7 @@ from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
+from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
@@ -70,8 +71,12 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
     agent = args.setting == "agent"
     frozen: list[CSSTuple] | None = None
+    review_metadata: dict[str, dict] = {}
+    review_counts: dict[str, int] | None = None
     if args.counterfactuals:
-        frozen = _frozen(args.counterfactuals, loaded_cases, loaded_catalog, selected + ["N"], args.allow_unregistered)
+        frozen, review_metadata, review_counts = _frozen(
+            args.counterfactuals, loaded_cases, loaded_catalog, selected + ["N"], args.allow_unregistered, args.unreviewed
+        )
         chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], args.tuples)
     else:
         chosen = fixed_subset(expansion.tuples, args.tuples)
@@ -96,6 +101,9 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     chosen.sort(key=lambda t: (case_order[t.case.case_id], t.intervention.family == "N", t.intervention.id))
 
     samples = [_sample(t, loaded_catalog, mutation_mode, agent) for t in chosen]
+    for sample in samples:
+        # How far each counterfactual was verified and reviewed (a generated one: deterministic checks only).
+        sample.metadata = {**(sample.metadata or {}), **review_metadata.get(str(sample.id), GENERATED_REVIEW)}
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     return TaskParts(
         samples=samples,
@@ -117,6 +125,8 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             "residue": residue,
             "counterfactuals": str(args.counterfactuals) if args.counterfactuals else None,
             "counterfactuals_frozen": len(frozen) if frozen is not None else None,
+            "counterfactuals_review": review_counts,
+            "unreviewed": args.unreviewed,
             "split": args.split,
             "controls": args.controls,
             "cases": len(loaded_cases),
@@ -146,6 +156,7 @@ SPEC = TaskSpec(
         "cases": input_file,
         "residue": partial(choice, allowed=("drop", "keep")),
         "counterfactuals": input_file,
+        "unreviewed": partial(choice, allowed=("refuse", "allow")),
     },
     inputs=_inputs,
     parts=_parts,
@@ -171,6 +182,7 @@ def build_css_task(
     max_messages: int = 40,
     residue: ResidueMode = "drop",
     counterfactuals: str | None = None,
+    unreviewed: Literal["refuse", "allow"] = "refuse",
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -217,10 +229,12 @@ def agent_css(defaults: dict[str, object] | None = None, **fixed: object) -> Cal
     return variant(build_css_task, setting="agent", omit=SINGLE_SHOT_ARGUMENTS, defaults=defaults, **fixed)
 
 
-def _frozen(path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool) -> list[CSSTuple]:
-    from clinical_cf.catalog.css.counterfactuals import frozen_tuples, load_counterfactuals
+def _frozen(
+    path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool, unreviewed: str
+) -> tuple[list[CSSTuple], dict[str, dict], dict[str, int]]:
+    from clinical_cf.catalog.css.counterfactuals import frozen_for_task, load_counterfactuals
 
-    return frozen_tuples(load_counterfactuals(path, allow_unregistered), cases, catalog, families, path)
+    return frozen_for_task(load_counterfactuals(path, allow_unregistered), cases, catalog, families, path, unreviewed)  # type: ignore[arg-type]
 
 
 def css_families(families: object) -> list[str]:

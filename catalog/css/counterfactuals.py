@@ -18,6 +18,16 @@ review page (`review.html`) for a clinician to approve before any model is evalu
 `-T counterfactuals=FILE` on every CSS task then uses those texts verbatim, so every model
 sees the same counterfactual. Regex and structured mode write the same format
 (`--editor regex|structured`), so any run can be frozen and reviewed.
+
+Review counts (issue 22). The review page lets a clinician approve, reject and comment on
+each entry (word-level diffs) and saves the decisions as a JSONL file;
+`clinical-cf counterfactuals review --decisions FILE` writes them into the set and re-locks
+it, so the lock covers the decisions. A task given a frozen set (`frozen_for_task`) verifies
+every entry it uses as a regex-mode tuple is verified at build (no-op, empty or truncated
+packet, family or intervention mismatch, a baseline that is not the case's own packet,
+residue: refused with the entry id), never scores a rejected entry, and refuses unreviewed
+ones unless `-T unreviewed=allow`, in which case each such sample says so. Every sample
+records how far its counterfactual was verified.
 """
 
 from __future__ import annotations
@@ -30,14 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
-from pydantic import BaseModel, ConfigDict, Field
-
 from clinical_cf.catalog.css.expand import CSSTuple, expand_tuples
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import Packet
 from clinical_cf.catalog.css.residue import find_residue
 from clinical_cf.catalog.css.schema import SECTIONS, Case, SectionName
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_jsonl
 
@@ -92,6 +102,49 @@ class FrozenCounterfactual(BaseModel):
     order: list[SectionName] = Field(default_factory=lambda: list(SECTIONS))
     verdict: Literal["complete"] = "complete"
     approved: bool = Field(default=False, description="Set by the reviewing clinician.")
+    decision: Literal["approved", "rejected"] | None = Field(
+        default=None, description="The reviewing clinician's decision (`counterfactuals review --decisions`); None: not reviewed."
+    )
+    reviewer: str | None = None
+    comment: str | None = Field(default=None, max_length=4000)
+
+    @model_validator(mode="after")
+    def _decision_agrees(self) -> FrozenCounterfactual:
+        if self.decision is not None and self.approved != (self.decision == "approved"):
+            raise ValueError(f"approved={self.approved} disagrees with decision '{self.decision}'")
+        return self
+
+    @property
+    def review(self) -> Literal["approved", "rejected", "unreviewed"]:
+        return "approved" if self.approved else ("rejected" if self.decision == "rejected" else "unreviewed")
+
+    @property
+    def verification(self) -> str:
+        """How far this counterfactual was verified: deterministic checks, the checker role, a clinician."""
+        levels = ["deterministic checks"]
+        if self.checker:
+            levels.append(f"checker role ({self.checker})")
+        if self.approved:
+            levels.append("clinician" + (f" ({self.reviewer})" if self.reviewer else ""))
+        return " + ".join(levels)
+
+
+class ReviewDecision(BaseModel):
+    """One line of the decisions file the review page saves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tuple_id: str
+    decision: Literal["approved", "rejected"]
+    comment: str | None = Field(default=None, max_length=4000)
+    reviewer: str | None = Field(default=None, max_length=200)
+
+
+GENERATED_REVIEW = {
+    "counterfactual_review": "not reviewed (generated in this run)",
+    "counterfactual_verification": "deterministic checks",
+}
+"""Sample metadata of a counterfactual generated at run time (regex or structured mode)."""
 
 
 @dataclass
@@ -151,7 +204,7 @@ def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) 
     text = "\n".join(sections[name] for name in SECTIONS)
     if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
         problems.append("the changed fact's new form is not stated anywhere")
-    for hit in find_residue(sections, intervention, case.board_date)[:5]:
+    for hit in find_residue(sections, intervention, case.board_date, case.cancer_type)[:5]:
         problems.append(f"residue ({hit.implication}/{hit.kind}) in {hit.section}: {hit.line[:160]}")
     budget = SIZE_ALLOWANCE_CHARS + SIZE_FRACTION * len(case.packet)
     size = sum(changed_chars(baseline.get(name, ""), edited[name]) for name in touched)
@@ -260,10 +313,24 @@ async def build_counterfactuals(
     result = BuildResult()
     if editor in ("regex", "structured"):
         expansion = expand_tuples(cases, catalog, editor, families=families)  # type: ignore[arg-type]
-        result.accepted = [freeze_tuple(t, str(editor)) for t in expansion.tuples][:limit]
-        result.rejected = [Rejected(t.id, [f"residue: {h.line[:160]}" for h in t.residue], 1) for t in expansion.dropped]
+        # What was asked for: the first `limit` applicable (case, intervention) pairs, so the
+        # rejection counts cover the same pairs as the accepted entries.
+        wanted_families = set(families)
+        asked = [
+            f"{case.case_id}:{item.id}"
+            for case in cases
+            for item in catalog.interventions
+            if item.family in wanted_families and item.applies_to.matches(case)
+        ][:limit]
+        keep = set(asked)
+        result.accepted = [freeze_tuple(t, str(editor)) for t in expansion.tuples if t.id in keep]
+        result.rejected = [Rejected(t.id, [f"residue: {h.line[:160]}" for h in t.residue], 1) for t in expansion.dropped if t.id in keep]
         for iid, counts in expansion.counts.items():
-            result.rejected += [Rejected(f"{r.split(':')[0]}:{iid}", [f"incoherent: {r}"], 1) for r in counts.incoherent_reasons]
+            result.rejected += [
+                Rejected(f"{r.split(':')[0]}:{iid}", [f"incoherent: {r}"], 1)
+                for r in counts.incoherent_reasons
+                if f"{r.split(':')[0]}:{iid}" in keep
+            ]
         return result
     assert isinstance(editor, Model)
     wanted = set(families)
@@ -298,14 +365,42 @@ def write_counterfactuals(result: BuildResult, out_dir: str | Path) -> dict[str,
     return {"counterfactuals": path, "lock": lock, "rejected": rejected, "review": review}
 
 
-def _diff_rows(before: str, after: str) -> list[tuple[str, str, str]]:
+_TOKEN = re.compile(r"\s+|[^\s]+")
+
+
+def _word_diff(old: str, new: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(old, new) as segments (kind, text): kind 'same', 'del' or 'ins', word by word."""
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    left: list[tuple[str, str]] = []
+    right: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            left.append(("same", "".join(a[i1:i2])))
+            right.append(("same", "".join(b[j1:j2])))
+            continue
+        if i2 > i1:
+            left.append(("del", "".join(a[i1:i2])))
+        if j2 > j1:
+            right.append(("ins", "".join(b[j1:j2])))
+    return left, right
+
+
+def _diff_rows(before: str, after: str) -> list[tuple[str, list[tuple[str, str]], list[tuple[str, str]]]]:
+    """Changed lines side by side, each as word-level segments: a one-word change in a long line shows as that word."""
     rows = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before.split("\n"), after.split("\n")).get_opcodes():
-        old, new = before.split("\n")[i1:i2], after.split("\n")[j1:j2]
+    old_lines, new_lines = before.split("\n"), after.split("\n")
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
+        old, new = old_lines[i1:i2], new_lines[j1:j2]
         for k in range(max(len(old), len(new))):
-            rows.append((tag, old[k] if k < len(old) else "", new[k] if k < len(new) else ""))
+            o = old[k] if k < len(old) else ""
+            n = new[k] if k < len(new) else ""
+            if tag == "replace" and o and n:
+                left, right = _word_diff(o, n)
+            else:
+                left, right = ([("del", o)] if o else []), ([("ins", n)] if n else [])
+            rows.append((tag, left, right))
     return rows
 
 
@@ -324,6 +419,131 @@ def render_review(result: BuildResult) -> str:
                 sections.append({"name": name, "rows": rows})
         entries.append({"entry": e, "sections": sections})
     return env.get_template("review.html.j2").render(entries=entries, rejected=result.rejected)
+
+
+def apply_decisions(path: str | Path, decisions_path: str | Path) -> tuple[list[FrozenCounterfactual], dict[str, int]]:
+    """Write a review's decisions into a frozen set and re-lock it (the lock then covers them).
+
+    Every decision must name an entry of the set; a problem anywhere is reported for the
+    whole file at once, and nothing is written.
+    """
+    from clinical_cf.core.locking import write_lock
+
+    path = Path(path)
+    entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
+    decisions = load_jsonl(decisions_path, ReviewDecision, "tuple_id")
+    by_id = {e.tuple_id: e for e in entries}
+    unknown = [d.tuple_id for d in decisions if d.tuple_id not in by_id]
+    if unknown:
+        raise CatalogError(
+            decisions_path, f"{len(unknown)} decision(s) name no entry of {path.name}: {', '.join(unknown[:5])}", field="tuple_id"
+        )
+    for d in decisions:
+        by_id[d.tuple_id] = by_id[d.tuple_id].model_copy(
+            update={"approved": d.decision == "approved", "decision": d.decision, "comment": d.comment, "reviewer": d.reviewer}
+        )
+    updated = [by_id[e.tuple_id] for e in entries]
+    path.write_text("".join(e.model_dump_json() + "\n" for e in updated), encoding="utf-8")
+    write_lock(path)
+    counts = {"approved": sum(e.review == "approved" for e in updated), "rejected": sum(e.review == "rejected" for e in updated)}
+    counts["unreviewed"] = len(updated) - counts["approved"] - counts["rejected"]
+    return updated, counts
+
+
+TRUNCATED_FRACTION = 0.25
+"""A counterfactual packet shorter than this fraction of its baseline is refused as truncated (a removed
+resection can take half of a short one-section packet with it; three quarters is no edit)."""
+
+
+def verify_frozen_entry(entry: FrozenCounterfactual, case: Case, catalog: Catalog, path: Path) -> CSSTuple:
+    """The entry as a tuple, verified as a regex-mode tuple is at build; a CatalogError names the entry otherwise."""
+
+    def refuse(message: str, field: str | None = None) -> CatalogError:
+        return CatalogError(path, message, entry=entry.tuple_id, field=field)
+
+    try:
+        intervention = catalog.by_id(entry.intervention_id)
+    except KeyError:
+        raise refuse("intervention not in the catalog", "intervention_id") from None
+    if entry.family != intervention.family:
+        raise refuse(f"labelled family {entry.family}, but {intervention.id} is family {intervention.family}", "family")
+    if entry.tuple_id != f"{case.case_id}:{intervention.id}":
+        raise refuse(f"tuple_id does not name case '{case.case_id}' and intervention '{intervention.id}'", "tuple_id")
+    if entry.baseline_sections != dict(case.sections) or packet_sha256(case) != entry.baseline_sha256:
+        raise refuse("the baseline is not this case's own packet (the case changed, or the baseline was rewritten)", "baseline_sections")
+    missing = [name for name in SECTIONS if name not in entry.counterfactual_sections]
+    if missing:
+        raise refuse(f"the counterfactual lacks {len(missing)} of the ten sections: {', '.join(missing)}", "counterfactual_sections")
+    baseline, counterfactual = Packet(dict(entry.baseline_sections)), Packet(dict(entry.counterfactual_sections), tuple(entry.order))
+    if not "".join(entry.counterfactual_sections.values()).strip():
+        raise refuse("the counterfactual packet is empty", "counterfactual_sections")
+    allowed = set(intervention.edit_sections or SECTIONS)
+    emptied = [
+        name for name in SECTIONS
+        if entry.baseline_sections.get(name, "").strip() and not entry.counterfactual_sections[name].strip() and name not in allowed
+    ]
+    if emptied or len(counterfactual.text) < TRUNCATED_FRACTION * len(baseline.text):
+        why = f"sections the intervention does not concern are empty: {', '.join(emptied)}" if emptied else (
+            f"{len(counterfactual.text)} characters against its baseline's {len(baseline.text)}"
+        )
+        raise refuse(f"the counterfactual is truncated ({why})", "counterfactual_sections")
+    if counterfactual == baseline or counterfactual.same_content(baseline):
+        raise refuse("the counterfactual is identical to the baseline (a no-op)", "counterfactual_sections")
+    if not intervention.applies_to.matches(case):
+        raise refuse(f"{intervention.id} does not apply to this case (its applicability filter excludes it)", "intervention_id")
+    if intervention.family != "N":
+        hits = find_residue(dict(entry.counterfactual_sections), intervention, case.board_date, case.cancer_type)
+        if hits:
+            raise refuse(f"residue in {hits[0].section}: {hits[0].line[:160]}", "counterfactual_sections")
+        text = counterfactual.text
+        if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
+            raise refuse("the changed fact's new form is not stated anywhere", "counterfactual_sections")
+    return CSSTuple(case, intervention, baseline, counterfactual)
+
+
+Unreviewed = Literal["refuse", "allow"]
+
+
+def frozen_for_task(
+    entries: list[FrozenCounterfactual],
+    cases: list[Case],
+    catalog: Catalog,
+    families: list[str],
+    path: Path,
+    unreviewed: Unreviewed = "refuse",
+) -> tuple[list[CSSTuple], dict[str, dict], dict[str, int]]:
+    """The frozen entries a CSS task scores, each verified, with per-sample review metadata.
+
+    Rejected entries are never scored. Unreviewed ones are refused (one error naming how
+    many and which) unless `unreviewed="allow"`, when their samples say they were not
+    reviewed. Returns (tuples, metadata by tuple id, counts).
+    """
+    by_id = {c.case_id: c for c in cases}
+    wanted = [e for e in entries if e.family in families and e.case_id in by_id]
+    counts = {"approved": 0, "rejected": 0, "unreviewed": 0}
+    for e in wanted:
+        counts[e.review] += 1
+    pending = [e.tuple_id for e in wanted if e.review == "unreviewed"]
+    if pending and unreviewed != "allow":
+        raise CatalogError(
+            path,
+            f"{len(pending)} of {len(wanted)} counterfactuals used here are not approved by a reviewer "
+            f"(first: {', '.join(pending[:3])}). Review them (review.html, then `clinical-cf counterfactuals review "
+            "--decisions FILE`), or pass -T unreviewed=allow to score them marked as unreviewed.",
+            field="approved",
+        )
+    tuples, metadata = [], {}
+    for e in wanted:
+        if e.review == "rejected":
+            continue
+        tuples.append(verify_frozen_entry(e, by_id[e.case_id], catalog, path))
+        metadata[e.tuple_id] = {
+            "counterfactual_review": e.review if e.review == "approved" else "unreviewed (scored with -T unreviewed=allow)",
+            "counterfactual_verification": e.verification,
+            "counterfactual_editor": e.editor,
+            "counterfactual_review_comment": e.comment,
+        }
+    return tuples, metadata, counts
 
 
 def load_counterfactuals(path: str | Path, allow_unregistered: bool = False) -> list[FrozenCounterfactual]:
@@ -358,13 +578,18 @@ def frozen_tuples(entries: list[FrozenCounterfactual], cases: list[Case], catalo
 
 
 __all__ = [
+    "GENERATED_REVIEW",
     "BuildResult",
     "FrozenCounterfactual",
     "Rejected",
+    "ReviewDecision",
+    "apply_decisions",
     "build_counterfactuals",
+    "frozen_for_task",
     "frozen_tuples",
     "load_counterfactuals",
     "parse_edit",
     "verify_edit",
+    "verify_frozen_entry",
     "write_counterfactuals",
 ]

@@ -11,15 +11,26 @@ are *scored*. Every drop is counted per intervention, never silent.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Literal
+from datetime import date, timedelta
+from typing import Literal
 
-from pydantic import ValidationError
-
+from clinical_cf.catalog.css.dates import find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
-from clinical_cf.catalog.css.mutate import MutationError, Packet, apply_regex, apply_structured_ops, render_case, render_mutated
+from clinical_cf.catalog.css.mutate import (
+    MutationError,
+    Packet,
+    apply_regex,
+    apply_structured_ops,
+    render_case,
+    render_mutated,
+)
 from clinical_cf.catalog.css.residue import ResidueHit, find_residue, implication_hits
 from clinical_cf.catalog.css.schema import Case
+from clinical_cf.catalog.css.sentences import logical_lines
+from pydantic import ValidationError
 
 MutationMode = Literal["regex", "structured"]
 ResidueMode = Literal["drop", "keep"]
@@ -104,6 +115,43 @@ def coherence_problems(case: Case) -> list[str]:
     return problems
 
 
+_DIAGNOSIS_CUE = re.compile(r"(?i)\b(?:diagnos\w*|dx|biops\w*|histolog\w*|patholog\w*|cytology|TURBT|LLETZ|EBUS|OGD|colonoscopy)\b")
+
+
+def packet_diagnosis_date(case: Case) -> date | None:
+    """The earliest date written on a statement about the diagnosis (biopsy, histology, "dx ..."), if any."""
+    text = "\n".join(case.sections.values())
+    order = numeric_order(text)
+    found = [
+        d.value
+        for line in logical_lines(text)
+        if _DIAGNOSIS_CUE.search(line)
+        for d in find_dates(line, order)
+        if not d.ambiguous
+    ]
+    return min(found) if found else None
+
+
+def text_coherence_problems(case: Case, intervention: Intervention) -> list[str]:
+    """For a case without a structured record (an imported packet): do the injected events fit its own timeline?
+
+    An event the intervention dates (a first line started, an operation, a scan) must fall
+    after the diagnosis the packet itself records; otherwise the tuple is incoherent.
+    """
+    if case.record is not None or not intervention.dates:
+        return []
+    diagnosed = packet_diagnosis_date(case)
+    if diagnosed is None:
+        return []
+    problems = []
+    for name, offset in sorted(intervention.dates.items(), key=lambda kv: kv[1]):
+        when = case.board_date + timedelta(days=offset)
+        if when < diagnosed:
+            problems.append(f"injected {name} {when.isoformat()} is before the packet's diagnosis ({diagnosed.isoformat()})")
+            break
+    return problems
+
+
 def history_presupposes(case: Case, intervention: Intervention) -> list[str]:
     """Treatment lines of the mutated record that presuppose what the intervention negated.
 
@@ -174,6 +222,10 @@ def expand_tuples(
                     count.incoherent += 1
                     count.incoherent_reasons.append(f"{case.case_id}: {reason}")
                     continue
+            elif case.record is None and (problems := text_coherence_problems(case, intervention)):
+                count.incoherent += 1
+                count.incoherent_reasons.append(f"{case.case_id}: {problems[0]}")
+                continue
             elif mode == "structured":
                 raise MutationError(
                     f"structured mode needs a record on case '{case.case_id}' and structured ops on "
@@ -182,10 +234,10 @@ def expand_tuples(
 
             counterfactual = structured if mode == "structured" else apply_regex(case, intervention, baseline)
             assert counterfactual is not None
-            if counterfactual == baseline:
+            if counterfactual == baseline or counterfactual.same_content(baseline):
                 count.noop += 1
                 continue
-            hits = tuple(find_residue(counterfactual.sections, intervention, case.board_date))
+            hits = tuple(find_residue(counterfactual.sections, intervention, case.board_date, case.cancer_type))
             result = CSSTuple(case, intervention, baseline, counterfactual, hits)
             if hits:
                 count.residue += 1

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinical_cf.catalog.css.dates import find_dates, numeric_order
+from clinical_cf.catalog.css.interventions import Catalog
+from clinical_cf.catalog.css.residue import implication_hits
+from clinical_cf.catalog.css.schema import SECTIONS, Case
+from clinical_cf.catalog.css.sentences import logical_lines, statements
 from pydantic import ValidationError
 
-from clinical_cf.catalog.css.dates import latest_date
-from clinical_cf.catalog.css.interventions import Catalog
-from clinical_cf.catalog.css.residue import implication_hits, term_matches
-from clinical_cf.catalog.css.schema import SECTIONS, Case
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_text, read_text_checked, split_records
 
@@ -44,15 +45,71 @@ _HEADING = re.compile(r"^\s*(?:=+\s*|#+\s*|\*\*)?([A-Za-z][A-Za-z /&-]{1,40}?)(?
 _INLINE_HEADING = re.compile(r"^\s*([A-Za-z][A-Za-z /&-]{1,30}?)\s*:\s+(\S.*)$")
 
 CANCER_WORDS: dict[str, str] = {
-    "breast": r"\bbreast\b|\bIDC\b|\bILC\b|\bDCIS\b|\bMBC\b|\bTNBC\b",
-    "nsclc": r"\bNSCLC\b|\blung\b|\blobe\b|\bpulmonary\b|\bRUL\b|\bRLL\b|\bLUL\b|\bLLL\b|\bRML\b",
-    "colorectal": r"\bcolon\b|\bcolonic\b|\brect(?:al|um)\b|\bsigmoid\b|\bcolorectal\b|\bm?CRC\b|\bcaecal\b|\bcecal\b",
+    "breast": r"\bbreast\b|\bIDC\b|\bILC\b|\bDCIS\b|\bMBC\b|\bTNBC\b|\bmastectomy\b|\blumpectomy\b",
+    "nsclc": r"\bNSCLC\b|\blung\b|\blobe\b|\bpulmonary\b|\bRUL\b|\bRLL\b|\bLUL\b|\bLLL\b|\bRML\b|\bEBUS\b",
+    "colorectal": r"\bcolon\b|\bcolonic\b|\brect(?:al|um)\b|\bsigmoid\b|\bcolorectal\b|\bm?CRC\b|\bcaecal\b|\bcecal\b|\bTME\b",
     "pancreatic": r"\bpancrea\w*",
-    "gastric": r"\bgastric\b|\bstomach\b|\bGEJ\b|\bgastro-?oesophageal\b|\bgastroesophageal\b",
-    "melanoma": r"\bmelanoma\b",
+    "gastric": r"\bgastric\b|\bstomach\b|\bGEJ\b|\bgastro-?oesophageal\b|\bgastroesophageal\b|\bgastrectomy\b",
+    "melanoma": r"\bmelanoma\b|\bBreslow\b",
     "ovarian": r"\bovar\w*|\bHGSOC\b|\bfallopian\b",
-    "prostate": r"\bprostat\w*|\bRALP\b|\bPSA\b",
+    "prostate": r"\bprostat\w*|\bRALP\b|\bGleason\b",
+    "renal": r"\brenal cell\b|\bRCC\b|\bnephrectomy\b|\bkidney\b|\bISUP\b",
+    "bladder": r"\burothelial\b|\bbladder\b|\bTURBT\b|\bcystectomy\b|\bdetrusor\b",
+    "head_and_neck": r"\boropharyn\w*|\btonsil\w*|\bhead (?:&|and) neck\b|\blaryn\w*|\bHNSCC\b|\bnasopharyn\w*|\boral cavity\b|\bhypopharyn\w*",
+    "endometrial": r"\bendometri\w*|\buterine\b|\bcorpus uteri\b",
+    "cervical": r"\bcervi(?:x|cal) (?:cancer|carcinoma|mass|tumou?r)\b|\bcervix\b|\bLLETZ\b|\bcone biopsy\b",
+    "hepatocellular": r"\bhepatocellular\b|\bHCC\b|\bBCLC\b",
+    "oesophageal": r"\bo?esophag(?:us|eal)\b(?! ?junction)|\bo?esophagectomy\b",
+    "sarcoma": r"\bsarcoma\b",
+    "mesothelioma": r"\bmesothelioma\b",
+    "thyroid": r"\bthyroid (?:cancer|carcinoma)\b|\bpapillary thyroid\b",
+    "sclc": r"\bsmall[- ]cell lung\b|\bSCLC\b",
 }
+"""Words that name each cancer type (an open vocabulary: a type not listed here is asked for).
+A mention inside a metastasis phrase ("lung metastases") does not count for that site."""
+_METASTASIS_CONTEXT = re.compile(r"^\s*(?:(?:and|,)\s*\w+\s+)?(?:metasta\w*|mets|nodules|deposits|lesions?)\b", re.IGNORECASE)
+_METASTASIS_BEFORE = re.compile(r"\b(?:metasta\w*|mets|spread)\s+(?:to|in)\s+(?:the\s+)?(?:\w+\s*(?:,|and)\s*)?$", re.IGNORECASE)
+
+# Planned, proposed or discussed, not performed: a statement with one of these cues is not
+# evidence of an operation done or a line given ("radical cystectomy after neoadjuvant
+# chemotherapy", "We plan to start first line ...").
+PLANNING_CUE = re.compile(
+    r"(?i)\b(?:plan\w*|propos\w*|intend\w*|will|would|to be|to undergo|consent\w*|discuss\w*|candidate|"
+    r"referr\w*|await\w*|pending|scheduled|listed|booked|options?|consider\w*|then|recommend\w*|"
+    r"offer\w*|outcome|question|suitable|prefer\w*|for (?:radical|surgery|resection)|MDT:|MDT question)\b|\?"
+)
+OPERATION = re.compile(
+    r"(?i)\b(?:\w*ectom(?:y|ies)|resect(?:ion|ed)|Whipple|wide local excision|WLE|debulking|cytoreduct\w*|"
+    r"TME|TLH|TAH|RALP|lobectomy|pneumonectomy|Hartmann'?s)\b"
+)
+DIAGNOSTIC_ONLY = re.compile(r"(?i)\b(?:biops\w*|TURBT|LLETZ|cone|polypectomy|EBUS|OGD|colonoscopy|gastroscopy|cystoscopy)\b")
+SYSTEMIC = re.compile(
+    r"(?i)\b(?:\w+mab|\w+(?:tinib|rafenib|lisib|ciclib|parib|lutamide)|abiraterone|enzalutamide|androgen deprivation|ADT|"
+    r"degarelix|leuprorelin|goserelin|chemo\w*|FOLF\w+|CAPOX|XELOX|carboplatin|cisplatin|oxaliplatin|paclitaxel|docetaxel|"
+    r"gemcitabine|pemetrexed|capecitabine|letrozole|anastrozole|tamoxifen|fulvestrant)\b"
+)
+GIVEN_CUE = re.compile(r"(?i)\b(?:started|commenced|began|begun|ongoing|since|on|received|completed|added|cycles?|C\d+D\d+|tolerat\w*)\b")
+
+
+@dataclass
+class Inference:
+    """One field's value and the text it came from; `weak` when the text supports it only indirectly."""
+
+    value: Any
+    evidence: str
+    weak: bool = False
+
+
+def _quote(text: str, limit: int = 110, around: str | None = None) -> str:
+    """The statement quoted, cut to `limit` characters around the words that decided (`around`)."""
+    text = " ".join(text.split())
+    start = 0
+    if around and len(text) > limit:
+        at = text.find(" ".join(around.split()))
+        if at > limit // 2:
+            start = min(at - limit // 3, len(text) - limit)
+    cut = text[start : start + limit]
+    return f'"{"…" if start else ""}{cut}{"…" if start + limit < len(text) else ""}"'
 
 
 @dataclass
@@ -64,6 +121,10 @@ class ImportReport:
     notes: list[str] = field(default_factory=list)
     case: Case | None = None
     draft: dict[str, Any] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
+    """Per inferred field, the quoted text it came from."""
+    weak: list[str] = field(default_factory=list)
+    """Fields inferred only indirectly (approximate stage, pronoun-only sex, ...): confirm them."""
 
 
 def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
@@ -110,29 +171,139 @@ def _hits(catalog: Catalog, name: str, text: str, kinds: tuple[str, ...] | None 
     )
 
 
-def _resected(catalog: Catalog, text: str) -> bool:
-    """A resection is done when the chart says so (s/p ..., pathologic staging, margins, post-op), not when one is planned."""
-    done = catalog.implications["resection_done"].terms[0]  # "s/p | underwent | had ... <operation>"
-    said = any(term_matches(done, line) for line in text.splitlines())
-    return (said or _hits(catalog, "resection_done", text, ("staging", "timing"))) and not _hits(catalog, "unresected", text, ("status",))
+def _first(statements: list[str], test) -> str | None:
+    return next((s for s in statements if test(s)), None)
 
 
-def _stage(text: str) -> tuple[str | None, str]:
-    m = re.search(r"(?i)\b(?:stage|FIGO|AJCC)\s*(?:stage\s*)?(IV|I{1,3}|[1-4])([A-C])?\d?\b", text)
-    if m:
-        roman = {"1": "I", "2": "II", "3": "III", "4": "IV"}.get(m.group(1), m.group(1).upper())
-        return roman + (m.group(2) or "").upper(), f"written: {m.group(0)}"
-    tnm = re.search(r"\b[cpy]{0,2}T([0-4isx])[a-d]?\s*[cpy]{0,2}N([0-3x])[a-c]?\s*(?:[cp]?M([01]))?", text)
-    if tnm:
-        t, n, m_ = tnm.group(1), tnm.group(2), tnm.group(3)
-        if m_ == "1":
-            return "IV", f"from TNM {tnm.group(0)} (M1)"
-        if n not in ("0", "x"):
-            return "III", f"from TNM {tnm.group(0)} (node-positive; approximate, confirm the stage group)"
-        return ("II" if t in ("3", "4") else "I"), f"from TNM {tnm.group(0)} (approximate, confirm the stage group)"
-    if re.search(r"(?i)\bM1[a-d]?\b|\bmetastatic\b|\bmets\b", text):
-        return "IV", "from metastatic disease"
-    return None, ""
+def _planned(statement: str) -> bool:
+    return bool(PLANNING_CUE.search(statement))
+
+
+def _cancer_type(statements: list[str]) -> Inference | None:
+    scores: dict[str, int] = {}
+    first_seen: dict[str, str] = {}
+    for st in statements:
+        for cancer, pattern in CANCER_WORDS.items():
+            for m in re.finditer(pattern, st, re.IGNORECASE):
+                if _METASTASIS_CONTEXT.match(st[m.end():]) or _METASTASIS_BEFORE.search(st[: m.start()]):
+                    continue  # "lung metastases" names a site of spread, not the primary
+                scores[cancer] = scores.get(cancer, 0) + 1
+                first_seen.setdefault(cancer, st)
+    if not scores:
+        return None
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    best, count = ranked[0]
+    weak = len(ranked) > 1 and ranked[1][1] * 2 > count  # a close second: confirm
+    others = f"; also {', '.join(f'{c} ({n})' for c, n in ranked[1:3])}" if len(ranked) > 1 else ""
+    return Inference(best, f"{count} mention(s), first {_quote(first_seen[best])}{others}", weak)
+
+
+_FEMALE = re.compile(r"(?i)\b(?:female|woman|lady|Mrs|Ms|Miss)\b|\((?-i:F)\)|\bSex\s*:\s*(?:F|female)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:F)\b|\|\s*(?-i:F)\s*\|")
+_MALE = re.compile(r"(?i)\b(?:male|man|gentleman|Mr)\b|\((?-i:M)\)|\bSex\s*:\s*(?:M|male)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:M)\b|\|\s*(?-i:M)\s*\|")
+_PRONOUN_F = re.compile(r"(?i)\b(?:she|her)\b")
+_PRONOUN_M = re.compile(r"(?i)\b(?:he|his|him)\b")
+
+
+def _sex(statements: list[str], text: str, cancer_type: str | None) -> Inference | None:
+    female = _first(statements, _FEMALE.search)
+    male = _first(statements, _MALE.search)
+    if female and male:
+        return None  # conflicting statements: ask
+    if female or male:
+        st = female or male
+        m = (_FEMALE if female else _MALE).search(st)  # type: ignore[arg-type]
+        return Inference("F" if female else "M", _quote(st, around=m.group(0) if m else None))  # type: ignore[arg-type]
+    if cancer_type == "prostate":
+        return Inference("M", "prostate cancer")
+    if cancer_type in ("ovarian", "endometrial", "cervical"):
+        return Inference("F", f"{cancer_type} cancer")
+    she, he = _first(statements, _PRONOUN_F.search), _first(statements, _PRONOUN_M.search)
+    if bool(she) != bool(he):
+        return Inference("F" if she else "M", f"pronoun only: {_quote(she or he)}", weak=True)  # type: ignore[arg-type]
+    return None
+
+
+_AGE_PATTERNS = (
+    r"(?i)\b(\d{2})[- ]?(?:years?[- ]old|year-old|yrs?(?: old)?|y/?o|yo|y\.o\.)",
+    r"(?i)\baged\s+(\d{2})\b",
+    r"(?i)\bAge\s*:\s*(\d{2})\b",
+    r"(?i)\b(?:male|female|man|woman|gentleman|lady)\s*,\s*(\d{2})\b",
+    r"(?i)\b(?:19|20)\d{2}\s*/\s*(\d{2})\b",  # "DOB 1961 / 64"
+    r"(?<![\w/.-])(\d{2})\s*,?\s*\(?(?-i:[MF])\)?(?![\w/])",  # "63 F", "47F", "64 (F)"
+    r"\|\s*(?-i:[MF])\s*\|\s*(\d{2})\s*\|",  # "| F | 45 |"
+    r"(?i)\b(?:Mr|Mrs|Ms|Miss)\b[^.;\d]{0,25}?,\s*(\d{2})\s*,",  # "Mr P (synthetic), 68,"
+)
+
+
+def _age(statements: list[str]) -> Inference | None:
+    for pattern in _AGE_PATTERNS:
+        for st in statements:
+            m = re.search(pattern, st)
+            if m and 18 <= int(m.group(1)) <= 100:
+                return Inference(int(m.group(1)), _quote(st, around=m.group(0)))
+    return None
+
+
+_STAGE = re.compile(r"(?i)\b(?:stage|FIGO|AJCC)\s*(?:stage\s*)?[:=]?\s*(IV|I{1,3}|[1-4])([A-C])?\d?\b")
+_TNM = re.compile(r"\b[cpy]{0,2}T([0-4isx])[a-d]?\s*[cpy]{0,2}N([0-3x])[a-c]?\s*(?:[cp]?M([01])[a-d]?)?")
+_M1 = re.compile(r"(?<![A-Za-z])[cp]?M1[a-d]?\b")
+_M0 = re.compile(r"(?<![A-Za-z])[cp]?M0\b")
+_METASTATIC = re.compile(r"(?i)\bmetastases\b|\bmetastatic\b|\bmets\b")
+_NO_METASTASES = re.compile(r"(?i)\b(?:no|without|negative for)\s+(?:evidence of\s+)?(?:distant\s+)?(?:metasta\w*|mets|spread|disease)\b|\bnon-?metastatic\b|\bM0\b")
+
+
+def _stage(statements: list[str]) -> Inference | None:
+    for st in statements:
+        m = _STAGE.search(st)
+        if m:
+            roman = {"1": "I", "2": "II", "3": "III", "4": "IV"}.get(m.group(1), m.group(1).upper())
+            return Inference(roman + (m.group(2) or "").upper(), _quote(st, around=m.group(0)))
+    for st in statements:
+        tnm = _TNM.search(st)
+        if tnm:
+            t, n, m_ = tnm.group(1), tnm.group(2), tnm.group(3)
+            if m_ == "1":
+                return Inference("IV", f"M1 in {_quote(st, around=tnm.group(0))}")
+            if n not in ("0", "x"):
+                return Inference("III", f"node-positive TNM in {_quote(st)} (approximate: confirm the stage group)", weak=True)
+            group = "II" if t in ("3", "4") else "I"
+            return Inference(group, f"TNM in {_quote(st)} (approximate: confirm the stage group)", weak=True)
+    return None
+
+
+def _metastatic(statements: list[str], stage: Inference | None) -> Inference | None:
+    if stage is not None and not stage.weak:
+        return Inference(stage.value.startswith("IV"), f"from the stage ({stage.evidence})")
+    m1 = _first(statements, _M1.search)
+    if m1:
+        return Inference(True, _quote(m1))
+    denial = _first(statements, _NO_METASTASES.search)
+    spread = _first(statements, lambda s: bool(_METASTATIC.search(s)) and not _NO_METASTASES.search(s) and not _planned(s))
+    if spread and not denial:
+        return Inference(True, _quote(spread))
+    if denial and not spread:
+        return Inference(False, _quote(denial))
+    if stage is not None:
+        return Inference(stage.value.startswith("IV"), f"from the stage ({stage.evidence})", weak=True)
+    return None  # not settled by the text: ask
+
+
+def _resected(catalog: Catalog, statements: list[str]) -> Inference | None:
+    """Performed, not planned: an operation in a statement without a planning cue, diagnostic procedures excepted."""
+    for st in statements:
+        ops = [m for m in OPERATION.finditer(st) if not DIAGNOSTIC_ONLY.search(st[max(0, m.start() - 12) : m.end() + 12])]
+        if ops and not _planned(st) and not _hits(catalog, "unresected", st, ("status",)):
+            return Inference(True, f"performed: {_quote(st, around=ops[0].group(0))}")
+    unresected = _first(statements, lambda s: _hits(catalog, "unresected", s, ("status",)))
+    if unresected:
+        return Inference(False, _quote(unresected))
+    planned = _first(statements, lambda s: bool(OPERATION.search(s)) and _planned(s))
+    if planned:
+        op = OPERATION.search(planned)
+        return Inference(False, f"planned, not performed: {_quote(planned, around=op.group(0) if op else None)}")
+    if not any(OPERATION.search(s) for s in statements):
+        return Inference(False, "no operation is named anywhere in the packet", weak=True)
+    return None
 
 
 def _markers(catalog: Catalog, text: str) -> dict[str, str]:
@@ -141,14 +312,14 @@ def _markers(catalog: Catalog, text: str) -> dict[str, str]:
         markers["HER2"] = "positive"
     elif _hits(catalog, "her2_negative", text):
         markers["HER2"] = "negative"
-    er = re.search(r"\b(?:ER|estrogen receptor|oestrogen receptor)\b[^.\n;|]{0,15}?((?:<|>)?\s*\d{1,3}\s*%)", text, re.I)
+    er = re.search(r"\b(?:ER|estrogen receptor|oestrogen receptor)\b[^.\n;|]{0,15}?((?:<|>)?\s*\d{1,3}\s*%)", text, re.IGNORECASE)
     if er:
         markers["ER"] = re.sub(r"\s+", "", er.group(1))
     elif _hits(catalog, "hormone_receptor_positive", text):
         markers["ER"] = "positive"
     elif re.search(r"\b(?:ER|HR)\s*-|(?i:\b(?:ER|estrogen receptor|oestrogen receptor)\b[^.\n;|]{0,10}negative)|(?i:triple[- ]negative|TNBC)", text):
         markers["ER"] = "negative"
-    pr = re.search(r"\b(?:PR|PgR|progesterone receptor)\b[^.\n;|]{0,15}?((?:<|>)?\s*\d{1,3}\s*%)", text, re.I)
+    pr = re.search(r"\b(?:PR|PgR|progesterone receptor)\b[^.\n;|]{0,15}?((?:<|>)?\s*\d{1,3}\s*%)", text, re.IGNORECASE)
     if pr:
         markers["PR"] = re.sub(r"\s+", "", pr.group(1))
     pdl1 = re.search(r"(?i)\bPD-?L1\b[^.\n;|]{0,40}?((?:<|>|≥|>=)?\s*\d{1,3}\s*%)", text)
@@ -165,9 +336,9 @@ def _markers(catalog: Catalog, text: str) -> dict[str, str]:
         ("MSI", r"\bMSI-?H\b|\bdMMR\b|mismatch repair deficien", r"\bMSS\b|\bpMMR\b|MMR proficient|mismatch repair proficient"),
         ("BRCA1", r"BRCA1[^.\n;|]{0,20}(?:pathogenic|mutat|positive)(?![^.\n;|]{0,5}variant not)", r"(?:no|not)\b[^.\n;|]{0,20}BRCA1|BRCA1[^.\n;|]{0,20}(?:negative|wild)"),
     ):
-        if re.search(neg, text, re.I):
+        if re.search(neg, text, re.IGNORECASE):
             markers[name] = "negative"
-        elif re.search(pos, text, re.I):
+        elif re.search(pos, text, re.IGNORECASE):
             markers[name] = "positive"
     if re.search(r"(?i)(?:no|not)\b[^.\n;|]{0,25}BRCA1/2", text):
         markers.setdefault("BRCA1", "negative")
@@ -175,94 +346,111 @@ def _markers(catalog: Catalog, text: str) -> dict[str, str]:
     return markers
 
 
-def _prior_lines(catalog: Catalog, text: str) -> tuple[int, str]:
-    if _hits(catalog, "treatment_naive", text):
-        return 0, "treatment-naive statement"
-    ordinals = {"first": 1, "1st": 1, "1l": 1, "second": 2, "2nd": 2, "2l": 2, "third": 3, "3rd": 3, "3l": 3, "fourth": 4, "4th": 4}
-    words = [w for pair in re.findall(r"(?i)\b(first|1st|second|2nd|third|3rd|fourth|4th)[- ]line\b|\b([123]L)\b", text) for w in pair if w]
-    found = [ordinals[w.lower()] for w in words]
-    if not found:
-        return 0, "no line of therapy for advanced disease mentioned"
-    # A line that is running has been given too: "on first-line osimertinib" is one line, not treatment-naive.
-    top = max(found)
-    return top, f"highest line for advanced disease mentioned: {top}"
+_ORDINALS = {"first": 1, "1st": 1, "1l": 1, "second": 2, "2nd": 2, "2l": 2, "third": 3, "3rd": 3, "3l": 3, "fourth": 4, "4th": 4}
+_ORDINAL = re.compile(r"(?i)\b(first|1st|second|2nd|third|3rd|fourth|4th)[- ]line\b|\b([1-4]L)\b")
+
+
+def _prior_lines(catalog: Catalog, statements: list[str], metastatic: Inference | None) -> Inference | None:
+    naive = _first(statements, lambda s: _hits(catalog, "treatment_naive", s, ("history",)))
+    given = [s for s in statements if not _planned(s)]
+    found = [
+        (_ORDINALS[w.lower()], st) for st in given for pair in _ORDINAL.findall(st) for w in pair if w
+    ]
+    if found:
+        top, st = max(found, key=lambda f: f[0])
+        # A line that is running has been given too: "on first-line osimertinib" is one line, not treatment-naive.
+        return Inference(top, f"highest line given: {_quote(st)}")
+    if naive:
+        return Inference(0, _quote(naive))
+    running = _first(
+        given, lambda s: bool(SYSTEMIC.search(s)) and bool(GIVEN_CUE.search(s)) and not re.search(r"(?i)\b(?:neo-?)?adjuvant\b", s)
+    )
+    if running and metastatic is not None and metastatic.value:
+        return Inference(1, f"systemic therapy given for advanced disease: {_quote(running)} (count the lines if more than one)", weak=True)
+    if metastatic is not None and not metastatic.value:
+        return Inference(0, "not metastatic: no line for advanced disease")
+    return None  # metastatic (or unknown) and the text names no treatment state: ask
+
+
+_BOARD_LINE = re.compile(r"(?i)\b(?:MDT|MDM|tumou?r board|board|meeting|multidisciplinary)\b")
+
+
+def _board_date(text: str) -> tuple[Inference | None, str]:
+    """The date of the board: a date on a line naming the meeting, else the latest full date."""
+    order = numeric_order(text)
+    full = ("iso", "num", "dmy", "mdy")
+    for line in text.splitlines():
+        if _BOARD_LINE.search(line):
+            dates = [d for d in find_dates(line, order) if d.form in full]
+            if dates:
+                d = dates[-1]
+                if d.ambiguous:
+                    return None, f"board date {d.text!r} reads as day/month or month/day and no other date settles it"
+                return Inference(d.value, _quote(line)), ""
+    dates = [d for d in find_dates(text, order) if d.form in full]
+    if not dates:
+        return None, ""
+    latest = max(dates, key=lambda d: d.value)
+    if latest.ambiguous:
+        return None, f"latest date {latest.text!r} reads as day/month or month/day and no other date settles it"
+    return Inference(latest.value, f"latest dated entry {latest.text!r}", weak=True), ""
 
 
 def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user") -> ImportReport:
-    """One packet's text as a case, with what was inferred and what is missing."""
+    """One packet's text as a case, with the evidence of every inference and what is unknown.
+
+    A field the text does not settle is never defaulted: it is listed in `missing` (the
+    to-do) with what to write. A field inferred only indirectly is listed in `weak`.
+    """
     report = ImportReport(case_id=case_id, source=source)
     sections, notes = split_sections(text)
     report.notes.extend(notes)
     flat = "\n".join(sections.values())
+    said = statements(flat)
     fields: dict[str, Any] = {"case_id": case_id, "sections": sections, "source": source}
 
-    scores = {c: len(re.findall(p, flat, re.I)) for c, p in CANCER_WORDS.items()}
-    best = max(scores, key=scores.get)  # type: ignore[arg-type]
-    if scores[best]:
-        fields["cancer_type"] = best
-        report.inferred["cancer_type"] = f"{best} ({scores[best]} mentions)"
-    else:
-        report.missing.append("cancer_type")
+    def settle(name: str, found: Inference | None, ask: str) -> None:
+        if found is None:
+            report.missing.append(f"{name}: {ask}")
+            return
+        fields[name] = found.value.isoformat() if hasattr(found.value, "isoformat") else found.value
+        report.evidence[name] = found.evidence
+        report.inferred[name] = f"{fields[name]} ({'WEAK, confirm: ' if found.weak else ''}{found.evidence})"
+        if found.weak:
+            report.weak.append(name)
 
-    sex = None
-    if re.search(r"(?i)\b(?:female|woman|Mrs|Ms|she|her)\b|\b\d{2}\s*(?:y/?o|yo)?\s*F\b", flat):
-        sex = "F"
-    if re.search(r"(?i)\b(?:male|man|Mr|he|his)\b|\b\d{2}\s*(?:y/?o|yo)?\s*M\b", flat) and sex is None:
-        sex = "M"
-    if fields.get("cancer_type") == "prostate":
-        sex = "M"
-    if fields.get("cancer_type") == "ovarian":
-        sex = "F"
-    if sex:
-        fields["sex"] = sex
-        report.inferred["sex"] = sex
-    else:
-        report.missing.append("sex")
-
-    age = re.search(r"(?i)\b(\d{2})\s*(?:-?\s*(?:y/?o|yo|years? old|year-old)|\s*[MF]\b)|\baged\s+(\d{2})\b|\bAge\s*\|?\s*:?\s*\|?\s*(\d{2})\b", flat)
-    if age:
-        fields["age"] = int(next(g for g in age.groups() if g))
-        report.inferred["age"] = fields["age"]
-    else:
-        report.missing.append("age")
-
-    stage, why = _stage(flat)
-    if stage:
-        fields["stage"] = stage
-        report.inferred["stage"] = f"{stage} ({why})"
-    else:
-        report.missing.append("stage")
-    fields["metastatic"] = bool(stage and stage.startswith("IV"))
-    report.inferred["metastatic"] = fields["metastatic"]
-    fields["resected"] = _resected(catalog, flat)
-    report.inferred["resected"] = fields["resected"]
-    fields["prior_lines"], why = _prior_lines(catalog, flat)
-    report.inferred["prior_lines"] = f"{fields['prior_lines']} ({why})"
-    fields["biomarkers"] = _markers(catalog, flat)
-    report.inferred["biomarkers"] = fields["biomarkers"] or "none recognised"
-    board = latest_date(flat)
-    if board:
-        fields["board_date"] = board.isoformat()
-        report.inferred["board_date"] = f"{board.isoformat()} (latest dated entry)"
-    else:
-        report.missing.append("board_date")
+    cancer = _cancer_type(said)
+    settle("cancer_type", cancer, "the tumour type, a lower-case word (e.g. breast, renal, bladder, head_and_neck)")
+    settle("sex", _sex(said, flat, cancer.value if cancer else None), "F or M")
+    settle("age", _age(said), "age in years at the board")
+    stage = _stage(said)
+    settle("stage", stage, "the AJCC/FIGO stage group (I-IV with letter)")
+    metastatic = _metastatic(said, stage)
+    settle("metastatic", metastatic, "true or false: are there distant metastases?")
+    settle("resected", _resected(catalog, said), "true or false: has the primary been removed (performed, not planned)?")
+    settle("prior_lines", _prior_lines(catalog, said, metastatic), "lines of systemic therapy given for advanced disease (0 if none)")
+    markers = _markers(catalog, "\n".join(logical_lines(flat)))
+    fields["biomarkers"] = markers
+    report.inferred["biomarkers"] = markers or "none recognised (add any the packet reports)"
+    board, why = _board_date(flat)
+    settle("board_date", board, why or "the date of the tumour board (YYYY-MM-DD)")
 
     plan = re.search(
-        r"(?i)\b(?:plan|board rec\w*|recommendations?|proposed|proposal|question|a/p)\s*:\s*\n?\s*([^.\n]{6,120})",
-        sections["overview"] + "\n" + sections["encounters"] + "\n" + flat,
+        r"(?i)\b(?:plan|board rec\w*|recommendations?|proposed(?: management)?|proposal|question|a/p|outcome)\s*:\s*\n?\s*([^.\n]{6,120})",
+        "\n".join(logical_lines(sections["overview"] + "\n" + sections["encounters"] + "\n" + flat)),
     )
     if plan:
         fields["consensus"] = [{"treatment": plan.group(1).strip(), "label": "tacit"}]
         report.inferred["consensus"] = f"'{plan.group(1).strip()}' (the packet's written plan, label tacit: replace with the board's consensus)"
     else:
-        report.missing.append("consensus (at least one treatment the board agreed on)")
+        report.missing.append("consensus: at least one treatment the board agreed on")
 
     report.draft = fields
     if not report.missing:
         try:
             report.case = Case.model_validate(fields)
         except ValidationError as ex:
-            report.missing.extend(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in ex.errors())
+            report.missing.extend(f"{'.'.join(map(str, e['loc'])) or 'case'}: {e['msg']}" for e in ex.errors())
     return report
 
 

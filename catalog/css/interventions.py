@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from clinical_cf.catalog.css.patterns import backtracking_problem
 from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
@@ -99,10 +100,15 @@ def _stage_has_prefix(stage: str, prefix: str) -> bool:
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
+    """Compile a catalog pattern, refusing one that could backtrack super-linearly (see `catalog.css.patterns`)."""
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as ex:
         raise ValueError(f"invalid regex {pattern!r}: {ex}") from None
+    problem = backtracking_problem(pattern)
+    if problem is not None:
+        raise ValueError(f"pattern {pattern[:80]!r} is refused: {problem}")
+    return compiled
 
 
 class ReplaceOp(_Strict):
@@ -112,6 +118,9 @@ class ReplaceOp(_Strict):
     pattern: str
     replacement: str
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(
         default=None,
         description="A name under `dates`: only chart entries dated on or after it (or undated) are edited, "
@@ -131,6 +140,9 @@ class DeleteOp(_Strict):
     op: Literal["delete"]
     pattern: str
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(default=None, description="As for `replace`.")
 
     @field_validator("pattern")
@@ -184,6 +196,9 @@ class NeutralisePlansOp(_Strict):
     op: Literal["neutralise_plans"]
     implications: list[str] = Field(min_length=1)
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(default=None, description="As for `replace`.")
 
 
@@ -198,6 +213,9 @@ class DeleteStatementsOp(_Strict):
     op: Literal["delete_statements"]
     implications: list[str] = Field(min_length=1)
     sections: list[SectionName] | None = None
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
     since: str | None = Field(default=None, description="As for `replace`.")
 
 
@@ -254,6 +272,9 @@ class StructuredOp(_Strict):
 
     op: str
     params: dict[str, Any] = Field(default_factory=dict)
+    cancer_types: list[CancerType] | None = Field(
+        default=None, description="Only for these tumour types (a marker that is decisive for one type only)."
+    )
 
 
 class ConditionalValue(_Strict):
@@ -278,6 +299,10 @@ class Intervention(_Strict):
         default_factory=list,
         description="Names under the catalog's `implications`: what would still assert or presuppose the "
         "original fact after the edit. The whole counterfactual packet is scanned for them.",
+    )
+    residue_only_for: dict[str, list[CancerType]] = Field(
+        default_factory=dict,
+        description="Implication name (from `residue`) -> the tumour types for which it is residue (others: every type).",
     )
     residue_since: str | None = Field(
         default=None,

@@ -10,11 +10,13 @@ original is a no-op.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, Callable
+from typing import Any
 
-from clinical_cf.catalog.css.dates import entry_dates, reformat_dates
+from clinical_cf.catalog.css.dates import Order as DateOrder
+from clinical_cf.catalog.css.dates import entry_dates, numeric_order, reformat_dates
 from clinical_cf.catalog.css.interventions import (
     DeleteOp,
     DeleteStatementsOp,
@@ -34,6 +36,7 @@ from clinical_cf.catalog.css.schema import (
     TreatmentLine,
     render_sections,
 )
+from clinical_cf.catalog.css.sentences import wrapped_groups
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,18 @@ class Packet:
     @property
     def text(self) -> str:
         return render_sections(self.sections, self.order)
+
+    def same_content(self, other: Packet) -> bool:
+        """Whether the two packets say the same in the same order once empty sections are ignored.
+
+        A section-order control on a packet with one non-empty section only moves empty
+        headers: it changes nothing a reader sees, so it is a no-op (issue 22).
+        """
+
+        def shown(p: Packet) -> list[tuple[str, str]]:
+            return [(name, p.sections[name].strip()) for name in p.order if p.sections.get(name, "").strip()]
+
+        return shown(self) == shown(other)
 
 
 class MutationError(ValueError):
@@ -62,14 +77,17 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
     values = intervention.template_values(case)
     sections = dict(packet.sections)
     order = packet.order
+    date_order = numeric_order("\n".join(sections.values()))
     for op in intervention.mutation:
+        if getattr(op, "cancer_types", None) is not None and case.cancer_type not in op.cancer_types:  # type: ignore[union-attr]
+            continue
         if isinstance(op, ReplaceOp | DeleteOp):
             pattern = re.compile(op.pattern)
             replacement = _fill(op.replacement, values) if isinstance(op, ReplaceOp) else ""
             since = _since(case, intervention, op.since)
             for name in op.sections or SECTIONS:
                 if name in sections:
-                    sections[name] = _edit_lines(sections[name], since, lambda text: pattern.sub(replacement, text))
+                    sections[name] = _edit_lines(sections[name], since, lambda text: pattern.sub(replacement, text), date_order)
         elif isinstance(op, NeutralisePlansOp | DeleteStatementsOp):
             since = _since(case, intervention, op.since)
             implications = [intervention.implication(n) for n in op.implications]
@@ -77,7 +95,7 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
             for name in op.sections or SECTIONS:
                 if name in sections:
                     sections[name] = _edit_lines(
-                        sections[name], since, lambda text: neutralise_plans(text, implications, plans_only)
+                        sections[name], since, lambda text: neutralise_plans(text, implications, plans_only), date_order, whole=True
                     )
         elif isinstance(op, ReformatDatesOp):
             sections = {name: reformat_dates(text) for name, text in sections.items()}
@@ -92,14 +110,25 @@ def _since(case: Case, intervention: Intervention, name: str | None) -> date | N
     return None if name is None else case.board_date + timedelta(days=intervention.dates[name])
 
 
-def _edit_lines(text: str, since: date | None, edit: Callable[[str], str]) -> str:
-    """Apply `edit` to the whole section, or, with `since`, to each line of an entry dated on/after it."""
+def _edit_lines(
+    text: str, since: date | None, edit: Callable[[str], str], order: DateOrder | None = None, whole: bool = False
+) -> str:
+    """Apply `edit` to the whole section, or, with `since`, to each line of an entry dated on/after it.
+
+    With `whole`, a sentence wrapped over several physical lines is edited as one (the edit
+    sees the wrapped sentence whole, so it is removed whole, not left broken).
+    """
     if since is None:
         return edit(text)
     lines = text.split("\n")
-    return "\n".join(
-        edit(line) if when is None or when >= since else line for line, when in zip(lines, entry_dates(text))
-    )
+    dated = entry_dates(text, order)
+    out = []
+    for group in wrapped_groups(text) if whole else [[i] for i in range(len(lines))]:
+        if any(dated[i] is None or dated[i] >= since for i in group):  # type: ignore[operator]
+            out.append(edit("\n".join(lines[i] for i in group)))
+        else:
+            out.extend(lines[i] for i in group)
+    return "\n".join(out)
 
 
 PLAN_CUE = re.compile(
@@ -111,7 +140,8 @@ PLAN_CUE = re.compile(
     r"scheduled|booked|next steps?|(?:MDT|MDM|board|tumou?r board) (?:outcome|decision|recommendation|consensus|plan)|"
     r"outcome|going forward|offer\w*|aim(?:ing)? for|"
     r"discuss\w* (?:re|regarding|about)?\s*(?:starting|adjuvant|neoadjuvant)|recs?|question|query|view on)\b"
-    r"|\bA/P\b|\bP:|->|=>|→|\?\s*\w)"
+    r"|\bA/P\b|\bP:|->|=>|→|\?\s*\w"
+    r"|\b(?:MDT|MDM|tumou?r board)(?:\s+(?:question|outcome))?\s*:)"
 )
 PLAN_HEADING = re.compile(
     r"(?i)^\W*(?:(?:assessment (?:and|&) )?plan|a/p|impression (?:and|&) plan|recommendations?|proposed (?:plan|management)|"
@@ -171,7 +201,11 @@ def neutralise_plans(text: str, implications: list, plans_only: bool = True) -> 
     out = []
     in_plan = False  # lines under a "Plan:" / "Recommendations" heading are plan lines
     skip_entry = False  # a dated entry whose header states the fact goes whole
-    for line in text.split("\n"):
+    physical = text.split("\n")
+    for group in wrapped_groups(text):
+        original = [physical[i] for i in group]
+        # A sentence wrapped over lines is judged whole; untouched, it keeps its line breaks.
+        line = original[0] if len(group) == 1 else " ".join(p.strip() for p in original)
         if skip_entry:
             if line.strip() and not ENTRY_HEADER.match(line):
                 continue
@@ -193,7 +227,11 @@ def neutralise_plans(text: str, implications: list, plans_only: bool = True) -> 
             row_plan = in_plan or bool(PLAN_CUE.search(cells[1] if len(cells) > 1 else ""))
             out.append("|".join(cut(c, row_plan) if c.strip() else c for c in cells))
             continue
-        out.append(cut(line, in_plan))
+        result = cut(line, in_plan)
+        if len(group) > 1 and result == line:
+            out.extend(original)
+        else:
+            out.append(result)
     return "\n".join(out)
 
 
@@ -303,6 +341,11 @@ def _progress_ongoing_line(case: Case, values: dict[str, str], days: int) -> Cas
     return _update(case, {}, {"treatment_lines": lines})
 
 
+def _set_castration_status(case: Case, values: dict[str, str], status: str) -> Case:
+    """Castration status on the record ("sensitive" or "resistant"); the packet renders it."""
+    return _update(case, {}, {"castration_status": status})
+
+
 def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     record = _record(case)
     # Without a resection there was no adjuvant therapy either.
@@ -361,6 +404,7 @@ STRUCTURED_OPS: dict[str, Callable[..., Case]] = {
     "remove_biomarkers": _remove_biomarkers,
     "add_treatment_line": _add_treatment_line,
     "progress_ongoing_line": _progress_ongoing_line,
+    "set_castration_status": _set_castration_status,
     "remove_resection": _remove_resection,
     "add_resection": _add_resection,
     "set_stage": _set_stage,
@@ -387,6 +431,8 @@ def apply_structured_ops(case: Case, intervention: Intervention) -> Case:
         raise MutationError(f"intervention '{intervention.id}' has no 'structured' ops")
     values = intervention.template_values(case)
     for op in intervention.structured:
+        if op.cancer_types is not None and case.cancer_type not in op.cancer_types:
+            continue
         try:
             case = STRUCTURED_OPS[op.op](case, values, **op.params)
         except TypeError as ex:

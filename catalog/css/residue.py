@@ -17,14 +17,16 @@ not residue.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 
-from clinical_cf.catalog.css.dates import entry_dates
+from clinical_cf.catalog.css.dates import entry_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Implication, Intervention, ResidueTerm
 from clinical_cf.catalog.css.schema import SECTIONS
+from clinical_cf.catalog.css.sentences import wrapped_groups
 
 NEGATION = re.compile(
     r"(?i)(?:\b(?:no|not|non|without|never|neither|nor|negative for|free of|ruled out|instead of|rather than|"
@@ -56,13 +58,27 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+@lru_cache(maxsize=256)
+def _boundaries(line: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(starts, ends) of the clause boundaries of a line, found once per line (linear)."""
+    found = [(b.start(), b.end()) for b in CLAUSE_BOUNDARY.finditer(line)]
+    return tuple(b[0] for b in found), tuple(b[1] for b in found)
+
+
 def _clause_bounds(line: str, start: int, end: int) -> tuple[int, int]:
-    """Start of the clause a match begins in, and end of the clause it ends in."""
-    left = 0
-    for b in CLAUSE_BOUNDARY.finditer(line, 0, start):
-        left = b.end()
-    right_match = CLAUSE_BOUNDARY.search(line, end)
-    right = right_match.start() if right_match else len(line)
+    """Start of the clause a match begins in, and end of the clause it ends in.
+
+    Boundaries come from one scan of the line and a binary search, so a long unpunctuated
+    line with many matches stays linear (issue 22: a per-match rescan was quadratic).
+    """
+    starts, ends = _boundaries(line)
+    i = bisect.bisect_right(ends, start) - 1
+    # The last boundary that ends at or before `start` (and begins before it) opens the clause.
+    while i >= 0 and starts[i] >= start:
+        i -= 1
+    left = ends[i] if i >= 0 else 0
+    j = bisect.bisect_left(starts, end)
+    right = starts[j] if j < len(starts) else len(line)
     return left, right
 
 
@@ -86,14 +102,18 @@ def implication_hits(implication: Implication, line: str) -> list[tuple[ResidueT
 
 
 def scanned_lines(sections: dict[str, str], since: date | None = None) -> list[tuple[str, str]]:
-    """(section, line) pairs to scan: every line, except those in entries dated before `since`."""
+    """(section, statement) pairs to scan: every logical line (a sentence wrapped over physical
+    lines is one), except those in entries dated before `since`."""
     out = []
+    order = numeric_order("\n".join(sections.get(name, "") for name in SECTIONS)) if since is not None else None
     for name in SECTIONS:
         text = sections.get(name, "")
         lines = text.split("\n")
-        dated = entry_dates(text) if since is not None else [None] * len(lines)
-        for line, when in zip(lines, dated):
-            if line.strip() and (since is None or when is None or when >= since):
+        dated = entry_dates(text, order) if since is not None else [None] * len(lines)
+        for group in wrapped_groups(text):
+            line = " ".join(lines[i].strip() for i in group) if len(group) > 1 else lines[group[0]]
+            whens = [dated[i] for i in group]
+            if line.strip() and (since is None or any(w is None or w >= since for w in whens)):
                 out.append((name, line))
     return out
 
@@ -104,12 +124,22 @@ def residue_since(intervention: Intervention, board_date: date) -> date | None:
     return board_date + timedelta(days=intervention.dates[intervention.residue_since])
 
 
-def find_residue(sections: dict[str, str], intervention: Intervention, board_date: date) -> list[ResidueHit]:
-    """Every line of the packet that still asserts or presupposes what the intervention changed."""
+def find_residue(
+    sections: dict[str, str], intervention: Intervention, board_date: date, cancer_type: str | None = None
+) -> list[ResidueHit]:
+    """Every line of the packet that still asserts or presupposes what the intervention changed.
+
+    An implication listed under `residue_only_for` is residue only for those tumour types
+    (and, without a `cancer_type`, always).
+    """
     hits: list[ResidueHit] = []
     since = residue_since(intervention, board_date)
+    names = [
+        n for n in intervention.residue
+        if cancer_type is None or n not in intervention.residue_only_for or cancer_type in intervention.residue_only_for[n]
+    ]
     for section, line in scanned_lines(sections, since):
-        for name in intervention.residue:
+        for name in names:
             for term, match in implication_hits(intervention.implication(name), line):
                 hits.append(ResidueHit(section, line.strip(), name, term.kind, match))
                 break  # one hit per implication and line is enough to name the line

@@ -48,7 +48,7 @@ SectionName = Literal[
     "overview",
 ]
 
-CancerType = Literal[
+BUNDLED_CANCER_TYPES: tuple[str, ...] = (
     "breast",
     "nsclc",
     "colorectal",
@@ -57,7 +57,13 @@ CancerType = Literal[
     "melanoma",
     "ovarian",
     "prostate",
-]
+)
+"""The cancer types of the bundled cohort (the generator's planners)."""
+
+CancerType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,39}$")]
+"""Open vocabulary (issue 22): a lower-case identifier, e.g. 'renal', 'bladder', 'head_and_neck',
+'endometrial'. Applicability follows the facts a case carries (markers, stage, treatment state);
+an intervention that needs a tumour type names it in `applies_to.cancer_types`."""
 
 BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
 
@@ -209,7 +215,7 @@ class Case(_Strict):
     source: str = Field(default="synthetic", description="Provenance; only synthetic data belongs in this repo.")
 
     @model_validator(mode="after")
-    def _coherent(self) -> "Case":
+    def _coherent(self) -> Case:
         missing = [name for name in SECTIONS if name not in self.sections]
         if missing:
             raise ValueError(f"sections missing: {', '.join(missing)}")
@@ -279,6 +285,47 @@ def render_sections(sections: dict[str, str], order: tuple[str, ...] = SECTIONS)
 def load_cases(path: str | Path) -> list[Case]:
     """Load and validate a JSONL file of cases; errors name the file, line/case id and field."""
     return load_jsonl(path, Case, "case_id")
+
+
+def case_problems(path: str | Path) -> list[str]:
+    """Every problem of a cases JSONL file, all lines checked in one run (`clinical-cf cases validate`).
+
+    `load_cases` stops at the first bad case; a user fixing a file wants the whole list at once.
+    """
+    import json
+
+    from pydantic import ValidationError
+
+    from clinical_cf.core.loading import read_text_checked, validate_strict
+
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(read_text_checked(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as ex:
+            problems.append(f"line {n}: not JSON ({ex.msg}, column {ex.colno})")
+            continue
+        cid = raw.get("case_id") if isinstance(raw, dict) else None
+        where = f"line {n}" + (f" (case '{cid}')" if cid else "")
+        if not isinstance(raw, dict):
+            problems.append(f"{where}: a case is a JSON object")
+            continue
+        try:
+            validate_strict(Case, raw)
+        except ValidationError as ex:
+            for e in ex.errors():
+                field = ".".join(map(str, e["loc"])) or "(case)"
+                got = e.get("input")
+                shown = f" (got {got!r})" if isinstance(got, (str, int, float, bool)) else ""
+                problems.append(f"{where}, field '{field}': {e['msg']}{shown}")
+        if cid in seen:
+            problems.append(f"{where}: duplicate case_id (first on line {seen[cid]})")
+        elif cid:
+            seen[cid] = n
+    return problems
 
 
 def case_json_schema() -> dict:

@@ -4,8 +4,7 @@ import asyncio
 import json
 
 import pytest
-from inspect_ai.model import GenerateConfig, get_model
-
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import (
     build_counterfactuals,
     load_counterfactuals,
@@ -14,10 +13,11 @@ from clinical_cf.catalog.css.counterfactuals import (
 )
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.core.errors import CatalogError
-from clinical_cf.cli import main
-from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.tasks.css_task import build_css_task
+from inspect_ai.model import GenerateConfig, get_model
+
+from clinical_cf.cli import main
+from clinical_cf.core.errors import CatalogError
 from tests.helpers import HANDWRITTEN_CASES, MockModel
 
 CATALOG = load_catalog(CATALOG_PATH)
@@ -90,14 +90,25 @@ def test_a_checker_that_still_sees_the_original_fact_rejects_the_edit():
     assert rejected.reasons[0].startswith("checker")
 
 
-def test_a_frozen_set_is_locked_reviewed_and_used_verbatim_by_the_task(tmp_path):
+def test_a_frozen_set_is_locked_reviewed_and_used_verbatim_by_the_task(tmp_path, capsys):
     result = build(editor(json.dumps({"sections": GOOD})))
     paths = write_counterfactuals(result, tmp_path)
     page = paths["review"].read_text()
-    assert A1.id in page and "HER2-negative (FISH non-amplified)" in page
+    # Word-level diffs (issue 22) mark the changed words, so the phrase is split by <ins> markup.
+    assert A1.id in page and "<ins>HER2-negative</ins>" in page and "<ins>non-amplified)</ins>" in page
+    # Issue 22: review counts. An unapproved set is refused by the task ...
+    with pytest.raises(CatalogError, match="not approved"):
+        build_css_task(cases=str(HANDWRITTEN_CASES), families="A", counterfactuals=str(paths["counterfactuals"]), controls="none")
+    # ... until the reviewer's decisions (saved by review.html) are recorded; the lock covers them.
+    decisions = tmp_path / "decisions.jsonl"
+    decisions.write_text(json.dumps({"tuple_id": f"{CASE.case_id}:{A1.id}", "decision": "approved", "comment": "ok", "reviewer": "Dr Q"}) + "\n")
+    assert main(["counterfactuals", "review", str(paths["counterfactuals"]), "--decisions", str(decisions)]) == 0
+    assert "1 approved" in capsys.readouterr().out
     task = build_css_task(cases=str(HANDWRITTEN_CASES), families="A", counterfactuals=str(paths["counterfactuals"]), controls="none")
     (sample,) = [s for s in task.dataset if s.id == f"{CASE.case_id}:{A1.id}"]
     assert GOOD["overview"] in sample.input
+    assert sample.metadata["counterfactual_review"] == "approved"
+    assert sample.metadata["counterfactual_verification"] == "deterministic checks + clinician (Dr Q)"
     # An edited frozen file no longer matches its lock and is refused.
     text = paths["counterfactuals"].read_text().replace("non-amplified", "amplified")
     paths["counterfactuals"].write_text(text)
@@ -127,3 +138,93 @@ def test_the_bundled_model_can_act_as_editor(tmp_path):
     assert len(result.accepted) + len(result.rejected) == 1
     paths = write_counterfactuals(result, tmp_path)
     assert paths["counterfactuals"].exists() and paths["review"].exists()
+
+
+def _frozen_set(tmp_path, mutate=None):
+    """A regex-built frozen set of the handwritten cases (families A and D), optionally edited and re-locked."""
+    from clinical_cf.core.locking import write_lock
+
+    assert main(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "AD", "--out", str(tmp_path)]) == 0
+    path = tmp_path / "counterfactuals.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    if mutate:
+        mutate(rows)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_lock(path)  # a tampered set that was re-locked: the lock alone cannot catch it
+    return path, rows
+
+
+def test_unreviewed_entries_are_scored_only_when_allowed_and_then_say_so(tmp_path):
+    path, rows = _frozen_set(tmp_path)
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), families="AD", counterfactuals=str(path), controls="none", unreviewed="allow")
+    assert len(task.dataset) == len(rows)
+    assert {s.metadata["counterfactual_review"] for s in task.dataset} == {"unreviewed (scored with -T unreviewed=allow)"}
+    assert task.metadata["counterfactuals_review"] == {"approved": 0, "rejected": 0, "unreviewed": len(rows)}
+    # A rejected entry is never scored; the rest, approved, run without the flag.
+    decisions = tmp_path / "d.jsonl"
+    decisions.write_text("".join(
+        json.dumps({"tuple_id": r["tuple_id"], "decision": "rejected" if i == 0 else "approved"}) + "\n" for i, r in enumerate(rows)
+    ))
+    assert main(["counterfactuals", "review", str(path), "--decisions", str(decisions)]) == 0
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), families="AD", counterfactuals=str(path), controls="none")
+    assert rows[0]["tuple_id"] not in {s.id for s in task.dataset} and len(task.dataset) == len(rows) - 1
+    # A generated (not frozen) run says its counterfactuals were checked deterministically and not reviewed.
+    generated = build_css_task(cases=str(HANDWRITTEN_CASES), families="A", controls="none")
+    assert {s.metadata["counterfactual_verification"] for s in generated.dataset} == {"deterministic checks"}
+
+
+def test_a_decision_for_an_unknown_entry_is_refused_and_nothing_written(tmp_path, capsys):
+    path, _ = _frozen_set(tmp_path)
+    before = path.read_text()
+    decisions = tmp_path / "d.jsonl"
+    decisions.write_text(json.dumps({"tuple_id": "nope:A1", "decision": "approved"}) + "\n")
+    assert main(["counterfactuals", "review", str(path), "--decisions", str(decisions)]) != 0
+    err = capsys.readouterr().err
+    assert "d.jsonl" in err and "name no entry" in err and "nope:A1" in err
+    assert path.read_text() == before
+
+
+def _first(rows, prefix):
+    return next(r for r in rows if r["intervention_id"].startswith(prefix))
+
+
+@pytest.mark.parametrize(
+    "tamper, words",
+    [
+        (lambda r: r.update(counterfactual_sections=dict(r["baseline_sections"])), "no-op"),
+        (lambda r: r.update(counterfactual_sections={k: (v if k == "overview" else "") for k, v in r["counterfactual_sections"].items()}), "truncated"),
+        (lambda r: r["counterfactual_sections"].pop("labs"), "lacks 1 of the ten sections"),
+        (lambda r: r.update(family="D"), "labelled family D"),
+        (lambda r: r["baseline_sections"].update(overview=r["baseline_sections"]["overview"] + " Edited."), "not this case's own packet"),
+    ],
+)
+def test_a_tampered_frozen_entry_is_refused_at_load_with_its_id(tmp_path, tamper, words):
+    def mutate(rows):
+        for r in rows:
+            r["approved"], r["decision"] = True, "approved"
+        tamper(_first(rows, "A1"))
+
+    path, rows = _frozen_set(tmp_path, mutate)
+    with pytest.raises(CatalogError, match=words) as info:
+        build_css_task(cases=str(HANDWRITTEN_CASES), families="AD", counterfactuals=str(path), controls="none")
+    assert info.value.entry == _first(rows, "A1")["tuple_id"]
+
+
+def test_the_review_page_shows_a_one_word_change_as_that_word(tmp_path):
+    from clinical_cf.catalog.css.counterfactuals import _diff_rows
+
+    long_line = "Assessment: " + "stable findings, " * 20 + "HER2 positive on core biopsy."
+    ((_tag, old, new),) = _diff_rows(long_line, long_line.replace("positive", "negative"))
+    assert ("del", "positive") in old and ("ins", "negative") in new
+    page = write_counterfactuals(build(editor(json.dumps({"sections": GOOD}))), tmp_path)["review"].read_text()
+    assert "<del>" in page and "<ins>" in page and 'value="approved"' in page and "decisions.jsonl" in page
+
+
+def test_the_build_counts_rejections_only_for_the_pairs_asked_for():
+    from clinical_cf.catalog.css.counterfactuals import build_counterfactuals
+
+    cases = load_cases(HANDWRITTEN_CASES)
+    everything = asyncio.run(build_counterfactuals(cases, CATALOG, "regex", families="ABCDE"))
+    limited = asyncio.run(build_counterfactuals(cases, CATALOG, "regex", families="ABCDE", limit=3))
+    assert len(limited.accepted) + len(limited.rejected) == 3
+    assert len(everything.accepted) + len(everything.rejected) > 3

@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
-
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.importer import import_packet, split_sections
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import Case, case_json_schema, load_cases
+
 from clinical_cf.cli import main
-from clinical_cf.catalog.css import CATALOG_PATH
 
 CATALOG = load_catalog(CATALOG_PATH)
 TEXT = Path(__file__).parents[2] / "fixtures" / "packets" / "text"
@@ -52,7 +52,7 @@ def test_percent_markers_and_user_consensus_without_driver_validate():
         {
             "case_id": "u1", "cancer_type": "nsclc", "sex": "F", "age": 60, "stage": "IVA", "metastatic": True,
             "resected": False, "prior_lines": 0, "biomarkers": {"PD-L1": "80%", "Ki-67": "30%", "EGFR": "negative"},
-            "board_date": "2025-01-01", "sections": {s: "" for s in split_sections("x")[0]},
+            "board_date": "2025-01-01", "sections": dict.fromkeys(split_sections("x")[0], ""),
             "consensus": [{"treatment": "pembrolizumab", "label": "strong"}],
         }
     )
@@ -64,3 +64,40 @@ def test_percent_markers_and_user_consensus_without_driver_validate():
     consensus = schema["$defs"]["ConsensusTreatment"]
     assert set(consensus["required"]) == {"treatment", "label"}
     assert "biomarkers" in schema["required"]
+
+
+def test_cases_validate_lists_every_problem_of_every_line_in_one_run(tmp_path, capsys):
+    from tests.helpers import HANDWRITTEN_CASES
+
+    rows = [json.loads(line) for line in HANDWRITTEN_CASES.read_text().splitlines()]
+    rows[0]["stage"] = "stage 2"
+    rows[0]["consensus"][0]["label"] = "preferred"
+    rows[1]["age"] = 7
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{not json\n")
+    assert main(["cases", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "stage 2" in err and "preferred" in err and "line 2" in err and "'age'" in err and "not JSON" in err
+    assert "4 problem(s)" in err
+
+
+def test_import_reads_other_styles_quotes_evidence_and_asks_instead_of_guessing():
+    # A tumour-board minute in a style no earlier fixture uses: a planned cystectomy, a UK date order
+    # settled by another date, sex and age as "male, 66", a cancer type outside the bundled eight.
+    minutes = (
+        "Urology MDM minutes 11/02/2026\nPatient 2: male, 66, ex-smoker.\n"
+        "TURBT 08/01/2026: high-grade urothelial carcinoma invading muscularis propria.\n"
+        "Imaging: CT 20/01/2026 - cT2 N0 M0, stage II.\n"
+        "Outcome: neoadjuvant gemcitabine and cisplatin then radical cystectomy after neoadjuvant chemotherapy."
+    )
+    report = import_packet(minutes, "b1", CATALOG)
+    assert report.draft["cancer_type"] == "bladder" and report.draft["sex"] == "M" and report.draft["age"] == 66
+    assert report.draft["resected"] is False and "planned, not performed" in report.evidence["resected"]
+    assert report.draft["board_date"] == "2026-02-11" and "MDM" in report.evidence["board_date"]
+    assert report.draft["metastatic"] is False and report.draft["prior_lines"] == 0
+    # A metastatic packet that says nothing of treatment: prior lines are asked for, not defaulted to 0.
+    vague = "MDT 04/03/2026. 61 yo man with metastatic gastric adenocarcinoma, liver metastases, stage IV. Plan: discuss."
+    report = import_packet(vague, "g2", CATALOG)
+    assert report.case is None and any(m.startswith("prior_lines") for m in report.missing)
+    assert any(m.startswith("resected") for m in report.missing) is False  # no operation named: weak, listed as such
+    assert "resected" in report.weak

@@ -3,14 +3,14 @@
 from datetime import date
 
 import pytest
-
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.dates import entry_dates, find_dates, reformat_dates
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import apply_regex
 from clinical_cf.catalog.css.residue import find_residue
 from clinical_cf.catalog.css.schema import SECTIONS, load_cases
-from clinical_cf.catalog.css import CATALOG_PATH
+
 from tests.helpers import HANDWRITTEN_CASES
 
 CATALOG = load_catalog(CATALOG_PATH)
@@ -102,6 +102,30 @@ def test_dates_in_clinician_forms_are_found_and_reformatted_without_changing_mea
         date(2025, 3, 7), date(2025, 3, 9), date(2025, 3, 11), date(2025, 3, 31), date(2025, 2, 1)
     ]
     out = reformat_dates(text)
-    assert "2025-03-07" in out and "2025-03-09" in out and "03/11/2025" in out and "Feb 2025" in out
+    # Issue 22: ISO becomes a month-name date, never MM/DD/YYYY (which is ambiguous where ISO was not).
+    assert "2025-03-07" in out and "2025-03-09" in out and "11 Mar 2025" in out and "Feb 2025" in out
     assert reformat_dates("on 04/06/2025") == "on 04-06-2025"  # April 6 or 4 June: both readings kept
     assert entry_dates("12/01/2025 clinic\nnote text\n\nHEADING\nmore") [:2] == [date(2025, 12, 1)] * 2
+
+
+def test_two_digit_years_dashes_and_month_year_entries_are_read():
+    from clinical_cf.catalog.css.dates import numeric_order
+
+    text = "Dec 25  MRI pelvis\n14.01.26  TLH BSO\n11/25  bleeding\nMDT 16-03-2026\nnodes 2/15 positive, seen Mar 15 in clinic"
+    values = [(d.text, d.value) for d in find_dates(text)]
+    assert values == [
+        ("Dec 25", date(2025, 12, 1)), ("14.01.26", date(2026, 1, 14)), ("11/25", date(2025, 11, 1)), ("16-03-2026", date(2026, 3, 16))
+    ]  # "2/15" (a node count) and "Mar 15" (a day without a year) are not dates mid-line
+    uk = "Urology MDM 11/02/2026\nTURBT 08/01/2026\nCT 20/01/2026"
+    assert numeric_order(uk) == "dmy"
+    assert next(d.value for d in find_dates(uk, numeric_order(uk))) == date(2026, 2, 11)
+    assert numeric_order("on 03/04/2026") is None and find_dates("on 03/04/2026")[0].ambiguous
+    assert reformat_dates("Jan 26  histology") == "01/2026  histology"
+
+
+def test_a_dated_statement_does_not_date_the_lines_after_it():
+    section = "Mar 2025 started FOLFOX, tolerated well.\nPlan: continue FOLFOX and restage.\n[2025-04-01] Oncology clinic\nPt well.\nRestage in 8 weeks."
+    assert entry_dates(section) == [date(2025, 3, 31), None,  # a month-precision date counts at its last day
+    date(2025, 4, 1), date(2025, 4, 1), date(2025, 4, 1)]
+    wrapped = "Feb 26  seen by surgeon - consented, radical hysterectomy planned after surgery\n        date confirmed\nMeds  iron"
+    assert entry_dates(wrapped) == [date(2026, 2, 28), date(2026, 2, 28), None]
