@@ -23,7 +23,6 @@ or a list of {role, text} for chat inputs), `metadata_<key>` for every sample me
 from __future__ import annotations
 
 import math
-
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from inspect_ai.log import EvalLog, EvalSample, EvalSampleSummary, list_eval_logs, read_eval_log, read_eval_log_sample_summaries
+from inspect_ai.log import (
+    EvalLog,
+    EvalSample,
+    EvalSampleSummary,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample_summaries,
+)
 
 from clinical_cf.core.errors import CatalogError
 
@@ -107,6 +113,8 @@ class LogHeader:
     run: str = ""
     """The run label: `--label` for this log, else its tags (`inspect eval --tags`), else empty."""
     created: str = ""
+    tags: str = ""
+    """The log's tags (`inspect eval --tags`), sorted and comma-joined: the default run label."""
     reducer: str = "mean"
     """How the log reduces a sample's epochs (`eval.config.epochs_reducer`, Inspect's default `mean`)."""
 
@@ -189,13 +197,14 @@ def _header(path: str, log: EvalLog, labels: dict[str, str] | None = None, sampl
     roles = log.eval.model_roles or {}
     judge = roles["judge"].model if "judge" in roles else None
     reducer = log.eval.config.epochs_reducer or ["mean"]
+    tags = ",".join(sorted(log.eval.tags or []))
     run = (labels or {}).get(path)
     if run is None:
-        run = ",".join(sorted(log.eval.tags or []))
+        run = tags
     return LogHeader(path=path, suite=str(suite) if suite is not None else None, model=log.eval.model,
                      task=log.eval.task, task_id=log.eval.task_id, status=log.status, metadata=metadata,
                      samples=len(log.samples or []) if samples is None else samples, judge=judge, run=run,
-                     created=str(log.eval.created), reducer=str(reducer[0]))
+                     created=str(log.eval.created), tags=tags, reducer=str(reducer[0]))
 
 
 def label_map(labels: Sequence[str] | None) -> dict[str, str]:
@@ -224,6 +233,116 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
+CACHE_VERSION = "rows-1"
+"""Part of every cache key: bump it when `sample_row` changes what a row holds."""
+
+
+def cache_dir() -> Path | None:
+    """Where per-log row caches live: `CLINICAL_CF_CACHE_DIR`, else the user cache folder; "off" disables it."""
+    import os
+
+    setting = os.environ.get("CLINICAL_CF_CACHE_DIR")
+    if setting == "off":
+        return None
+    if setting:
+        return Path(setting)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("clinical_cf")) / "report-rows"
+
+
+def _file_hash(path: str) -> str | None:
+    """SHA-256 of a local log's bytes (the cache key), None for a remote log."""
+    import hashlib
+
+    local = _local(path)
+    if local is None or not local.is_file():
+        return None
+    digest = hashlib.sha256()
+    with open(local, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, use_cache: bool):
+    """One log in summaries mode (run in a worker process): ("ok", header, rows frame) or ("skip", why).
+
+    With the cache, the rows of a log whose bytes were read before come back from
+    `<cache>/<sha256>.pkl` (a pickled frame this code wrote) without parsing the log at all.
+    """
+    import pickle
+
+    folder = cache_dir() if use_cache else None
+    key = _file_hash(path) if folder is not None else None
+    cached = folder / f"{key}.{CACHE_VERSION}.pkl" if key else None
+    try:
+        if cached is not None and cached.is_file():
+            with open(cached, "rb") as handle:
+                header, frame = pickle.load(handle)
+            header = LogHeader(**{**header.__dict__, "path": path, "run": label if label is not None else header.tags})
+            frame["log"] = path
+            frame["run"] = header.run
+            return "ok", header, frame
+        labels = {path: label} if label is not None else None
+        if wanted is not None:
+            suite = (read_eval_log(path, header_only=True).eval.metadata or {}).get("suite")
+            if suite not in wanted:
+                return "skip", f"is not a {' or '.join(sorted(wanted))} log (its suite is {suite!r})"
+        header, samples = _read(path, "summaries", EXCLUDED_FIELDS, labels)
+    except Exception as ex:  # noqa: BLE001 - a corrupt or unreadable log must not stop the report; it is named
+        return "skip", f"cannot be read (truncated or not an Inspect log): {type(ex).__name__}: {ex}"
+    if header.suite is None:
+        return "skip", "is not a CSS log, nor a log of any clinical_cf suite (its eval metadata records no `suite`)"
+    if not samples:
+        return "skip", "has no samples"
+    frame = pd.DataFrame([sample_row(header, sample) for sample in samples])
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_suffix(f".{uuid4_hex()}.tmp")
+            with open(partial, "wb") as handle:
+                pickle.dump((header, frame), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            partial.replace(cached)  # atomic: a concurrent report never reads half a cache file
+        except OSError:
+            pass  # a read-only or full cache folder costs speed, never the report
+    return "ok", header, frame
+
+
+def uuid4_hex() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def worker_count(jobs: int) -> int:
+    """Processes for `jobs` logs: `CLINICAL_CF_WORKERS` when set (1 = read in this process), else one per CPU."""
+    import os
+
+    setting = os.environ.get("CLINICAL_CF_WORKERS", "").strip()
+    if setting:
+        if not setting.isdigit() or int(setting) < 1:
+            raise CatalogError("CLINICAL_CF_WORKERS", f"must be a whole number >= 1 (got {setting!r})")
+        return min(jobs, int(setting))
+    return min(jobs, os.cpu_count() or 1)
+
+
+def _summaries_in_parallel(files: list[str], labels: dict[str, str] | None, wanted: set[str] | None,
+                           use_cache: bool, workers: int | None):
+    """`_summary_job` over every log, in order: in worker processes when there are several logs to parse."""
+
+    wanted_t = tuple(sorted(wanted)) if wanted is not None else None
+    jobs = [(path, (labels or {}).get(path), wanted_t, use_cache) for path in files]
+    workers = workers if workers is not None else worker_count(len(files))
+    if workers <= 1 or len(files) <= 1:
+        yield from (_summary_job(*job) for job in jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_summary_job, *zip(*jobs))
+
+
 def iter_logs(
     paths: str | Path | Sequence[str | Path],
     suites: Iterable[str] | None = None,
@@ -232,17 +351,31 @@ def iter_logs(
     mode: str = "full",
     labels: dict[str, str] | None = None,
     strict: bool = False,
-) -> Iterator[tuple[LogHeader, list[dict[str, Any]]] | tuple[str, str]]:
+    use_cache: bool = True,
+    workers: int | None = None,
+) -> Iterator[tuple[LogHeader, list[dict[str, Any]] | pd.DataFrame] | tuple[str, str]]:
     """Per log, in order: (header, sample rows), or (path, why it was skipped).
 
     With `suites`, logs of other suites are skipped after reading only their header. `mode="summaries"`
-    reads Inspect's sample summaries instead of full samples (no store, metadata fields under 1k).
+    reads Inspect's sample summaries instead of full samples (no store, metadata fields under 1k), one
+    log per worker process, and keeps each log's rows in a cache keyed by the log's SHA-256 (`cache_dir`).
     With `strict`, a log named explicitly (not found by listing a folder) that cannot be used is a
     `CatalogError`; logs found in a folder are skipped with the reason (a log folder holds other runs).
     """
     files = list_logs(paths, strict=strict)
     named = explicit_files(paths) if strict else set()
     wanted = set(suites) if suites is not None else None
+    if mode == "summaries":
+        for i, (path, result) in enumerate(zip(files, _summaries_in_parallel(files, labels, wanted, use_cache, workers)), 1):
+            if progress and len(files) > 5:
+                print(f"read log {i}/{len(files)}", file=sys.stderr)
+            if result[0] == "skip":
+                if path in named:
+                    raise CatalogError(path, result[1])
+                yield path, result[1]
+            else:
+                yield result[1], result[2]
+        return
     intern = _Interner()
     for i, path in enumerate(files, start=1):
         if progress and len(files) > 5:
@@ -309,6 +442,7 @@ def read_logs(
     mode: str = "full",
     labels: dict[str, str] | None = None,
     strict: bool = False,
+    use_cache: bool = True,
 ) -> LogRows:
     """All rows of the logs under `paths` (see the module docstring); an already read `LogRows` passes through.
 
@@ -320,11 +454,12 @@ def read_logs(
     frames: dict[str, list[pd.DataFrame]] = {}
     headers: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
-    for first, second in iter_logs(paths, suites=suites, progress=progress, mode=mode, labels=labels, strict=strict):
+    for first, second in iter_logs(paths, suites=suites, progress=progress, mode=mode, labels=labels, strict=strict,
+                                   use_cache=use_cache):
         if isinstance(first, LogHeader):
             headers.append(first.row())
             # One frame per log, so a log's row dicts are freed before the next log is read.
-            frames.setdefault(str(first.suite), []).append(pd.DataFrame(second))
+            frames.setdefault(str(first.suite), []).append(second if isinstance(second, pd.DataFrame) else pd.DataFrame(second))
         else:
             skipped.append((first, second))  # type: ignore[arg-type]
     by_suite = {suite: pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] for suite, parts in frames.items()}

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-
 from clinical_cf.analysis.logs import LogRows
 from clinical_cf.analysis.tables import markdown_table
+
 from clinical_cf.suites import SUITES, Suite
 
 Block = tuple[str, Any]
@@ -302,7 +302,7 @@ def css_section(ctx: SectionContext) -> Section:
             blocks.append(("img", figures.agent_lift(lift, out / "figure3_agent_lift.png")))
     from clinical_cf.analysis.side_by_side import write_side_by_side
 
-    write_side_by_side(ctx.logs, out / "side_by_side.html")
+    write_side_by_side(ctx.samples, out / "side_by_side.html")
     blocks += [("p", "Per-tuple outputs of every model side by side: side_by_side.html (self-contained, filterable)."),
                ("link", ("Open the side-by-side page", "side_by_side.html")),
                ("h3", "Logs read (open one with `inspect view`)"),
@@ -345,13 +345,20 @@ def sensitivity_section(ctx: SectionContext) -> Section:
 
 def medpic_section(ctx: SectionContext) -> Section:
     """MedPIC: exact-set accuracy (GF, CF, activation, deactivation, pair) with rule-clustered CIs."""
-    from clinical_cf.analysis.medpic import dimension_accuracy, medpic_rows, table_medpic
+    from clinical_cf.analysis.medpic import (
+        dimension_accuracy,
+        medpic_rows,
+        table_medpic,
+    )
 
     warnings = missing_metadata(ctx.samples, ("rule_id", "kind", "operation"), "MedPIC")
     rows = medpic_rows(ctx.samples)
     rows = rows.dropna(subset=["rule_id", "kind", "operation"]) if not rows.empty else rows
     if rows.empty:
         return Section(warnings=warnings)
+    from clinical_cf.analysis.paired_pages import medpic_pairs_page
+
+    pairs_page = medpic_pairs_page(rows, ctx.out / "medpic_pairs.html")
     table = _write(table_medpic(rows), ctx.out, "medpic")
     by_info = _write(dimension_accuracy(rows, "patient_info_type", kind="cf"), ctx.out, "medpic_cf_by_patient_info")
     return Section(warnings=warnings, blocks=[
@@ -361,6 +368,7 @@ def medpic_section(ctx: SectionContext) -> Section:
         ("table", table),
         ("h3", "CF accuracy by patient-information type"),
         ("table", by_info),
+        *([("link", ("MedPIC pairs side by side", pairs_page.name))] if pairs_page else []),
     ])
 
 
@@ -379,6 +387,9 @@ def workflow_section(ctx: SectionContext) -> Section:
     rows = workflow_rows(ctx.samples)
     if rows.empty:
         return Section(warnings=warnings)
+    from clinical_cf.analysis.paired_pages import workflow_episodes_page
+
+    episodes_page = workflow_episodes_page(rows, ctx.out / "workflow_episodes.html")
     tested = select_split(rows, "test")
     summary = _write(summary_table(tested), ctx.out, "workflow_summary")
     variants = _write(accuracy_by(tested, "variant"), ctx.out, "workflow_by_variant")
@@ -392,4 +403,5 @@ def workflow_section(ctx: SectionContext) -> Section:
         ("table", variants),
         ("h3", "Clean vs perturbed, paired by seed (exact sign test, Holm-corrected)"),
         ("table", paired),
+        *([("link", ("Workflow episodes side by side", episodes_page.name))] if episodes_page else []),
     ])

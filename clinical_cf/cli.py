@@ -141,7 +141,10 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     """Freeze counterfactuals by an editor (a model role, or regex/structured mode) for review."""
     import asyncio
 
-    from clinical_cf.catalog.css.counterfactuals import build_counterfactuals, write_counterfactuals
+    from clinical_cf.catalog.css.counterfactuals import (
+        build_counterfactuals,
+        write_counterfactuals,
+    )
     from clinical_cf.catalog.css.interventions import load_catalog
     from clinical_cf.catalog.css.schema import load_cases
 
@@ -202,7 +205,6 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def _cmd_validate_cases(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.css.schema import load_cases
-
     from clinical_cf.catalog.validate import validate_file
 
     result = validate_file(resolve_user_path(args.path), "cases")
@@ -211,8 +213,8 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from clinical_cf.core.locking import read_lock
     from clinical_cf.catalog.validate import validate_file
+    from clinical_cf.core.locking import read_lock
     from clinical_cf.registration import display_path, is_bundled, published_hashes
 
     path = resolve_user_path(args.path)
@@ -308,8 +310,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.gate and not args.baseline:
         raise SystemExit("--gate needs --baseline LOG_OR_DIR")
     # Each log's sample summaries are read once; the report, the rewards and the gate all take their rows from this read.
-    rows = read_logs(args.logs, progress=True, mode="summaries", labels=label_map(args.label), strict=True)
-    baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True) if args.gate else None
+    cache = not args.no_cache
+    rows = read_logs(args.logs, progress=True, mode="summaries", labels=label_map(args.label), strict=True, use_cache=cache)
+    baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True, use_cache=cache) if args.gate else None
     report = build_report(rows, Path(args.out), predictions)
     print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
     if args.rewards:
@@ -457,6 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--label", action="append", metavar="NAME=LOG_OR_DIR",
                         help="run label for the logs under LOG_OR_DIR (repeatable): labelled runs of one model are kept "
                              "apart instead of the latest replacing the earlier; default: each log's tags")
+    report.add_argument("--no-cache", action="store_true",
+                        help="parse every log again instead of reusing its rows cached by content hash "
+                             "(CLINICAL_CF_CACHE_DIR, default the user cache folder)")
     report.set_defaults(func=_cmd_report)
 
     annotate = sub.add_parser("annotate", help="human validation of the judge").add_subparsers(dest="action", required=True)
@@ -472,8 +478,12 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--out", required=True)
     imp.set_defaults(func=_cmd_annotate_import)
 
-    from clinical_cf.analysis.workflow_controller import build_parser as workflow_controller_parser
-    from clinical_cf.analysis.workflow_controller import run_args as workflow_controller_run
+    from clinical_cf.analysis.workflow_controller import (
+        build_parser as workflow_controller_parser,
+    )
+    from clinical_cf.analysis.workflow_controller import (
+        run_args as workflow_controller_run,
+    )
 
     controller = sub.add_parser(
         "workflow-controller", help="post-hoc workflow-aware controller, detector P/R and lexical OOV audit over workflow logs"
