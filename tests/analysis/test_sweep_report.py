@@ -132,3 +132,18 @@ def test_samples_without_metadata_are_counted_and_named(sweep, tmp_path, capsys)
     assert "half.eval: 4 of 8 samples lack CSS metadata (case_id, family, intervention_id); left out" in err
     assert "samples lack CSS metadata" in (out / "report.md").read_text()
     assert math.isclose(pd.read_csv(out / "single_shot_coverage.csv").loc[0, "samples_without_metadata"], 4)
+
+
+@pytest.mark.slow
+def test_the_viewer_shows_each_arms_calls_under_a_named_span(sweep):
+    """Read back from a real log: the baseline and counterfactual model calls sit in spans named for their arm."""
+    from inspect_ai.log import read_eval_log
+
+    from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
+
+    template = next(Path(sweep["alpha-judge-a"]).parent.parent.glob("template/*.eval"))
+    sample = read_eval_log(str(template)).samples[0]
+    spans = {e.id: e.name for e in sample.events if e.event == "span_begin"}
+    arms = [spans.get(e.span_id) for e in sample.events if e.event == "model" and spans.get(e.span_id) in (BASELINE_SPAN, COUNTERFACTUAL_SPAN)]
+    # Two calls per arm (summary, then recommendations), the baseline's first.
+    assert arms == [BASELINE_SPAN] * 2 + [COUNTERFACTUAL_SPAN] * 2
