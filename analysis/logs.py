@@ -169,7 +169,9 @@ def sample_row(header: LogHeader, sample: EvalSample | EvalSampleSummary, intern
         "eval_setting": header.metadata.get("setting"),
         "sample_id": sample.id, "epoch": sample.epoch, "uuid": sample.uuid, "error": sample.error,
         "completed_at": getattr(sample, "completed_at", None),
-        "input": keep(_input(sample.input)),
+        # A summary's input is the prompt (a CSS packet is ~10 kB): no table needs it and 30,000 of them
+        # would dominate the report's memory, so summary rows carry none (full rows keep it).
+        "input": keep(_input(sample.input)) if isinstance(sample, EvalSample) else None,
     }
     # Tokens per role ("model" for the model under test): the report's usage table sums them.
     usage = dict(getattr(sample, "role_usage", None) or {})
@@ -233,7 +235,7 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
-CACHE_VERSION = "rows-1"
+CACHE_VERSION = "rows-2"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
 
 
@@ -366,6 +368,7 @@ def iter_logs(
     named = explicit_files(paths) if strict else set()
     wanted = set(suites) if suites is not None else None
     if mode == "summaries":
+        intern = _Interner()
         for i, (path, result) in enumerate(zip(files, _summaries_in_parallel(files, labels, wanted, use_cache, workers)), 1):
             if progress and len(files) > 5:
                 print(f"read log {i}/{len(files)}", file=sys.stderr)
@@ -374,7 +377,12 @@ def iter_logs(
                     raise CatalogError(path, result[1])
                 yield path, result[1]
             else:
-                yield result[1], result[2]
+                # Strings repeated across logs (a case's metadata seen by six models) kept once.
+                frame = result[2]
+                for col in frame.columns:
+                    if frame[col].dtype == object:
+                        frame[col] = frame[col].map(intern)
+                yield result[1], frame
         return
     intern = _Interner()
     for i, path in enumerate(files, start=1):
