@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
 from clinical_cf.analysis.html import render
 
 
@@ -55,7 +54,7 @@ def workflow_episodes_page(rows: pd.DataFrame, file: str | Path) -> Path | None:
         return None
     first = rows[rows["epoch"] == rows["epoch"].min()].copy()
     first["group"] = first["seed_id"].astype(str) + " / " + first["parameterization"].astype(str)
-    first["acceptable"] = first["acceptable_actions"].map(lambda a: ", ".join(a))
+    first["acceptable"] = first["acceptable_actions"].map(", ".join)
     models = sorted(first["model"].unique())
     groups = []
     for key, group in first.groupby("group", sort=True):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 VERDICTS = {
@@ -59,7 +59,7 @@ def write_sweep(template: str, folder: Path, names: tuple[str, ...] = tuple(VERD
 
     base = read_eval_log(template)
     folder.mkdir(parents=True, exist_ok=True)
-    start = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
     written = {}
     for name in names:
         model, judge, minutes, verdicts = VERDICTS[name]

@@ -34,7 +34,8 @@ def test_missing_path_empty_folder_and_empty_file(tmp_path, capsys):
 def test_truncated_log_and_another_tasks_log_named_explicitly(tmp_path, capsys, other_task_log):
     err = _fails(capsys, other_task_log)
     assert other_task_log in err and "records no `suite`" in err
-    data = open(other_task_log, "rb").read()
+    with open(other_task_log, "rb") as handle:
+        data = handle.read()
     truncated = tmp_path / "truncated.eval"
     truncated.write_bytes(data[: len(data) // 2])
     assert "truncated.eval: cannot be read" in _fails(capsys, truncated)

@@ -16,7 +16,7 @@ import pytest
 from clinical_cf.cli import main
 
 sys.path.insert(0, str(Path(__file__).parent))  # the fixture builder next to this file (tests/ is the import root)
-from sweep_logs import template_log, write_sweep  # noqa: E402
+from sweep_logs import template_log, write_sweep
 
 
 @pytest.fixture(scope="module")
@@ -137,9 +137,8 @@ def test_samples_without_metadata_are_counted_and_named(sweep, tmp_path, capsys)
 @pytest.mark.slow
 def test_the_viewer_shows_each_arms_calls_under_a_named_span(sweep):
     """Read back from a real log: the baseline and counterfactual model calls sit in spans named for their arm."""
-    from inspect_ai.log import read_eval_log
-
     from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
+    from inspect_ai.log import read_eval_log
 
     template = next(Path(sweep["alpha-judge-a"]).parent.parent.glob("template/*.eval"))
     sample = read_eval_log(str(template)).samples[0]
