@@ -327,15 +327,32 @@ def missing_metadata(samples: pd.DataFrame, keys: tuple[str, ...], suite: str) -
     return lines
 
 
+def latest_run(samples: pd.DataFrame, suite: str) -> tuple[pd.DataFrame, list[str]]:
+    """One row per model, run, sample and epoch: a rerun's latest complete sample replaces the earlier ones
+    (as for CSS), so a second run of the same questions or episodes is not counted twice; the replaced
+    rows are counted per model in the returned lines."""
+    keys = [c for c in ("model", "run", "sample_id", "epoch") if c in samples.columns]
+    if samples.empty or len(keys) < 4:
+        return samples, []
+    complete = samples["error"].isna() if "error" in samples.columns else pd.Series(True, index=samples.index)
+    order = samples.assign(_complete=complete).sort_values(["_complete", "created", "log"], kind="stable")
+    kept = order.drop_duplicates(keys, keep="last").drop(columns=["_complete"]).sort_index()
+    dropped = samples.loc[samples.index.difference(kept.index)]
+    lines = [f"{suite} / {model}: {n} samples of an earlier run of the same questions replaced by the latest complete run "
+             "(label runs with --label NAME=PATH to keep both)" for model, n in dropped.groupby("model").size().items()]
+    return kept, lines
+
+
 def sensitivity_section(ctx: SectionContext) -> Section:
     """Sensitivity: direction consistency, flip rate, JS divergence per model and perturbation type."""
     from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity
 
-    rows = sensitivity_rows(ctx.samples)
+    samples, replaced = latest_run(ctx.samples, "sensitivity")
+    rows = sensitivity_rows(samples)
     if rows.empty:
-        return Section()
+        return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
-    return Section([
+    return Section(warnings=replaced, blocks=[
         ("h2", "Sensitivity suite"),
         ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence "
               "(bits), relative change of the gold and entropy change."),
@@ -351,8 +368,9 @@ def medpic_section(ctx: SectionContext) -> Section:
         table_medpic,
     )
 
-    warnings = missing_metadata(ctx.samples, ("rule_id", "kind", "operation"), "MedPIC")
-    rows = medpic_rows(ctx.samples)
+    samples, replaced = latest_run(ctx.samples, "MedPIC")
+    warnings = missing_metadata(samples, ("rule_id", "kind", "operation"), "MedPIC") + replaced
+    rows = medpic_rows(samples)
     rows = rows.dropna(subset=["rule_id", "kind", "operation"]) if not rows.empty else rows
     if rows.empty:
         return Section(warnings=warnings)
@@ -383,8 +401,9 @@ def workflow_section(ctx: SectionContext) -> Section:
         workflow_rows,
     )
 
-    warnings = missing_metadata(ctx.samples, REQUIRED_METADATA, "workflow")
-    rows = workflow_rows(ctx.samples)
+    samples, replaced = latest_run(ctx.samples, "workflow")
+    warnings = missing_metadata(samples, REQUIRED_METADATA, "workflow") + replaced
+    rows = workflow_rows(samples)
     if rows.empty:
         return Section(warnings=warnings)
     from clinical_cf.analysis.paired_pages import workflow_episodes_page
