@@ -61,11 +61,12 @@ def agent_lift(single_shot: pd.DataFrame, agent: pd.DataFrame) -> pd.DataFrame:
     The paper's Figure 3: the agent setting re-runs a subset, so the comparison is paired on
     (model, case, intervention); `n` is how many tuples each difference rests on.
     """
-    keys = ["model", "case_id", "intervention_id", "family"]
+    keys = [c for c in ("model", "judge", "run") if c in single_shot.columns and c in agent.columns]
+    keys += ["case_id", "intervention_id", "family"]
     paired = single_shot.dropna(subset=["css"])[keys + ["css"]].merge(
         agent.dropna(subset=["css"])[keys + ["css"]], on=keys, suffixes=("_single_shot", "_agent")
     )
-    grouped = paired.groupby(["model", "family"])
+    grouped = paired.groupby(keys[:-3] + ["family"])
     table = grouped[["css_single_shot", "css_agent"]].mean()
     table["lift"] = table["css_agent"] - table["css_single_shot"]
     table["n"] = grouped.size()

@@ -20,18 +20,44 @@ def _short(model: str) -> str:
     return model.split("/", 1)[-1]
 
 
+def _entry_label(row) -> str:
+    """A figure label for one table row: the model, and the run when runs are labelled."""
+    run = getattr(row, "run", "") or ""
+    return _short(row.model) + (f" [{run}]" if isinstance(run, str) and run else "")
+
+
+def _stacked_labels(ax, x: float, by_rank: dict[float, list[str]], ha: str, offset: int) -> None:
+    """One label per rank, tied entries joined, so labels at one rank never draw over each other."""
+    for rank, names in sorted(by_rank.items()):
+        ax.annotate(", ".join(sorted(names)), (x, rank), xytext=(offset, 0), textcoords="offset points", ha=ha,
+                    va="center", fontsize=8)
+
+
 def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
-    """Figure 1: a slope chart from each model's CMS rank to its CSS rank."""
-    fig, ax = plt.subplots(figsize=(5, 0.5 * len(table2) + 2))
-    for row in table2.itertuples():
-        ax.plot([0, 1], [row.cms_rank, row.css_rank], marker="o")
-        ax.annotate(_short(row.model), (0, row.cms_rank), xytext=(-6, 0), textcoords="offset points", ha="right", va="center", fontsize=8)
-        ax.annotate(_short(row.model), (1, row.css_rank), xytext=(6, 0), textcoords="offset points", ha="left", va="center", fontsize=8)
-    ax.set_xticks([0, 1], ["CMS rank", "CSS rank"])
-    ax.set_xlim(-0.8, 1.8)
-    ax.invert_yaxis()
-    ax.set_ylabel("rank (1 = best)")
-    ax.set_title("CMS vs CSS ranking")
+    """Figure 1: a slope chart from each entry's CMS rank to its CSS rank, one panel per judge (ranks are within a judge).
+
+    The rank axis has whole-rank ticks (1 = best at the top); entries tied at a rank share one label.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    judges = list(table2.groupby("judge")) if "judge" in table2.columns else [("", table2)]
+    tallest = max(len(group) for _, group in judges)
+    fig, axes = plt.subplots(1, len(judges), figsize=(5.5 * len(judges), 0.5 * tallest + 2.2), squeeze=False)
+    for ax, (judge, group) in zip(axes[0], judges):
+        left: dict[float, list[str]] = {}
+        right: dict[float, list[str]] = {}
+        for row in group.itertuples():
+            ax.plot([0, 1], [row.cms_rank, row.css_rank], marker="o")
+            left.setdefault(row.cms_rank, []).append(_entry_label(row))
+            right.setdefault(row.css_rank, []).append(_entry_label(row))
+        _stacked_labels(ax, 0, left, "right", -6)
+        _stacked_labels(ax, 1, right, "left", 6)
+        ax.set_xticks([0, 1], ["CMS rank", "CSS rank"])
+        ax.set_xlim(-1.2, 2.2)
+        ax.set_ylim(len(group) + 0.5, 0.5)  # rank 1 at the top
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel("rank (1 = best)")
+        ax.set_title(f"CMS vs CSS ranking{f' (judge {_short(str(judge))})' if judge else ''}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -39,14 +65,15 @@ def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
 
 
 def family_small_multiples(table3: pd.DataFrame, path: Path) -> Path:
-    """Figure 2: CSS per model in one panel per family, with case-clustered 95% CIs."""
+    """Figure 2: CSS per entry (model, judge, run) in one panel per family, with case-clustered 95% CIs."""
     families = sorted(table3["family"].unique())
-    fig, axes = plt.subplots(1, len(families), figsize=(2.6 * len(families), 3.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(families), figsize=(2.8 * len(families), 3.6), sharey=True, squeeze=False)
     for ax, family in zip(axes[0], families):
-        rows = table3[table3["family"] == family].sort_values("model")
+        rows = table3[table3["family"] == family].sort_values([c for c in ("judge", "model", "run") if c in table3.columns])
         errors = [rows["css"] - rows["ci_low"], rows["ci_high"] - rows["css"]]
         ax.bar(range(len(rows)), rows["css"], yerr=errors, capsize=3, color="#4c72b0")
-        ax.set_xticks(range(len(rows)), [_short(m) for m in rows["model"]], rotation=60, ha="right", fontsize=7)
+        labels = [_entry_label(r) + (f"\n{_short(str(r.judge))}" if "judge" in table3.columns else "") for r in rows.itertuples()]
+        ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=7)
         ax.set_title(f"Family {family}")
         ax.set_ylim(0, 1)
     axes[0][0].set_ylabel("CSS")

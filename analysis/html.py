@@ -50,15 +50,40 @@ def render(template: str, **context: Any) -> str:
     return ENV.get_template(template).render(**context)
 
 
+NO_DATA = "no data"
+"""What a missing cell shows: a measured zero prints as 0, a value nobody measured never does."""
+
+
 def _html_table(table: pd.DataFrame) -> Markup:
     # pandas escapes cell text (escape=True is its default); the markup around it is pandas' own.
-    return Markup(table.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep="", escape=True))
+    return Markup(table.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep=NO_DATA, escape=True))
+
+
+def anchor(text: str, seen: dict[str, int]) -> str:
+    """A stable id for a heading (lowercase words joined by '-'), numbered when one repeats."""
+    import re
+
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "section"
+    seen[base] = seen.get(base, 0) + 1
+    return base if seen[base] == 1 else f"{base}-{seen[base]}"
 
 
 def render_report(blocks: list[tuple[str, Any]]) -> str:
-    """report.html: one self-contained page, tables inline, figures as data URIs, no scripts or network."""
+    """report.html: one self-contained page, tables inline, figures as data URIs, no scripts or network;
+    a table of contents links every h2/h3 heading, and the side-by-side page and logs are linked."""
     items = []
+    toc = []
+    seen: dict[str, int] = {}
     for kind, value in blocks:
+        if kind in ("h2", "h3"):
+            ident = anchor(str(value), seen)
+            items.append({"kind": kind, "text": str(value), "id": ident})
+            toc.append({"level": kind, "text": str(value), "id": ident})
+            continue
+        if kind == "link":
+            label, href = value
+            items.append({"kind": "link", "text": str(label), "href": str(href)})
+            continue
         if kind == "table":
             items.append({"kind": "table", "empty": value.empty, "html": _html_table(value) if not value.empty else ""})
         elif kind == "img":
@@ -68,4 +93,4 @@ def render_report(blocks: list[tuple[str, Any]]) -> str:
             items.append({"kind": "list", "entries": [str(i) for i in value]})
         else:
             items.append({"kind": kind, "text": str(value)})
-    return render("report.html.j2", items=items)
+    return render("report.html.j2", items=items, toc=toc)

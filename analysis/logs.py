@@ -23,7 +23,6 @@ or a list of {role, text} for chat inputs), `metadata_<key>` for every sample me
 from __future__ import annotations
 
 import math
-
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,30 +30,70 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
+from inspect_ai.log import (
+    EvalLog,
+    EvalSample,
+    EvalSampleSummary,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample_summaries,
+)
+
+from clinical_cf.core.errors import CatalogError
 
 EXCLUDED_FIELDS: frozenset[str] = frozenset({"events", "messages", "attachments", "output", "timelines"})
 """EvalSample fields no consumer reads; `read_eval_log` skips them while parsing."""
 
-LOG_COLUMNS = ("log", "suite", "model", "task", "task_id", "status", "samples")
+LOG_COLUMNS = ("log", "suite", "model", "task", "task_id", "status", "samples", "judge", "run", "created", "reducer")
 
 
-def list_logs(paths: str | Path | Sequence[str | Path]) -> list[str]:
+def _local(text: str) -> Path | None:
+    return None if "://" in text.removeprefix("file://") else Path(text.removeprefix("file://"))
+
+
+def list_logs(paths: str | Path | Sequence[str | Path], strict: bool = False) -> list[str]:
     """Log files as given; folders and other listable locations expanded to the Inspect logs inside them.
 
     Paths come back without Inspect's `file://` prefix, so a local log is named the way the user typed it.
+    With `strict` (the report), a local path that does not exist, is not a regular file or folder, or is a
+    folder holding no Inspect log is a `CatalogError` naming it, never an empty report.
     """
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if strict and not items:
+        raise CatalogError("(logs)", "no log file or folder given")
     out: list[str] = []
     for item in items:
         text = str(item)
-        if text.endswith((".eval", ".json")):
+        local = _local(text)
+        if strict and local is not None:
+            if not local.exists():
+                raise CatalogError(text, "does not exist (give Inspect log files or folders holding them)")
+            if not (local.is_dir() or local.is_file()):
+                raise CatalogError(text, "is not a regular file or folder")
+            if local.is_file() and local.stat().st_size == 0:
+                raise CatalogError(text, "is empty (0 bytes), not an Inspect log")
+        if text.endswith((".eval", ".json")) and not (local is not None and local.is_dir()):
             out.append(text.removeprefix("file://"))  # a log file, local or remote (read_eval_log reads both)
-        elif Path(text.removeprefix("file://")).is_dir() or "://" in text:
-            out += [info.name.removeprefix("file://") for info in list_eval_logs(text)]
+        elif (local is not None and local.is_dir()) or "://" in text:
+            found = [info.name.removeprefix("file://") for info in list_eval_logs(text)]
+            if strict and not found:
+                raise CatalogError(text, "holds no Inspect logs (*.eval or *.json written by inspect eval)")
+            out += found
         else:
             out.append(text)
     return list(dict.fromkeys(out))
+
+
+def explicit_files(paths: str | Path | Sequence[str | Path]) -> set[str]:
+    """The paths named as log files (not found by listing a folder): a problem with one of them is an error."""
+    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    out = set()
+    for item in items:
+        text = str(item).removeprefix("file://")
+        local = _local(text)
+        if (local is not None and local.is_file()) or (local is None and text.endswith((".eval", ".json"))):
+            out.add(text)
+    return out
 
 
 @dataclass(frozen=True)
@@ -69,11 +108,21 @@ class LogHeader:
     status: str
     metadata: dict[str, Any]
     samples: int = 0
+    judge: str | None = None
+    """The model the log's `judge` role ran on (`eval.model_roles`), None when it has no judge role."""
+    run: str = ""
+    """The run label: `--label` for this log, else its tags (`inspect eval --tags`), else empty."""
+    created: str = ""
+    tags: str = ""
+    """The log's tags (`inspect eval --tags`), sorted and comma-joined: the default run label."""
+    reducer: str = "mean"
+    """How the log reduces a sample's epochs (`eval.config.epochs_reducer`, Inspect's default `mean`)."""
 
     def row(self) -> dict[str, Any]:
         """The per-log row: provenance columns and every eval metadata field as `eval_<key>`."""
         base = {"log": self.path, "suite": self.suite, "model": self.model, "task": self.task,
-                "task_id": self.task_id, "status": self.status, "samples": self.samples}
+                "task_id": self.task_id, "status": self.status, "samples": self.samples, "judge": self.judge,
+                "run": self.run, "created": self.created, "reducer": self.reducer}
         return base | {f"eval_{k}": v for k, v in self.metadata.items()}
 
 
@@ -109,14 +158,29 @@ def input_text(value: Any, roles: Iterable[str] | None = None, sep: str = "\n") 
     return sep.join(m["text"] for m in value if wanted is None or m["role"] in wanted)
 
 
-def sample_row(header: LogHeader, sample: EvalSample, intern: _Interner | None = None) -> dict[str, Any]:
-    """One flat row for a sample: provenance, input, metadata_*, score_* and store_* columns."""
+def sample_row(header: LogHeader, sample: EvalSample | EvalSampleSummary, intern: _Interner | None = None) -> dict[str, Any]:
+    """One flat row for a sample (or a sample summary, which has no store): provenance, input,
+    metadata_*, score_*, store_* and per-role token columns."""
     keep = intern or _Interner()
     row: dict[str, Any] = {
         "log": header.path, "suite": header.suite, "model": header.model, "task": header.task,
+        "judge": header.judge, "run": header.run, "created": header.created, "reducer": header.reducer,
+        # The setting the task logged (CSS: single_shot / agent), never guessed from the task's name.
+        "eval_setting": header.metadata.get("setting"),
         "sample_id": sample.id, "epoch": sample.epoch, "uuid": sample.uuid, "error": sample.error,
-        "input": keep(_input(sample.input)),
+        "completed_at": getattr(sample, "completed_at", None),
+        # A summary's input is the prompt (a CSS packet is ~10 kB): no table needs it and 30,000 of them
+        # would dominate the report's memory, so summary rows carry none (full rows keep it).
+        "input": keep(_input(sample.input)) if isinstance(sample, EvalSample) else None,
     }
+    # Tokens per role ("model" for the model under test): the report's usage table sums them.
+    usage = dict(getattr(sample, "role_usage", None) or {})
+    model_usage = getattr(sample, "model_usage", None) or {}
+    if header.model in model_usage:
+        usage.setdefault("model", model_usage[header.model])
+    for role, use in usage.items():
+        row[f"tokens_{role}"] = use.total_tokens
+        row[f"cost_{role}"] = use.total_cost
     for key, value in (sample.metadata or {}).items():
         row[f"metadata_{key}"] = keep(value)
     for name, score in (sample.scores or {}).items():
@@ -124,17 +188,161 @@ def sample_row(header: LogHeader, sample: EvalSample, intern: _Interner | None =
         row[f"score_{name}_metadata"] = keep(score.metadata or {})
         row[f"score_{name}_explanation"] = keep(score.explanation)
         row[f"score_{name}_answer"] = keep(score.answer)
-    for key, value in (sample.store or {}).items():
+    for key, value in (getattr(sample, "store", None) or {}).items():
         row[f"store_{key}"] = keep(value)
     return row
 
 
-def _header(path: str, log: EvalLog) -> LogHeader:
+def _header(path: str, log: EvalLog, labels: dict[str, str] | None = None, samples: int | None = None) -> LogHeader:
     metadata = dict(log.eval.metadata or {})
     suite = metadata.get("suite")
+    roles = log.eval.model_roles or {}
+    judge = roles["judge"].model if "judge" in roles else None
+    reducer = log.eval.config.epochs_reducer or ["mean"]
+    tags = ",".join(sorted(log.eval.tags or []))
+    run = (labels or {}).get(path)
+    if run is None:
+        run = tags
     return LogHeader(path=path, suite=str(suite) if suite is not None else None, model=log.eval.model,
                      task=log.eval.task, task_id=log.eval.task_id, status=log.status, metadata=metadata,
-                     samples=len(log.samples or []))
+                     samples=len(log.samples or []) if samples is None else samples, judge=judge, run=run,
+                     created=str(log.eval.created), tags=tags, reducer=str(reducer[0]))
+
+
+def label_map(labels: Sequence[str] | None) -> dict[str, str]:
+    """`--label NAME=LOG_OR_DIR` entries as {log path: NAME}; a malformed entry or unknown path is an error."""
+    out: dict[str, str] = {}
+    for entry in labels or []:
+        name, sep, where = entry.partition("=")
+        if not sep or not name.strip() or not where.strip():
+            raise CatalogError("--label", f"{entry!r} is not NAME=LOG_OR_DIR")
+        for path in list_logs(where.strip(), strict=True):
+            out[path] = name.strip()
+    return out
+
+
+def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str, str] | None):
+    """(header, samples) of one log: full samples without the transcript, or Inspect's sample summaries."""
+    if mode == "summaries":
+        # Summaries carry ids, epochs, input, metadata and score metadata under 1k each, and usage:
+        # everything the tables need, at a fraction of the parse cost of full samples.
+        head = read_eval_log(path, header_only=True)
+        if (head.eval.metadata or {}).get("suite") is None:
+            return _header(path, head, labels, 0), []
+        samples = read_eval_log_sample_summaries(path)
+        return _header(path, head, labels, len(samples)), samples
+    log = read_eval_log(path, exclude_fields=set(exclude_fields))
+    return _header(path, log, labels), list(log.samples or [])
+
+
+CACHE_VERSION = "rows-2"
+"""Part of every cache key: bump it when `sample_row` changes what a row holds."""
+
+
+def cache_dir() -> Path | None:
+    """Where per-log row caches live: `CLINICAL_CF_CACHE_DIR`, else the user cache folder; "off" disables it."""
+    import os
+
+    setting = os.environ.get("CLINICAL_CF_CACHE_DIR")
+    if setting == "off":
+        return None
+    if setting:
+        return Path(setting)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("clinical_cf")) / "report-rows"
+
+
+def _file_hash(path: str) -> str | None:
+    """SHA-256 of a local log's bytes (the cache key), None for a remote log."""
+    import hashlib
+
+    local = _local(path)
+    if local is None or not local.is_file():
+        return None
+    digest = hashlib.sha256()
+    with open(local, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, use_cache: bool):
+    """One log in summaries mode (run in a worker process): ("ok", header, rows frame) or ("skip", why).
+
+    With the cache, the rows of a log whose bytes were read before come back from
+    `<cache>/<sha256>.pkl` (a pickled frame this code wrote) without parsing the log at all.
+    """
+    import pickle
+
+    folder = cache_dir() if use_cache else None
+    key = _file_hash(path) if folder is not None else None
+    cached = folder / f"{key}.{CACHE_VERSION}.pkl" if key else None
+    try:
+        if cached is not None and cached.is_file():
+            with open(cached, "rb") as handle:
+                header, frame = pickle.load(handle)
+            header = LogHeader(**{**header.__dict__, "path": path, "run": label if label is not None else header.tags})
+            frame["log"] = path
+            frame["run"] = header.run
+            return "ok", header, frame
+        labels = {path: label} if label is not None else None
+        if wanted is not None:
+            suite = (read_eval_log(path, header_only=True).eval.metadata or {}).get("suite")
+            if suite not in wanted:
+                return "skip", f"is not a {' or '.join(sorted(wanted))} log (its suite is {suite!r})"
+        header, samples = _read(path, "summaries", EXCLUDED_FIELDS, labels)
+    except Exception as ex:  # noqa: BLE001 - a corrupt or unreadable log must not stop the report; it is named
+        return "skip", f"cannot be read (truncated or not an Inspect log): {type(ex).__name__}: {ex}"
+    if header.suite is None:
+        return "skip", "is not a CSS log, nor a log of any clinical_cf suite (its eval metadata records no `suite`)"
+    if not samples:
+        return "skip", "has no samples"
+    frame = pd.DataFrame([sample_row(header, sample) for sample in samples])
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_suffix(f".{uuid4_hex()}.tmp")
+            with open(partial, "wb") as handle:
+                pickle.dump((header, frame), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            partial.replace(cached)  # atomic: a concurrent report never reads half a cache file
+        except OSError:
+            pass  # a read-only or full cache folder costs speed, never the report
+    return "ok", header, frame
+
+
+def uuid4_hex() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def worker_count(jobs: int) -> int:
+    """Processes for `jobs` logs: `CLINICAL_CF_WORKERS` when set (1 = read in this process), else one per CPU."""
+    import os
+
+    setting = os.environ.get("CLINICAL_CF_WORKERS", "").strip()
+    if setting:
+        if not setting.isdigit() or int(setting) < 1:
+            raise CatalogError("CLINICAL_CF_WORKERS", f"must be a whole number >= 1 (got {setting!r})")
+        return min(jobs, int(setting))
+    return min(jobs, os.cpu_count() or 1)
+
+
+def _summaries_in_parallel(files: list[str], labels: dict[str, str] | None, wanted: set[str] | None,
+                           use_cache: bool, workers: int | None):
+    """`_summary_job` over every log, in order: in worker processes when there are several logs to parse."""
+
+    wanted_t = tuple(sorted(wanted)) if wanted is not None else None
+    jobs = [(path, (labels or {}).get(path), wanted_t, use_cache) for path in files]
+    workers = workers if workers is not None else worker_count(len(files))
+    if workers <= 1 or len(files) <= 1:
+        yield from (_summary_job(*job) for job in jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_summary_job, *zip(*jobs))
 
 
 def iter_logs(
@@ -142,37 +350,65 @@ def iter_logs(
     suites: Iterable[str] | None = None,
     exclude_fields: Iterable[str] = EXCLUDED_FIELDS,
     progress: bool = False,
-) -> Iterator[tuple[LogHeader, list[dict[str, Any]]] | tuple[str, str]]:
+    mode: str = "full",
+    labels: dict[str, str] | None = None,
+    strict: bool = False,
+    use_cache: bool = True,
+    workers: int | None = None,
+) -> Iterator[tuple[LogHeader, list[dict[str, Any]] | pd.DataFrame] | tuple[str, str]]:
     """Per log, in order: (header, sample rows), or (path, why it was skipped).
 
-    With `suites`, logs of other suites are skipped after reading only their header.
+    With `suites`, logs of other suites are skipped after reading only their header. `mode="summaries"`
+    reads Inspect's sample summaries instead of full samples (no store, metadata fields under 1k), one
+    log per worker process, and keeps each log's rows in a cache keyed by the log's SHA-256 (`cache_dir`).
+    With `strict`, a log named explicitly (not found by listing a folder) that cannot be used is a
+    `CatalogError`; logs found in a folder are skipped with the reason (a log folder holds other runs).
     """
-    files = list_logs(paths)
+    files = list_logs(paths, strict=strict)
+    named = explicit_files(paths) if strict else set()
     wanted = set(suites) if suites is not None else None
+    if mode == "summaries":
+        intern = _Interner()
+        for i, (path, result) in enumerate(zip(files, _summaries_in_parallel(files, labels, wanted, use_cache, workers)), 1):
+            if progress and len(files) > 5:
+                print(f"read log {i}/{len(files)}", file=sys.stderr)
+            if result[0] == "skip":
+                if path in named:
+                    raise CatalogError(path, result[1])
+                yield path, result[1]
+            else:
+                # Strings repeated across logs (a case's metadata seen by six models) kept once.
+                frame = result[2]
+                for col in frame.columns:
+                    if frame[col].dtype == object:
+                        frame[col] = frame[col].map(intern)
+                yield result[1], frame
+        return
     intern = _Interner()
     for i, path in enumerate(files, start=1):
         if progress and len(files) > 5:
             print(f"reading log {i}/{len(files)}", file=sys.stderr)
+        why = None
         try:
             if wanted is not None:
                 suite = (read_eval_log(path, header_only=True).eval.metadata or {}).get("suite")
                 if suite not in wanted:
-                    yield path, f"is not a {' or '.join(sorted(wanted))} log (its suite is {suite!r})"
-                    continue
-            log = read_eval_log(path, exclude_fields=set(exclude_fields))
+                    why = f"is not a {' or '.join(sorted(wanted))} log (its suite is {suite!r})"
+            if why is None:
+                header, samples = _read(path, mode, exclude_fields, labels)
         except Exception as ex:  # noqa: BLE001 - a corrupt or unreadable log must not stop the report; it is named
-            yield path, f"cannot be read: {type(ex).__name__}: {ex}"
+            why = f"cannot be read (truncated or not an Inspect log): {type(ex).__name__}: {ex}"
+        if why is None and header.suite is None:
+            why = "is not a CSS log, nor a log of any clinical_cf suite (its eval metadata records no `suite`)"
+        elif why is None and not samples:
+            why = "has no samples"
+        if why is not None:
+            if path in named:
+                raise CatalogError(path, why)
+            yield path, why
             continue
-        header = _header(path, log)
-        if header.suite is None:
-            yield path, ("is not a CSS log, nor a log of any clinical_cf suite "
-                         "(its eval metadata records no `suite`)")
-            continue
-        if not log.samples:
-            yield path, "has no samples"
-            continue
-        rows = [sample_row(header, sample, intern) for sample in log.samples]
-        del log  # released before the next log is opened
+        rows = [sample_row(header, sample, intern) for sample in samples]
+        del samples  # released before the next log is opened
         yield header, rows
 
 
@@ -183,6 +419,8 @@ class LogRows:
     by_suite: dict[str, pd.DataFrame]
     logs: pd.DataFrame
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    mode: str = "full"
+    """"full" (samples without the transcript) or "summaries" (no store; see `full_samples`)."""
 
     def suite(self, name: str) -> pd.DataFrame:
         """The sample rows of one suite's logs (empty when none was read)."""
@@ -209,23 +447,36 @@ def read_logs(
     paths: str | Path | Sequence[str | Path] | LogRows,
     suites: Iterable[str] | None = None,
     progress: bool = False,
+    mode: str = "full",
+    labels: dict[str, str] | None = None,
+    strict: bool = False,
+    use_cache: bool = True,
 ) -> LogRows:
-    """All rows of the logs under `paths` (see the module docstring); an already read `LogRows` passes through."""
+    """All rows of the logs under `paths` (see the module docstring); an already read `LogRows` passes through.
+
+    `mode="summaries"` (the report) reads Inspect's sample summaries; `strict` turns a missing path, an
+    empty folder and an unusable log named explicitly into a `CatalogError`, and so is a read with no usable log.
+    """
     if isinstance(paths, LogRows):
         return paths
     frames: dict[str, list[pd.DataFrame]] = {}
     headers: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
-    for first, second in iter_logs(paths, suites=suites, progress=progress):
+    for first, second in iter_logs(paths, suites=suites, progress=progress, mode=mode, labels=labels, strict=strict,
+                                   use_cache=use_cache):
         if isinstance(first, LogHeader):
             headers.append(first.row())
             # One frame per log, so a log's row dicts are freed before the next log is read.
-            frames.setdefault(str(first.suite), []).append(pd.DataFrame(second))
+            frames.setdefault(str(first.suite), []).append(second if isinstance(second, pd.DataFrame) else pd.DataFrame(second))
         else:
             skipped.append((first, second))  # type: ignore[arg-type]
     by_suite = {suite: pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] for suite, parts in frames.items()}
     logs = pd.DataFrame(headers) if headers else pd.DataFrame(columns=list(LOG_COLUMNS))
-    return LogRows(by_suite, logs, skipped)
+    if strict and not headers:
+        named = ", ".join(map(str, [paths] if isinstance(paths, (str, Path)) else paths))
+        reasons = "; ".join(f"{p} {why}" for p, why in skipped[:5])
+        raise CatalogError(named, f"no usable clinical_cf log ({reasons})")
+    return LogRows(by_suite, logs, skipped, mode=mode)
 
 
 def score_columns(frame: pd.DataFrame, names: Iterable[str]) -> list[str]:

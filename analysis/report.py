@@ -17,8 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from clinical_cf.analysis.logs import LogRows, column, input_text, read_logs, sample_views, score_columns, suite_samples
+from clinical_cf.analysis.logs import (
+    LogRows,
+    column,
+    input_text,
+    read_logs,
+    sample_views,
+    score_columns,
+    suite_samples,
+)
 from clinical_cf.analysis.stats import (
     cluster_bootstrap_ci,
     cluster_resample_means,
@@ -44,45 +51,174 @@ COLUMNS = {
     "metadata_intervention_id": "intervention_id",
     "metadata_split": "split",
 }
+REQUIRED_METADATA = ("case_id", "family", "intervention_id")
+"""Sample metadata a CSS row cannot do without; samples missing any are counted per log and left out."""
+ENTRY = ["setting", "model", "judge", "run"]
+"""What a row of every CSS table is keyed by: two judges or two labelled runs of one model never pool."""
+TUPLE = ["case_id", "intervention_id", "family"]
 
 
 @dataclass
 class CSSRows:
-    """Per-tuple rows from every usable log, and the logs that were skipped with why."""
+    """CSS rows from every usable log, and the logs (or samples) that were left out with why.
+
+    `rows`: one row per tuple and entry (setting, model, judge, run), epochs reduced as the log's
+    reducer says; `verdicts`: one row per epoch (the judge's actual verdicts), reruns deduplicated;
+    `coverage`: per entry, how many tuples, on which cases, and what was dropped.
+    Re-judgings appended with `inspect score --action append` carry `rejudged=True`: they feed the
+    cross-judge table, the main tables use each log's own judge.
+    """
 
     rows: pd.DataFrame
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    coverage: pd.DataFrame = field(default_factory=pd.DataFrame)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _has_score(frame: pd.DataFrame, col: str) -> bool:
     return f"{col}_metadata" in frame.columns and bool(frame[f"{col}_metadata"].map(lambda v: isinstance(v, dict)).any())
 
 
-def css_rows(samples: pd.DataFrame) -> CSSRows:
-    """Per-tuple CSS rows (single-shot and agent) from the log reader's rows of CSS logs.
+def _judge_names(frame: pd.DataFrame, col: str, fallback: str) -> pd.Series:
+    """The judge model each score names in its metadata (`judge_model`), else the log's judge role, else the scorer."""
+    meta = column(frame, f"{col}_metadata")
+    return meta.map(lambda m: m.get("judge_model") if isinstance(m, dict) and m.get("judge_model") else None).fillna(fallback)
 
-    `css_0` is each log's first judge score, `css_1`, … the re-judgings `inspect score --action append`
-    added; `css` is the original. A CSS log without family metadata or a CSS judge score is skipped.
+
+def reduce_epochs(values: pd.Series, reducer: str) -> float:
+    """One tuple's epochs reduced as Inspect's reducer of that name does (mean, median, mode, max, at_least_k)."""
+    scored = values.dropna().astype(float)
+    if scored.empty:
+        return float("nan")
+    if reducer == "median":
+        return float(scored.median())
+    if reducer == "mode":
+        return float(scored.mode().iloc[0])
+    if reducer == "max":
+        return float(scored.max())
+    if reducer.startswith("at_least_"):
+        return float((scored >= 1.0).sum() >= int(reducer.removeprefix("at_least_")))
+    return float(scored.mean())
+
+
+def _reduced(verdicts: pd.DataFrame, grouped, rows: pd.DataFrame) -> np.ndarray:
+    """Each tuple's epochs reduced by its log's reducer: mean, median and max vectorised, the rest per tuple."""
+    out = grouped["css"].mean().to_numpy()
+    reducers = rows["reducer"].to_numpy()
+    for name, fast in (("median", "median"), ("max", "max")):
+        if (reducers == name).any():
+            values = getattr(grouped["css"], fast)().to_numpy()
+            out = np.where(reducers == name, values, out)
+    other = ~np.isin(reducers, ["mean", "median", "max"])
+    if other.any():
+        slow = grouped.apply(lambda g: reduce_epochs(g["css"], g["reducer"].iloc[0]), include_groups=False).to_numpy()
+        out = np.where(other, slow, out)
+    return out
+
+
+def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
+    """CSS rows (single-shot and agent) from the log reader's rows of CSS logs (see `CSSRows`).
+
+    The setting (single_shot / agent) is the one the task logged in its eval metadata. A rerun of the
+    same tuple under the same entry keeps the latest complete sample (scored, no error, latest log);
+    the rows it replaced are counted in `coverage.rerun_rows_dropped`.
     """
     if samples.empty:
         return CSSRows(pd.DataFrame())
     frames: list[pd.DataFrame] = []
     skipped: list[tuple[str, str]] = []
+    warnings: list[str] = []
+    missing_counts: dict[str, int] = {}
     judge_cols = score_columns(samples, JUDGE_SCORES)
     for path, frame in samples.groupby("log", sort=False):
         present = [c for c in judge_cols if _has_score(frame, c)]
-        if "metadata_family" not in frame.columns or frame["metadata_family"].isna().all() or not present:
-            skipped.append((str(path), "is not a CSS log (no family metadata or CSS judge score)"))
+        lacking = np.zeros(len(frame), dtype=bool)
+        absent = []
+        for key in REQUIRED_METADATA:
+            values = column(frame, f"metadata_{key}")
+            miss = values.isna().to_numpy()
+            if miss.any():
+                absent.append(key)
+            lacking |= miss
+        if not present or lacking.all():
+            why = "no CSS judge score" if not present else f"no sample carries the CSS metadata ({', '.join(absent)})"
+            skipped.append((str(path), f"is not a usable CSS log ({why})"))
             continue
-        rows = frame[[c for c in COLUMNS if c in frame.columns]].rename(columns=COLUMNS)
+        if lacking.any():
+            missing_counts[str(path)] = int(lacking.sum())
+            warnings.append(f"{path}: {int(lacking.sum())} of {len(frame)} samples lack CSS metadata "
+                            f"({', '.join(absent)}); left out")
+            frame = frame[~lacking]
+        base = frame[[c for c in COLUMNS if c in frame.columns]].rename(columns=COLUMNS)
+        if "split" not in base.columns:
+            base["split"] = None
+        base["setting"] = column(frame, "eval_setting").fillna("single_shot").astype(str).to_numpy()
+        base["run"] = column(frame, "run", "").fillna("").astype(str).to_numpy()
+        base["created"] = column(frame, "created", "").astype(str).to_numpy()
+        base["reducer"] = column(frame, "reducer", "mean").fillna("mean").astype(str).to_numpy()
+        base["complete"] = column(frame, "error").isna().to_numpy()
+        base["cms"] = pd.to_numeric(column(frame, "score_cms"), errors="coerce").to_numpy()
         for k, col in enumerate(present):
-            rows[f"css_{k}"] = pd.to_numeric(frame[col], errors="coerce")
-        rows["css"] = rows["css_0"]
-        rows["cms"] = pd.to_numeric(column(frame, "score_cms"), errors="coerce")
-        rows["setting"] = np.where(rows["task"].str.contains("agent"), "agent", "single_shot")
-        frames.append(rows)
-    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return CSSRows(rows, skipped)
+            fallback = column(frame, "judge").dropna()
+            part = base.copy()
+            part["judge"] = _judge_names(frame, col, str(fallback.iloc[0]) if len(fallback) else col).to_numpy()
+            part["css"] = pd.to_numeric(frame[col], errors="coerce").to_numpy()
+            part["rejudged"] = k > 0
+            frames.append(part)
+    if not frames:
+        return CSSRows(pd.DataFrame(), skipped, warnings=warnings)
+    verdicts = pd.concat(frames, ignore_index=True)
+    verdicts["case_id"] = verdicts["case_id"].astype(str)
+    verdicts["intervention_id"] = verdicts["intervention_id"].astype(str)
+    verdicts["family"] = verdicts["family"].astype(str)
+    # Reruns: per entry, tuple and epoch the latest complete sample wins (scored and error-free first, then newest log).
+    key = ENTRY + ["rejudged"] + TUPLE + ["epoch"]
+    verdicts["_rank"] = verdicts["complete"] & verdicts["css"].notna()
+    ordered = verdicts.sort_values(["_rank", "created", "log"], kind="stable")
+    kept = ordered.drop_duplicates(key, keep="last")
+    dropped = ordered.drop(kept.index)
+    verdicts = kept.drop(columns=["_rank"]).sort_index().reset_index(drop=True)
+    # Epochs reduced per tuple as each log's reducer says.
+    group_keys = ENTRY + ["rejudged"] + TUPLE
+    grouped = verdicts.groupby(group_keys, sort=False, dropna=False)
+    rows = grouped.agg(split=("split", "first"), cms=("cms", "first"), epochs=("epoch", "nunique"),
+                       log=("log", "last"), sample_id=("sample_id", "first"), task=("task", "first"),
+                       reducer=("reducer", "first")).reset_index()
+    rows["css"] = _reduced(verdicts, grouped, rows)
+    rows["epoch"] = 1  # reduced: kept so per-tuple tables that pair on epoch still work
+    coverage = _coverage(rows, dropped, missing_counts)
+    if not dropped.empty:
+        entries = dropped.groupby(ENTRY).size()
+        for entry, n in entries.items():
+            warnings.append(f"{' / '.join(map(str, entry))}: {n} verdicts of an earlier run of the same tuples were "
+                            "replaced by the latest complete run (label runs with --label NAME=PATH to keep both)")
+    return CSSRows(rows, skipped, verdicts, coverage, warnings)
+
+
+def _coverage(rows: pd.DataFrame, dropped: pd.DataFrame, missing: dict[str, int]) -> pd.DataFrame:
+    """Per entry: logs, tuples, cases (count and ids), epochs, rows a rerun replaced, samples without metadata,
+    and whether the entry was measured on the same cases as the others of its judge."""
+    primary = rows[~rows["rejudged"]]
+    out = []
+    for entry, group in primary.groupby(ENTRY, sort=True):
+        cases = sorted(group["case_id"].unique())
+        logs = sorted(group["log"].unique())
+        out.append({**dict(zip(ENTRY, entry)), "logs": len(logs), "tuples": len(group), "cases": len(cases),
+                    "case_ids": ", ".join(cases[:12]) + (f" … (+{len(cases) - 12})" if len(cases) > 12 else ""),
+                    "epochs": int(group["epochs"].max()),
+                    "rerun_rows_dropped": int(((dropped[ENTRY] == pd.Series(entry, index=ENTRY)).all(axis=1)).sum()) if not dropped.empty else 0,
+                    "samples_without_metadata": sum(missing.get(log, 0) for log in logs),
+                    "_cases": frozenset(cases)})
+    table = pd.DataFrame(out)
+    if table.empty:
+        return table
+    same = []
+    for (setting, judge), group in table.groupby(["setting", "judge"]):
+        reference = group["_cases"].value_counts().idxmax()
+        same += [(i, c == reference) for i, c in group["_cases"].items()]
+    table["same_cases"] = pd.Series(dict(same))
+    return table.drop(columns=["_cases"])
 
 
 def load_css_rows(paths: list[str] | LogRows, progress: bool = True) -> CSSRows:
@@ -90,89 +226,174 @@ def load_css_rows(paths: list[str] | LogRows, progress: bool = True) -> CSSRows:
     logs = read_logs(paths, progress=progress)
     loaded = css_rows(logs.suite("css"))
     others = [(p, "is not a CSS log (its suite is {})".format(s)) for p, s in zip(logs.logs["log"], logs.logs["suite"]) if s != "css"]
-    return CSSRows(loaded.rows, logs.skipped + others + loaded.skipped)
+    return CSSRows(loaded.rows, logs.skipped + others + loaded.skipped, loaded.verdicts, loaded.coverage, loaded.warnings)
 
 
 def _interventional(rows: pd.DataFrame) -> pd.DataFrame:
+    rows = rows[~rows["rejudged"]] if "rejudged" in rows.columns else rows
     return rows[(rows["family"] != "N") & rows["css"].notna()]
 
 
+def _primary(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[~rows["rejudged"]] if "rejudged" in rows.columns else rows
+
+
+def _entries(rows: pd.DataFrame) -> list[str]:
+    return [c for c in ENTRY if c in rows.columns and c != "setting"]
+
+
+SMALL_CASES = 5
+"""Fewer cases than this: a case-clustered interval rests on too few clusters to mean much."""
+
+
+def interval_flags(table: pd.DataFrame, low: str, high: str) -> pd.Series:
+    """Per row: 'small sample' (fewer than SMALL_CASES cases), 'degenerate interval' (low == high: every
+    resample gave one value), or empty."""
+    def flag(row) -> str:
+        out = []
+        if row.get("cases", SMALL_CASES) < SMALL_CASES:
+            out.append(f"small sample ({int(row['cases'])} cases)")
+        if pd.notna(row[low]) and row[low] == row[high]:
+            out.append("degenerate interval")
+        return "; ".join(out)
+
+    return table.apply(flag, axis=1) if not table.empty else pd.Series(dtype=object)
+
+
+def _within_judge_ranks(table: pd.DataFrame, col: str) -> pd.Series:
+    """Ranks (1 = best) among the entries scored by the same judge: a judge's scale is its own."""
+    if "judge" not in table.columns:
+        return ranks(table[col])
+    out = pd.Series(np.nan, index=table.index)
+    for _, group in table.groupby("judge"):
+        out.loc[group.index] = np.asarray(ranks(group[col]), dtype=float)
+    return out
+
+
 def table_cms_css(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Table 2: CMS and CSS per model with ranks, and the rank correlation between them."""
+    """Table 2: CMS and CSS per model, judge and run with ranks within each judge, and the rank correlation between them."""
     out = []
-    for model, group in rows.groupby("model"):
+    keys = _entries(rows)
+    for entry, group in _primary(rows).groupby(keys):
         scored = _interventional(group)
         cms = group.dropna(subset=["cms"]).groupby("case_id")["cms"].first().mean()
         low, high = cluster_bootstrap_ci(scored["css"], scored["case_id"]) if len(scored) else (np.nan, np.nan)
-        out.append({"model": model, "cms": cms, "css": scored["css"].mean(), "css_ci_low": low, "css_ci_high": high, "tuples": len(scored)})
+        out.append({**dict(zip(keys, entry)), "cms": cms, "css": scored["css"].mean() if len(scored) else np.nan,
+                    "css_ci_low": low, "css_ci_high": high, "tuples": len(scored), "cases": scored["case_id"].nunique()})
     table = pd.DataFrame(out)
-    table["cms_rank"] = ranks(table["cms"])
-    table["css_rank"] = ranks(table["css"])
-    try:
-        rc = rank_correlation(table["cms"], table["css"])
-        note = (
-            f"Spearman rho = {rc.rho:+.2f} (exact permutation p = {rc.p_exact:.3f} over all {len(table)}! pairings; "
-            f"tied values share their average rank), Kendall tau-b = {rc.tau:+.2f} (p = {rc.p_tau:.3f}), n = {rc.n} models."
-        )
-    except ValueError as ex:
-        note = f"Rank correlation between CMS and CSS not computed: {ex} (models: {len(table)})."
-    return table.sort_values("css_rank"), note
+    table["cms_rank"] = _within_judge_ranks(table, "cms")
+    table["css_rank"] = _within_judge_ranks(table, "css")
+    table["flags"] = interval_flags(table, "css_ci_low", "css_ci_high")
+    notes = []
+    for judge, group in table.groupby("judge") if "judge" in table.columns else [("", table)]:
+        by = f" (judge {judge})" if judge else ""
+        try:
+            rc = rank_correlation(group["cms"], group["css"])
+            notes.append(
+                f"Spearman rho{by} = {rc.rho:+.2f} (exact permutation p = {rc.p_exact:.3f} over all {len(group)}! pairings; "
+                f"tied values share their average rank), Kendall tau-b = {rc.tau:+.2f} (p = {rc.p_tau:.3f}), n = {rc.n} models."
+            )
+        except ValueError as ex:
+            notes.append(f"Rank correlation between CMS and CSS not computed: {ex} ({by.strip(' ()') + ', ' if by else ''}models: {len(group)}).")
+    sort = [c for c in ("judge", "css_rank") if c in table.columns]
+    return table.sort_values(sort), " ".join(notes)
 
 
 def table_families(rows: pd.DataFrame) -> pd.DataFrame:
-    """Table 3: CSS per model and family with 95% CIs clustered by case, and the winner per family."""
+    """Table 3: CSS per model, judge, run and family with 95% CIs clustered by case, and the winner per family and judge.
+
+    A family's winner is the one entry with the strictly highest CSS among its judge's entries; none
+    when entries tie at the top (a tie at zero wins nothing) or when only one entry was measured.
+    """
     out = []
-    for (model, family), group in rows[rows["css"].notna()].groupby(["model", "family"]):
+    keys = _entries(rows)
+    for entry, group in _primary(rows)[lambda r: r["css"].notna()].groupby(keys + ["family"]):
         low, high = cluster_bootstrap_ci(group["css"], group["case_id"])
-        out.append({"family": family, "model": model, "css": group["css"].mean(), "ci_low": low, "ci_high": high, "tuples": len(group)})
+        out.append({"family": entry[-1], **dict(zip(keys, entry[:-1])), "css": group["css"].mean(), "ci_low": low,
+                    "ci_high": high, "tuples": len(group), "cases": group["case_id"].nunique()})
     table = pd.DataFrame(out)
     if not table.empty:
-        best = table.groupby("family")["css"].transform("max")
-        table["winner"] = table["css"] == best
+        by = ["family", "judge"] if "judge" in table.columns else ["family"]
+        best = table.groupby(by)["css"].transform("max")
+        at_top = (table["css"] == best).groupby([table[c] for c in by]).transform("sum")
+        entries = table.groupby(by)["css"].transform("size")
+        table["winner"] = (table["css"] == best) & (at_top == 1) & (entries > 1)
+        table["flags"] = interval_flags(table, "ci_low", "ci_high")
     return table
 
 
-def table_verdicts(rows: pd.DataFrame) -> pd.DataFrame:
-    """Table 4: shares of wrong (0), partial (0.5) and correct (1) verdicts over A-E, with case-clustered 95% CIs."""
+def table_verdicts(rows: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table 4: shares of wrong (0), partial (0.5) and correct (1) verdicts over A-E, with case-clustered 95% CIs.
+
+    Shares are over the judge's verdicts (every epoch, reruns deduplicated): a reduced mean is not a verdict.
+    `tuples` counts distinct tuples, `verdicts` the verdicts behind the shares.
+    """
+    source = verdicts if verdicts is not None and not verdicts.empty else rows
     out = []
-    for model, group in _interventional(rows).groupby("model"):
-        row: dict[str, object] = {"model": model}
+    keys = _entries(source)
+    for entry, group in _interventional(source).groupby(keys):
+        row: dict[str, object] = dict(zip(keys, entry if isinstance(entry, tuple) else (entry,)))
         for name, value in (("wrong", 0.0), ("partial", 0.5), ("correct", 1.0)):
             hits = (group["css"] == value).astype(float)
             low, high = cluster_bootstrap_ci(hits, group["case_id"])
             row |= {name: hits.mean(), f"{name}_ci": f"{low:.2f}-{high:.2f}"}
-        row["tuples"] = len(group)
+        row["tuples"] = int(group[TUPLE].drop_duplicates().shape[0])
+        row["verdicts"] = len(group)
         out.append(row)
     return pd.DataFrame(out)
 
 
-def table_cross_judge(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Cross-judge replication: the original judge vs a re-judging of the same samples."""
-    if "css_1" not in rows.columns:
-        return pd.DataFrame(), "No log carries a second judge score (run `inspect score ... --action append` with another judge)."
-    both = _interventional(rows).dropna(subset=["css_1"])
+def table_cross_judge(rows: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> tuple[pd.DataFrame, str]:
+    """Cross-judge replication: every pair of judges that scored the same model and run on the same tuples.
+
+    The judges come from logs of one model run with different judges (a sweep) or from re-judgings
+    appended to one log (`same_replies` = True: both judges read the same replies; False: each judge
+    read its own run's replies, so generation noise is part of the disagreement). Agreement and kappa
+    are over verdicts paired by tuple and epoch; the CSS columns are each judge's reduced CSS.
+    """
+    source = verdicts if verdicts is not None and not verdicts.empty else rows
+    scored = source[(source["family"] != "N") & source["css"].notna()]
+    reduced = rows[(rows["family"] != "N") & rows["css"].notna()]
     out = []
-    for model, group in both.groupby("model"):
-        out.append(
-            {
-                "model": model,
-                "agreement": float((group["css_0"] == group["css_1"]).mean()),
-                # Undefined (NaN) when both judges give one verdict throughout: no chance baseline.
-                "kappa": verdict_kappa(group["css_0"], group["css_1"]),
-                "kappa_linear": verdict_kappa(group["css_0"], group["css_1"], weighted=True),
-                "css_judge_1": group["css_0"].mean(),
-                "css_judge_2": group["css_1"].mean(),
-                "shift": group["css_1"].mean() - group["css_0"].mean(),
-                "tuples": len(group),
-            }
-        )
+    for (model, run), group in scored.groupby(["model", "run"]):
+        # Each log's own judges first, then re-judgings; by name within each, so every model's pair reads the same way.
+        order = group.sort_values(["rejudged", "judge"])["judge"].drop_duplicates().tolist()
+        if len(order) < 2:
+            continue
+        for i, first in enumerate(order):
+            for second in order[i + 1:]:
+                a = group[group["judge"] == first]
+                b = group[group["judge"] == second]
+                both = a.merge(b, on=TUPLE + ["epoch"], suffixes=("_1", "_2"))
+                if both.empty:
+                    continue
+                ra = reduced[(reduced["model"] == model) & (reduced["run"] == run) & (reduced["judge"] == first)]
+                rb = reduced[(reduced["model"] == model) & (reduced["run"] == run) & (reduced["judge"] == second)]
+                paired = ra.merge(rb, on=TUPLE, suffixes=("_1", "_2"))
+                out.append({
+                    "model": model, "run": run, "judge_1": first, "judge_2": second,
+                    "same_replies": bool((both["log_1"] == both["log_2"]).all()),
+                    "agreement": float((both["css_1"] == both["css_2"]).mean()),
+                    # Undefined (NaN) when both judges give one verdict throughout: no chance baseline.
+                    "kappa": verdict_kappa(both["css_1"], both["css_2"]),
+                    "kappa_linear": verdict_kappa(both["css_1"], both["css_2"], weighted=True),
+                    "css_judge_1": paired["css_1"].mean(), "css_judge_2": paired["css_2"].mean(),
+                    "shift": paired["css_2"].mean() - paired["css_1"].mean(),
+                    "tuples": len(paired), "verdicts": len(both),
+                })
     table = pd.DataFrame(out)
-    try:
-        rc = rank_correlation(table["css_judge_1"], table["css_judge_2"])
-        note = f"Rank preservation between judges: Spearman rho = {rc.rho:+.2f} (exact p = {rc.p_exact:.3f}), n = {rc.n}."
-    except ValueError as ex:
-        note = f"Rank preservation between judges not computed: {ex} (models: {len(table)})."
-    return table, note
+    if table.empty:
+        return table, ("No model was scored by two judges: run the sweep with a second judge (one log per judge) "
+                       "or re-judge a log with `inspect score ... --action append`.")
+    notes = []
+    for (first, second), group in table.groupby(["judge_1", "judge_2"]):
+        try:
+            rc = rank_correlation(group["css_judge_1"], group["css_judge_2"])
+            notes.append(f"Rank preservation between judges ({first} vs {second}): Spearman rho = {rc.rho:+.2f} "
+                         f"(exact p = {rc.p_exact:.3f}), n = {rc.n}.")
+        except ValueError as ex:
+            notes.append(f"Rank preservation between judges not computed: {ex} ({first} vs {second}, models: {len(group)}).")
+    return table, " ".join(notes)
 
 
 def sensitivity_rows(paths: list[str] | LogRows | pd.DataFrame) -> pd.DataFrame:
@@ -204,123 +425,169 @@ def table_sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
 def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     """Negative controls: mean movement (1 - judge score) with a 90% case-clustered interval (TOST at margin)."""
     out = []
-    for model, group in rows[(rows["family"] == "N") & rows["css"].notna()].groupby("model"):
+    keys = _entries(rows)
+    primary = _primary(rows)
+    for entry, group in primary[(primary["family"] == "N") & primary["css"].notna()].groupby(keys):
         movement = 1 - group["css"]
         low, high, passed = equivalence_upper(movement, group["case_id"], margin)
-        out.append({"model": model, "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
-                    "equivalent": passed, "verdict": "stable" if passed else "FAILS: moves on meaning-preserving edits", "tuples": len(group)})
+        out.append({**dict(zip(keys, entry)), "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
+                    "equivalent": passed, "verdict": "stable" if passed else "FAILS: moves on meaning-preserving edits",
+                    "tuples": len(group)})
     return pd.DataFrame(out)
 
 
-def table_instability(rows: pd.DataFrame) -> pd.DataFrame:
-    """Instability floor: how often the verdict differs between epochs of the same sample (fresh generations)."""
-    scored = rows.dropna(subset=["css"])
+def table_instability(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Instability floor: how often the verdict differs between epochs of the same tuple (fresh generations),
+    per model, judge, run and family; reruns are deduplicated first, so two runs never count as epochs."""
+    scored = _primary(verdicts).dropna(subset=["css"]) if not verdicts.empty else verdicts
     if scored.empty or scored["epoch"].nunique() < 2:
         return pd.DataFrame()
     out = []
-    for (model, family), group in scored.groupby(["model", "family"]):
-        by_sample = group.groupby("sample_id")["css"]
-        multi = by_sample.nunique()[by_sample.size() >= 2]
+    keys = _entries(scored)
+    for entry, group in scored.groupby(keys + ["family"]):
+        by_tuple = group.groupby(TUPLE)["css"]
+        multi = by_tuple.nunique()[by_tuple.size() >= 2]
         if len(multi):
-            out.append({"model": model, "family": family, "instability": float((multi > 1).mean()), "samples": len(multi)})
+            out.append({**dict(zip(keys, entry[:-1])), "family": entry[-1], "instability": float((multi > 1).mean()),
+                        "samples": len(multi)})
     return pd.DataFrame(out)
 
 
 def table_paired(rows: pd.DataFrame, delta: float = 0.05) -> pd.DataFrame:
-    """Every pair of models on the tuples both scored, per family: paired difference, CI, McNemar, Holm, power."""
+    """Every pair of entries scored by the same judge, on the tuples both scored, per family: paired difference,
+    CI, McNemar, Holm, power. Entries are models (and run labels, when runs are labelled)."""
     from itertools import combinations
 
     scored = _interventional(rows)
-    models = sorted(scored["model"].unique())
     out = []
-    for a, b in combinations(models, 2):
-        keys = ["case_id", "intervention_id", "family", "epoch"]
-        both = scored[scored["model"] == a][keys + ["css"]].merge(scored[scored["model"] == b][keys + ["css"]], on=keys, suffixes=("_a", "_b"))
-        family_rows = []
-        for family, group in both.groupby("family"):
-            mean, low, high = paired_difference(group["css_a"], group["css_b"], group["case_id"])
-            only_a = int(((group["css_a"] == 1) & (group["css_b"] < 1)).sum())
-            only_b = int(((group["css_b"] == 1) & (group["css_a"] < 1)).sum())
-            sd = float((group["css_a"] - group["css_b"]).std(ddof=1)) if len(group) > 1 else float("nan")
-            family_rows.append({"model_a": a, "model_b": b, "family": family, "difference": mean, "ci_low": low, "ci_high": high,
-                                "mcnemar_p": mcnemar_exact(only_a, only_b), "tuples": len(group),
-                                "tuples_for_80pct_power": tuples_for_power(sd, delta) if sd > 0 else None})
-        for row, adjusted in zip(family_rows, holm([r["mcnemar_p"] for r in family_rows]) if family_rows else []):
-            row["holm_p"] = adjusted
-        out += family_rows
+    for judge, by_judge in scored.groupby("judge") if "judge" in scored.columns else [(None, scored)]:
+        entries = sorted(by_judge[["model", "run"]].drop_duplicates().itertuples(index=False, name=None)) \
+            if "run" in by_judge.columns else [(m, "") for m in sorted(by_judge["model"].unique())]
+        for (a, run_a), (b, run_b) in combinations(entries, 2):
+            side_a = by_judge[(by_judge["model"] == a) & (by_judge.get("run", "") == run_a)]
+            side_b = by_judge[(by_judge["model"] == b) & (by_judge.get("run", "") == run_b)]
+            both = side_a[TUPLE + ["css"]].merge(side_b[TUPLE + ["css"]], on=TUPLE, suffixes=("_a", "_b"))
+            family_rows = []
+            for family, group in both.groupby("family"):
+                mean, low, high = paired_difference(group["css_a"], group["css_b"], group["case_id"])
+                only_a = int(((group["css_a"] == 1) & (group["css_b"] < 1)).sum())
+                only_b = int(((group["css_b"] == 1) & (group["css_a"] < 1)).sum())
+                sd = float((group["css_a"] - group["css_b"]).std(ddof=1)) if len(group) > 1 else float("nan")
+                family_rows.append({"judge": judge, "model_a": a, "run_a": run_a, "model_b": b, "run_b": run_b,
+                                    "family": family, "difference": mean, "ci_low": low, "ci_high": high,
+                                    "mcnemar_p": mcnemar_exact(only_a, only_b), "tuples": len(group),
+                                    "tuples_for_80pct_power": tuples_for_power(sd, delta) if sd > 0 else None})
+            for row, adjusted in zip(family_rows, holm([r["mcnemar_p"] for r in family_rows]) if family_rows else []):
+                row["holm_p"] = adjusted
+            out += family_rows
     return pd.DataFrame(out)
 
 
-def write_report(paths: list[str] | LogRows, out_dir: str | Path, predictions: str | Path | None = None) -> Path:
+def write_report(paths: list[str] | LogRows, out_dir: str | Path, predictions: str | Path | None = None,
+                 labels: dict[str, str] | None = None) -> Path:
     """Write report.md, a self-contained report.html, the figures as PNG and the tables as CSV.
 
-    Reads every log once and hands each suite's rows to the section its `Suite` entry registers.
+    Reads every log's sample summaries once (`strict`: a missing path, an empty folder or an unusable
+    log named explicitly is a `CatalogError`) and hands each suite's rows to the section its `Suite`
+    entry registers. `labels` ({log path: run label}, see `logs.label_map`) keeps runs apart.
     With `predictions`, the CSS section adds the confirmatory results (pre-registered predictions
     tested on the test split) at the top; every other number is then labelled exploratory.
     """
     from clinical_cf.analysis.sections import build_report
 
-    return build_report(read_logs(paths, progress=True), Path(out_dir), predictions)
+    rows = read_logs(paths, progress=True, mode="summaries", labels=labels, strict=True)
+    return build_report(rows, Path(out_dir), predictions)
 
 
 def export_rewards(paths: list[str] | LogRows, file: str | Path) -> int:
     """Per-tuple reward records as JSONL; returns how many were written.
 
     One record per scored CSS sample: task, model, case, intervention, family, the SHA-256 of
-    the prompt the model saw, the counterfactual output, the CSS score and the judge. Read
-    as a dense reward for RL: 1 = the output moved as the pre-registered change says.
+    the prompt the model saw, the counterfactual output (read with `store_as(CSSArms)`), the CSS
+    score and the judge. Read as a dense reward for RL: 1 = the output moved as the pre-registered
+    change says. Each CSS log is read in full (transcript excluded), one at a time.
     """
     import hashlib
     import json
 
+    from clinical_cf.analysis.logs import EXCLUDED_FIELDS
+    from clinical_cf.solvers.css import CSSArms
+    from inspect_ai.log import read_eval_log
+
+    rows = paths if isinstance(paths, LogRows) else read_logs(paths, suites=["css"], mode="summaries")
     written = 0
     with open(file, "w", encoding="utf-8") as handle:
-        for sample in sample_views(suite_samples(paths, "css")):
-            name = next((n for n in JUDGE_SCORES if n in sample.scores), None)
-            if name is None or sample.metadata.get("family") is None:
-                continue
-            value = sample.scores[name].value
-            if not isinstance(value, (int, float)) or value != value:  # unscored (NaN)
-                continue
-            record = {
-                "task": sample.task,
-                "model": sample.model,
-                "case_id": sample.metadata.get("case_id"),
-                "intervention_id": sample.metadata.get("intervention_id"),
-                "family": sample.metadata.get("family"),
-                "prompt_sha256": hashlib.sha256(input_text(sample.input).encode()).hexdigest(),
-                "output": (sample.store.get("CSSArms:counterfactual") or {}).get("raw"),
-                "css": float(value),
-                "judge": (sample.scores[name].metadata or {}).get("judge_model"),
-                "log": sample.log,
-                "sample_id": sample.id,
-                "epoch": sample.epoch,
-            }
-            handle.write(json.dumps(record) + "\n")
-            written += 1
+        for path in rows.suite_logs("css")["log"]:
+            log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS))
+            for sample in log.samples or []:
+                scores, meta = sample.scores or {}, sample.metadata or {}
+                name = next((n for n in JUDGE_SCORES if n in scores), None)
+                if name is None or meta.get("family") is None:
+                    continue
+                value = scores[name].value
+                if not isinstance(value, (int, float)) or value != value:  # unscored (NaN)
+                    continue
+                arms = sample.store_as(CSSArms)
+                record = {
+                    "task": log.eval.task,
+                    "model": log.eval.model,
+                    "case_id": meta.get("case_id"),
+                    "intervention_id": meta.get("intervention_id"),
+                    "family": meta.get("family"),
+                    "prompt_sha256": hashlib.sha256(input_text(sample.input if isinstance(sample.input, str) else
+                                                               [{"role": m.role, "text": m.text} for m in sample.input]).encode()).hexdigest(),
+                    "output": arms.counterfactual.raw if arms.counterfactual else None,
+                    "css": float(value),
+                    "judge": (scores[name].metadata or {}).get("judge_model"),
+                    "log": path,
+                    "sample_id": sample.id,
+                    "epoch": sample.epoch,
+                }
+                handle.write(json.dumps(record) + "\n")
+                written += 1
+            del log
     return written
 
 
 def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, margin: float = 0.05) -> tuple[pd.DataFrame, bool]:
-    """Compare each model in `paths` with the baseline logs' model on the same tuples, per family.
+    """Compare each model in `paths` with the baseline logs' one model on the same tuples and judge, per family.
 
     A family fails when the new model's CSS is lower by more than `margin` and the paired
     difference is significant (case-clustered 95% interval entirely below zero). Returns the
-    table and whether every family passed.
+    table and whether every family passed. A baseline holding several models, one sharing no
+    tuple (and judge) with the candidate, or a non-finite or negative margin is a `CatalogError`.
     """
+    import math
+
+    from clinical_cf.core.errors import CatalogError
+
+    if not isinstance(margin, (int, float)) or not math.isfinite(margin) or margin < 0:
+        raise CatalogError("--margin", f"must be a finite number >= 0 (got {margin!r})")
     new = css_rows(suite_samples(paths, "css")).rows
-    base = css_rows(suite_samples(baseline, "css")).rows
-    if new.empty or base.empty:
-        raise ValueError("the gate needs CSS logs on both sides")
-    keys = ["case_id", "intervention_id", "family", "epoch"]
+    base_read = baseline if isinstance(baseline, LogRows) else read_logs(baseline, suites=["css"], strict=True)
+    base = css_rows(base_read.suite("css")).rows
+    where = ", ".join(map(str, baseline)) if not isinstance(baseline, LogRows) else "the baseline"
+    if new.empty:
+        raise CatalogError("(report logs)", "the gate needs CSS logs to test; none was usable")
+    if base.empty:
+        raise CatalogError(where, "the gate's baseline holds no usable CSS log")
+    base = _interventional(base)
+    models = sorted(base["model"].unique())
+    if len(models) != 1:
+        raise CatalogError(where, f"the gate's baseline must hold one model; it holds {len(models)}: {', '.join(models)}")
+    keys = TUPLE + ["judge"]
     out = []
-    for model, group in _interventional(new).groupby("model"):
-        both = group[keys + ["css"]].merge(_interventional(base)[keys + ["css"]], on=keys, suffixes=("_new", "_base"))
-        for family, fam in both.groupby("family"):
+    for (model, run), group in _interventional(new).groupby(["model", "run"]):
+        both = group[keys + ["css"]].merge(base[keys + ["css"]], on=keys, suffixes=("_new", "_base"))
+        if both.empty:
+            judges = f"judges {sorted(group['judge'].unique())} vs {sorted(base['judge'].unique())}"
+            raise CatalogError(where, f"shares no (case, intervention, judge) tuple with {model}"
+                                      f"{f' run {run}' if run else ''} ({judges}); nothing to gate on")
+        for (family, judge), fam in both.groupby(["family", "judge"]):
             mean, low, high = paired_difference(fam["css_new"], fam["css_base"], fam["case_id"])
-            failed = mean < -margin and high < 0
-            out.append({"model": model, "family": family, "difference": mean, "ci_low": low, "ci_high": high,
-                        "tuples": len(fam), "failed": failed,
+            failed = bool(mean < -margin and high < 0)
+            out.append({"model": model, "run": run, "judge": judge, "baseline_model": models[0], "family": family,
+                        "difference": mean, "ci_low": low, "ci_high": high, "tuples": len(fam), "failed": failed,
                         "why": f"CSS lower by {-mean:.3f} (> {margin}) and the 95% interval excludes 0" if failed else ""})
     table = pd.DataFrame(out)
     return table, bool(table.empty or not table["failed"].any())
@@ -332,15 +599,20 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
     The one-sided p-value is the share of case-level bootstrap resamples (2,000, seeded) whose
     family mean falls on the wrong side of the threshold.
     """
-    from clinical_cf.analysis.registration import annotate_verdicts, confirmatory_predictions
+    from clinical_cf.analysis.registration import (
+        annotate_verdicts,
+        confirmatory_predictions,
+    )
 
     # Only the published predictions are tested: a threshold re-locked after release matches its
     # lock but not the published hash, and is refused here (CatalogError naming the file).
     checked = confirmatory_predictions(predictions_path)
     predictions = [p.model_dump() for p in checked.predictions]
-    test = rows[(rows["split"] == "test") & rows["css"].notna()]
+    test = _primary(rows)
+    test = test[(test["split"] == "test") & test["css"].notna()]
     out = []
-    for model, group in test.groupby("model"):
+    keys = _entries(test)
+    for entry, group in test.groupby(keys):
         for pred in predictions:
             fam = group[group["family"] == pred["family"]]
             if fam.empty:
@@ -349,7 +621,7 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
             means = cluster_resample_means(fam["css"], fam["case_id"], 2000, seed, cluster_order="appearance")
             wrong = means >= pred["threshold"] if pred["direction"] == "below" else means <= pred["threshold"]
             low, high = np.quantile(means, [0.025, 0.975])
-            out.append({"model": model, "prediction": pred["id"], "statement": pred["statement"], "family": pred["family"],
+            out.append({**dict(zip(keys, entry)), "prediction": pred["id"], "statement": pred["statement"], "family": pred["family"],
                         "css": fam["css"].mean(), "ci_low": float(low), "ci_high": float(high), "tuples": len(fam),
                         "p": max(float(wrong.mean()), 1 / 2000)})
     table = pd.DataFrame(out)

@@ -18,15 +18,16 @@ Adding to a suite's section is one line on its `Suite` entry:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-
 from clinical_cf.analysis.logs import LogRows
 from clinical_cf.analysis.tables import markdown_table
+
 from clinical_cf.suites import SUITES, Suite
 
 Block = tuple[str, Any]
@@ -53,6 +54,8 @@ class Section:
     """Blocks placed at the top of the report, before everything else (confirmatory results)."""
     skipped: list[tuple[str, str]] = field(default_factory=list)
     """Logs of the suite the section could not use, with why."""
+    warnings: list[str] = field(default_factory=list)
+    """What was left out or replaced (samples without metadata, rerun rows): shown in the report and on the terminal."""
 
 
 SectionBuilder = Callable[[SectionContext], Section]
@@ -71,6 +74,7 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
     lead: list[Block] = []
     body: list[Block] = []
     skipped = list(rows.skipped)
+    warnings: list[str] = []
     for suite in SUITES.values():
         samples = rows.suite(suite.name)
         if suite.report_section is None or samples.empty:
@@ -78,6 +82,7 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
         ctx = SectionContext(suite, samples, rows.suite_logs(suite.name), out, Path(predictions) if predictions else None)
         section: Section = suite.report_section(ctx)
         skipped += section.skipped
+        warnings += section.warnings
         if not section.blocks and not section.lead:
             continue
         lead += section.lead
@@ -89,8 +94,14 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
             title = (function.__doc__ or function.__name__).strip().splitlines()[0]
             body += [("h3", title), ("table", _write(table, out, f"{suite.name}_{function.__name__}"))]
     blocks: list[Block] = [("h1", "Comparison report"), *lead]
+    for line in [f"{p}: {why}" for p, why in skipped] + warnings:
+        print(f"report: {line}", file=sys.stderr)  # named on the terminal too, not only inside the report
     if skipped:
         blocks += [("h2", "Skipped logs"), ("list", [f"{p}: {why}" for p, why in skipped])]
+    if warnings:
+        blocks += [("h2", "Left out or replaced"), ("list", warnings)]
+    blocks += usage_blocks(rows, out)
+    blocks += per_sample_blocks(rows, out)
     if not body:
         blocks.append(("p", "No usable " + ", ".join(s.name for s in SUITES.values() if s.report_section) + " logs."))
     blocks += body
@@ -98,6 +109,51 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
     report = out / "report.md"
     report.write_text(render_markdown(blocks, out), encoding="utf-8")
     return report
+
+
+def usage_blocks(rows: LogRows, out: Path) -> list[Block]:
+    """Tokens and cost per suite, model and role (the model under test, the judge, ...), summed over samples."""
+    samples = rows.samples
+    roles = sorted(c.removeprefix("tokens_") for c in samples.columns if c.startswith("tokens_"))
+    if samples.empty or not roles:
+        return []
+    records = []
+    for (suite, model), group in samples.groupby(["suite", "model"], sort=True):
+        for role in roles:
+            tokens = pd.to_numeric(group[f"tokens_{role}"], errors="coerce")
+            if tokens.notna().any():
+                cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
+                records.append({"suite": suite, "model": model, "role": role, "samples": int(tokens.notna().sum()),
+                                "tokens": int(tokens.sum()),
+                                # No cost is 'not reported by the provider', never zero.
+                                "cost": float(cost.sum()) if cost.notna().any() else None})
+    table = _write(pd.DataFrame(records), out, "usage")
+    return [("h2", "Tokens and cost per suite, model and role"),
+            ("p", "Summed over samples (epochs and reruns included: this is what the runs cost). "
+                  "A blank cost means the provider reported none, not zero."), ("table", table)]
+
+
+def column_or_none(frame: pd.DataFrame, name: str) -> pd.Series:
+    return frame[name] if name in frame.columns else pd.Series([None] * len(frame), index=frame.index)
+
+
+SAMPLE_COLUMNS = ("suite", "log", "model", "judge", "run", "task", "sample_id", "epoch", "error")
+
+
+def per_sample_blocks(rows: LogRows, out: Path) -> list[Block]:
+    """Every sample's provenance, metadata scalars and score values as `samples.parquet` and `samples.csv`."""
+    samples = rows.samples
+    keep = [c for c in SAMPLE_COLUMNS if c in samples.columns]
+    keep += [c for c in samples.columns if c.startswith("score_") and not c.endswith(("_metadata", "_explanation", "_answer"))]
+    keep += [c for c in samples.columns if c.startswith("metadata_") and samples[c].map(
+        lambda v: v is None or isinstance(v, (str, int, float, bool))).all()]
+    table = samples[keep].copy()
+    for col in table.columns:
+        if table[col].dtype == object:
+            table[col] = table[col].map(lambda v: None if v is None else str(v))
+    table.to_csv(out / "samples.csv", index=False)
+    table.to_parquet(out / "samples.parquet", index=False)
+    return [("p", f"Per-sample table ({len(table)} rows, every suite): samples.parquet and samples.csv.")]
 
 
 def render_markdown(blocks: list[Block], out: Path) -> str:
@@ -113,6 +169,9 @@ def render_markdown(blocks: list[Block], out: Path) -> str:
             lines += [f"- {item}" for item in value] + [""]
         elif kind == "table":
             lines += [markdown_table(value), ""]
+        elif kind == "link":
+            label, href = value
+            lines += [f"[{label}]({href})", ""]
         elif kind == "img":
             path = Path(value)
             lines += [f"![{path.stem}]({path.relative_to(out)})", ""]
@@ -140,30 +199,47 @@ def css_section(ctx: SectionContext) -> Section:
     from clinical_cf.analysis.stats import models_for_rank_test, rank_correlation
 
     loaded = css_rows(ctx.samples)
-    section = Section(skipped=loaded.skipped)
+    section = Section(skipped=loaded.skipped, warnings=loaded.warnings)
     if loaded.rows.empty:
         return section
     out, blocks = ctx.out, section.blocks
     settings = dict(tuple(loaded.rows.groupby("setting")))
+    verdicts_by_setting = dict(tuple(loaded.verdicts.groupby("setting")))
     for setting, rows in settings.items():
+        verdicts = verdicts_by_setting.get(setting, pd.DataFrame())
+        coverage = loaded.coverage[loaded.coverage["setting"] == setting].drop(columns=["setting"])
         t2, t2_note = table_cms_css(rows)
         t3 = table_families(rows)
-        floor = table_instability(rows)
+        floor = table_instability(verdicts)
+        keys = [c for c in ("model", "judge", "run") if c in t3.columns]
         if not floor.empty and not t3.empty:
             # Every effect next to its noise floor.
-            t3 = t3.merge(floor[["model", "family", "instability"]], on=["model", "family"], how="left")
-        t4 = table_verdicts(rows)
-        cj, cj_note = table_cross_judge(rows)
+            t3 = t3.merge(floor[keys + ["family", "instability"]], on=keys + ["family"], how="left")
+        t4 = table_verdicts(rows, verdicts)
+        cj, cj_note = table_cross_judge(rows, verdicts)
         controls = table_controls(rows)
         paired = table_paired(rows)
-        for name, table in (("cms_css", t2), ("families", t3), ("verdicts", t4), ("cross_judge", cj),
-                            ("controls", controls), ("instability", floor), ("paired", paired)):
+        for name, table in (("coverage", coverage), ("cms_css", t2), ("families", t3), ("verdicts", t4),
+                            ("cross_judge", cj), ("controls", controls), ("instability", floor), ("paired", paired)):
             _write(table, out, f"{setting}_{name}")
+        primary = rows[~rows["rejudged"]]
+        differ = coverage[~coverage["same_cases"]] if "same_cases" in coverage.columns else coverage.iloc[0:0]
         blocks += [
             ("h2", f"{setting.replace('_', '-')} setting"),
-            ("p", f"Logs: {rows['log'].nunique()}, models: {rows['model'].nunique()}, tuples: {len(rows)} "
-                  f"(unscored: {int(rows['css'].isna().sum())})."),
-            ("h3", "CMS and CSS (Table 2)"),
+            ("p", f"Logs: {primary['log'].nunique()}, models: {primary['model'].nunique()}, "
+                  f"judges: {primary['judge'].nunique()}, tuples: {len(primary)} "
+                  f"(unscored: {int(primary['css'].isna().sum())}). Each row of every table is one model, judge and run; "
+                  "epochs are reduced per tuple as the log's reducer says."),
+            ("h3", "Coverage (tuples and cases per model, judge and run)"),
+            ("table", coverage),
+        ]
+        if not differ.empty:
+            blocks.append(("banner", "Measured on a different set of cases than the other entries of its judge (ranks and "
+                                     "comparisons with it are not like for like): "
+                                     + "; ".join(f"{r.model} / {r.judge}{f' / {r.run}' if r.run else ''} ({r.cases} cases)"
+                                                 for r in differ.itertuples())))
+        blocks += [
+            ("h3", "CMS and CSS (Table 2; ranks within each judge)"),
             ("table", t2),
             ("p", t2_note),
         ]
@@ -185,16 +261,17 @@ def css_section(ctx: SectionContext) -> Section:
             ("table", controls),
             ("h3", "Instability floor (verdict changes between epochs of the same sample)"),
             ("table", floor) if not floor.empty else ("p", "Not measured: run with --epochs 2 (fresh generations per epoch) to get the noise floor each effect should be read against."),
-            ("h3", "Paired model comparisons (difference = model_a - model_b; McNemar on 'correct' discordance; Holm across families)"),
+            ("h3", "Paired model comparisons within each judge (difference = model_a - model_b; McNemar on 'correct' discordance; Holm across families)"),
             ("table", paired),
         ]
-        try:
-            rho = rank_correlation(t2["cms"], t2["css"]).rho
-            needed = models_for_rank_test(rho)
-            blocks.append(("p", f"Power: the CMS-CSS rank test reaches p < 0.05 for a correlation this strong with "
-                                f"{needed if needed else 'more than 9'} models (exact test)."))
-        except ValueError:
-            pass
+        for judge, group in t2.groupby("judge"):
+            try:
+                rho = rank_correlation(group["cms"], group["css"]).rho
+                needed = models_for_rank_test(rho)
+                blocks.append(("p", f"Power (judge {judge}): the CMS-CSS rank test reaches p < 0.05 for a correlation this "
+                                    f"strong with {needed if needed else 'more than 9'} models (exact test)."))
+            except ValueError:
+                pass
     if ctx.predictions is not None:
         conf = _write(confirmatory(loaded.rows, ctx.predictions), out, "confirmatory")
         section.lead = [
@@ -207,7 +284,8 @@ def css_section(ctx: SectionContext) -> Section:
             *[("p", f"{r.verdict_line}: {r.statement}") for r in conf.itertuples()],
         ]
     if {"single_shot", "agent"} <= set(settings):
-        lift = _write(agent_lift(settings["single_shot"], settings["agent"]), out, "agent_lift")
+        lift = _write(agent_lift(settings["single_shot"][~settings["single_shot"]["rejudged"]],
+                                 settings["agent"][~settings["agent"]["rejudged"]]), out, "agent_lift")
         blocks += [
             ("h2", "Single-shot vs agent (Figure 3)"),
             ("p", "CSS on the tuples both settings scored, per model and family; lift = agent - single-shot."),
@@ -218,19 +296,56 @@ def css_section(ctx: SectionContext) -> Section:
     from clinical_cf.analysis.side_by_side import write_side_by_side
 
     write_side_by_side(ctx.samples, out / "side_by_side.html")
-    blocks.append(("p", "Per-tuple outputs of every model side by side: side_by_side.html (self-contained, filterable)."))
+    blocks += [("p", "Per-tuple outputs of every model side by side: side_by_side.html (self-contained, filterable)."),
+               ("link", ("Open the side-by-side page", "side_by_side.html")),
+               ("h3", "Logs read (open one with `inspect view`)"),
+               ("list", [f"{r.log}: {r.model}, judge {r.judge}{f', run {r.run}' if r.run else ''}, {r.samples} samples"
+                         for r in ctx.logs.itertuples()])]
     return section
+
+
+def missing_metadata(samples: pd.DataFrame, keys: tuple[str, ...], suite: str) -> list[str]:
+    """Per log, how many samples lack the suite's metadata (they are left out of its rows): one line each."""
+    lines = []
+    for path, frame in samples.groupby("log", sort=False):
+        lacking = pd.Series(False, index=frame.index)
+        absent = []
+        for key in keys:
+            miss = frame[f"metadata_{key}"].isna() if f"metadata_{key}" in frame.columns else pd.Series(True, index=frame.index)
+            if miss.any():
+                absent.append(key)
+            lacking |= miss
+        if lacking.any():
+            lines.append(f"{path}: {int(lacking.sum())} of {len(frame)} samples lack {suite} metadata ({', '.join(absent)}); left out")
+    return lines
+
+
+def latest_run(samples: pd.DataFrame, suite: str) -> tuple[pd.DataFrame, list[str]]:
+    """One row per model, run, sample and epoch: a rerun's latest complete sample replaces the earlier ones
+    (as for CSS), so a second run of the same questions or episodes is not counted twice; the replaced
+    rows are counted per model in the returned lines."""
+    keys = [c for c in ("model", "run", "sample_id", "epoch") if c in samples.columns]
+    if samples.empty or len(keys) < 4:
+        return samples, []
+    complete = samples["error"].isna() if "error" in samples.columns else pd.Series(True, index=samples.index)
+    order = samples.assign(_complete=complete).sort_values(["_complete", "created", "log"], kind="stable")
+    kept = order.drop_duplicates(keys, keep="last").drop(columns=["_complete"]).sort_index()
+    dropped = samples.loc[samples.index.difference(kept.index)]
+    lines = [f"{suite} / {model}: {n} samples of an earlier run of the same questions replaced by the latest complete run "
+             "(label runs with --label NAME=PATH to keep both)" for model, n in dropped.groupby("model").size().items()]
+    return kept, lines
 
 
 def sensitivity_section(ctx: SectionContext) -> Section:
     """Sensitivity: direction consistency, flip rate, JS divergence per model and perturbation type."""
     from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity
 
-    rows = sensitivity_rows(ctx.samples)
+    samples, replaced = latest_run(ctx.samples, "sensitivity")
+    rows = sensitivity_rows(samples)
     if rows.empty:
-        return Section()
+        return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
-    return Section([
+    return Section(warnings=replaced, blocks=[
         ("h2", "Sensitivity suite"),
         ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence "
               "(bits), relative change of the gold and entropy change."),
@@ -240,35 +355,58 @@ def sensitivity_section(ctx: SectionContext) -> Section:
 
 def medpic_section(ctx: SectionContext) -> Section:
     """MedPIC: exact-set accuracy (GF, CF, activation, deactivation, pair) with rule-clustered CIs."""
-    from clinical_cf.analysis.medpic import dimension_accuracy, medpic_rows, table_medpic
+    from clinical_cf.analysis.medpic import (
+        dimension_accuracy,
+        medpic_rows,
+        table_medpic,
+    )
 
-    rows = medpic_rows(ctx.samples)
+    samples, replaced = latest_run(ctx.samples, "MedPIC")
+    warnings = missing_metadata(samples, ("rule_id", "kind", "operation"), "MedPIC") + replaced
+    rows = medpic_rows(samples)
+    rows = rows.dropna(subset=["rule_id", "kind", "operation"]) if not rows.empty else rows
     if rows.empty:
-        return Section()
+        return Section(warnings=warnings)
+    from clinical_cf.analysis.paired_pages import medpic_pairs_page
+
+    pairs_page = medpic_pairs_page(rows, ctx.out / "medpic_pairs.html")
     table = _write(table_medpic(rows), ctx.out, "medpic")
     by_info = _write(dimension_accuracy(rows, "patient_info_type", kind="cf"), ctx.out, "medpic_cf_by_patient_info")
-    return Section([
+    return Section(warnings=warnings, blocks=[
         ("h2", "MedPIC suite"),
         ("p", "Exact-set accuracy in %, 95% CIs from a rule-clustered bootstrap (2,000 resamples, seed 0); "
               "pair accuracy counts complete pairs with both members correct."),
         ("table", table),
         ("h3", "CF accuracy by patient-information type"),
         ("table", by_info),
+        *([("link", ("MedPIC pairs side by side", pairs_page.name))] if pairs_page else []),
     ])
 
 
 def workflow_section(ctx: SectionContext) -> Section:
     """Workflow escalation: accuracy, utility, escalation errors, calibration on the test split; paired tests."""
-    from clinical_cf.analysis.workflow import accuracy_by, paired_tests, select_split, summary_table, workflow_rows
+    from clinical_cf.analysis.workflow import (
+        REQUIRED_METADATA,
+        accuracy_by,
+        paired_tests,
+        select_split,
+        summary_table,
+        workflow_rows,
+    )
 
-    rows = workflow_rows(ctx.samples)
+    samples, replaced = latest_run(ctx.samples, "workflow")
+    warnings = missing_metadata(samples, REQUIRED_METADATA, "workflow") + replaced
+    rows = workflow_rows(samples)
     if rows.empty:
-        return Section()
+        return Section(warnings=warnings)
+    from clinical_cf.analysis.paired_pages import workflow_episodes_page
+
+    episodes_page = workflow_episodes_page(rows, ctx.out / "workflow_episodes.html")
     tested = select_split(rows, "test")
     summary = _write(summary_table(tested), ctx.out, "workflow_summary")
     variants = _write(accuracy_by(tested, "variant"), ctx.out, "workflow_by_variant")
     paired = _write(paired_tests(tested), ctx.out, "workflow_paired")
-    return Section([
+    return Section(warnings=warnings, blocks=[
         ("h2", "Workflow escalation suite (test split)"),
         ("p", "Per model and condition: decision accuracy, utility at 5:1 and 10:1, missed and unnecessary "
               "escalation, ECE (10 bins) and failure AUROC; 95% CIs resample seeds."),
@@ -277,4 +415,5 @@ def workflow_section(ctx: SectionContext) -> Section:
         ("table", variants),
         ("h3", "Clean vs perturbed, paired by seed (exact sign test, Holm-corrected)"),
         ("table", paired),
+        *([("link", ("Workflow episodes side by side", episodes_page.name))] if episodes_page else []),
     ])

@@ -17,14 +17,14 @@ import html
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from uuid import uuid4
 
 import pandas as pd
-from markupsafe import Markup
-
 from clinical_cf.analysis.html import render
-from clinical_cf.analysis.logs import LogRows, input_text, sample_views, suite_samples
+from clinical_cf.analysis.logs import LogRows, input_text, sample_views
 from clinical_cf.analysis.report import JUDGE_SCORES
 from clinical_cf.catalog.css.schema import render_sections
+from markupsafe import Markup
 
 PAGE_SIZE = 50
 """Rows drawn at once; the rest are a page away (the filters count every tuple)."""
@@ -107,39 +107,233 @@ def _shown(score: object) -> str:
     return f"{score:g}"
 
 
-def collect(paths: Sequence[str] | LogRows | pd.DataFrame) -> tuple[list[str], dict[str, dict]]:
-    """Models, and per tuple key (case:intervention): its edit, expected change and each model's answer.
+def _add(models: list[tuple], tuples: dict[str, dict], column: tuple[str, str, str], log: str, sample_id, epoch: int,
+         sample_input, meta: dict, score, arms, diff_keys: set[str] | None = None, answer: bool = True) -> None:
+    """One scored sample into the page's data: its tuple's edit (diffed once, by the log `diff_keys` assigns
+    it to) and its column's answer."""
+    if column not in models:
+        models.append(column)
+    key = f"{meta['case_id']}:{meta['intervention_id']}"
+    entry = tuples.setdefault(key, {"family": str(meta["family"]), "intervention": str(meta["intervention_id"]), "answers": {}})
+    if "diff" not in entry and (diff_keys is None or key in diff_keys):
+        if "baseline_sections" in meta:
+            before, after = render_sections(meta["baseline_sections"]), render_sections(meta["counterfactual_sections"])
+        else:
+            before, after = meta.get("baseline_packet", ""), sample_input if isinstance(sample_input, str) else ""
+        entry["diff"] = word_diff(before, after)
+        entry["expected"] = str(meta.get("expected_change", ""))
+    if not answer:
+        return
+    baseline, counterfactual = _marked(_items(arms[0]), _items(arms[1]))
+    entry["answers"].setdefault(column, {
+        "score": _shown(score.value),
+        "why": (score.explanation or "").split("\n\nBASELINE:")[0],
+        "before": baseline,
+        "after": counterfactual,
+        "src": f"{log}#{sample_id} (epoch {epoch})",
+        "judge": column[1],
+    })
 
-    The word diff is computed once per tuple, whatever the number of models that answered it.
+
+def _arms(sample) -> tuple[dict | None, dict | None]:
+    """The baseline and counterfactual arms of a sample, read with `store_as(CSSArms)`.
+
+    A store that does not validate as today's `CSSArms` (a log from an older solver, an arm cut short)
+    is read field by field under the model's own namespace, so its lists still show.
     """
-    models: list[str] = []
+    from clinical_cf.solvers.css import CSSArms
+    from pydantic import ValidationError
+
+    try:
+        arms = sample.store_as(CSSArms)
+        return (arms.baseline.model_dump() if arms.baseline else None,
+                arms.counterfactual.model_dump() if arms.counterfactual else None)
+    except ValidationError:
+        store = sample.store or {}
+        return tuple(store.get(f"{CSSArms.__name__}:{name}") for name in ("baseline", "counterfactual"))  # type: ignore[return-value]
+
+
+def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True):
+    """`_collect_log` through the per-log cache (`logs.cache_dir`): keyed by the log's SHA-256 and what was asked,
+    so a second report over the same logs parses no full sample."""
+    import hashlib
+    import pickle
+
+    from clinical_cf.analysis.logs import CACHE_VERSION, _file_hash, cache_dir
+
+    folder = cache_dir()
+    digest = _file_hash(path) if folder is not None else None
+    if digest is None:
+        return _collect_log(path, run, diff_keys, answers)
+    asked = hashlib.sha256(repr((run, sorted(diff_keys or []), answers, PAGE_SIZE)).encode()).hexdigest()[:16]
+    cached = folder / f"{digest}.side-{asked}.{CACHE_VERSION}.pkl"
+    if cached.is_file():
+        with open(cached, "rb") as handle:
+            columns, tuples = pickle.load(handle)
+        for entry in tuples.values():  # the cache is by content: the page names the path it was given now
+            for answer in entry["answers"].values():
+                answer["src"] = f"{path}#{answer['src'].rsplit('#', 1)[-1]}"
+        return columns, tuples
+    result = _collect_log(path, run, diff_keys, answers)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{uuid4().hex}.tmp")
+        with open(partial, "wb") as handle:
+            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        partial.replace(cached)
+    except OSError:
+        pass  # a read-only or full cache folder costs speed, never the page
+    return result
+
+
+def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True) -> tuple[list[tuple], dict[str, dict]]:
+    """One CSS log's tuples (a worker process): full samples without the transcript, arms read with `store_as`;
+    with `answers=False` only the edits (diffs) of `diff_keys`."""
+    from clinical_cf.analysis.logs import EXCLUDED_FIELDS
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS))
+    roles = log.eval.model_roles or {}
+    default_judge = roles["judge"].model if "judge" in roles else ""
+    models: list[tuple] = []
     tuples: dict[str, dict] = {}
-    for sample in sample_views(suite_samples(paths, "css")):
+    for sample in log.samples or []:
+        scores, meta = sample.scores or {}, sample.metadata or {}
+        name = next((n for n in JUDGE_SCORES if n in scores), None)
+        if name is None or not {"family", "case_id", "intervention_id"} <= set(meta):
+            continue
+        judge = (scores[name].metadata or {}).get("judge_model") or default_judge
+        if not answers and f"{meta['case_id']}:{meta['intervention_id']}" not in (diff_keys or set()):
+            continue
+        _add(models, tuples, (log.eval.model, judge, run), path, sample.id, sample.epoch, sample.input, meta, scores[name],
+             _arms(sample) if answers else (None, None), diff_keys, answer=answers)
+    return models, tuples
+
+
+LISTED = re.compile(r"^\d+\. (.*?)(?: — .*)?$")
+SUMMARY_TEXT_LIMIT = 1000
+"""Inspect's sample summaries cut score-metadata strings at about 1k characters: a list that long is read in full."""
+
+
+def _listed(text: object) -> list[dict] | None:
+    """The recommendations of a numbered list as the judge scorer writes it (`1. FOLFOX — why`), or None
+    when the text is absent or may have been cut short in the summary."""
+    if not isinstance(text, str) or len(text) >= SUMMARY_TEXT_LIMIT - 5:
+        return None
+    items = []
+    for line in text.splitlines():
+        match = LISTED.match(line.strip())
+        if match is None:
+            if items:
+                break  # the 'not recommended' part follows the recommendations
+            continue
+        items.append({"treatment": match.group(1)})
+    return items
+
+
+def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict], set[str]]:
+    """Answers from sample summaries (score value, rationale and both lists from the judge's score metadata),
+    and the logs whose lists are missing or cut short there (they are read in full)."""
+    models: list[tuple] = []
+    tuples: dict[str, dict] = {}
+    full: set[str] = set()
+    runs = dict(zip(frame["log"], frame["run"].fillna("").astype(str))) if "run" in frame.columns else {}
+    # Newest log first, so a rerun's answer is the one a column keeps (`_add` keeps the first it is given).
+    order = [c for c in ("created", "epoch") if c in frame.columns]
+    for sample in sample_views(frame.sort_values(order, ascending=[False, True][: len(order)], kind="stable")):
         name = next((n for n in JUDGE_SCORES if n in sample.scores), None)
         meta = sample.metadata
-        if name is None or "family" not in meta:
+        if name is None or not {"family", "case_id", "intervention_id"} <= set(meta):
             continue
-        if sample.model not in models:
-            models.append(sample.model)
-        key = f"{meta['case_id']}:{meta['intervention_id']}"
-        entry = tuples.setdefault(key, {"family": str(meta["family"]), "intervention": str(meta["intervention_id"]), "answers": {}})
-        if "diff" not in entry:
-            if "baseline_sections" in meta:
-                before, after = render_sections(meta["baseline_sections"]), render_sections(meta["counterfactual_sections"])
-            else:
-                before, after = meta.get("baseline_packet", ""), input_text(sample.input) if isinstance(sample.input, str) else ""
-            entry["diff"] = word_diff(before, after)
-            entry["expected"] = str(meta.get("expected_change", ""))
         score = sample.scores[name]
-        baseline, counterfactual = _marked(_items(sample.store.get("CSSArms:baseline")), _items(sample.store.get("CSSArms:counterfactual")))
-        entry["answers"].setdefault(sample.model, {
-            "score": _shown(score.value),
-            "why": (score.explanation or "").split("\n\nBASELINE:")[0],
-            "before": baseline,
-            "after": counterfactual,
-            "src": f"{sample.log}#{sample.id} (epoch {sample.epoch})",
-        })
+        smeta = score.metadata or {}
+        lists = _listed(smeta.get("baseline_recommendations")), _listed(smeta.get("counterfactual_recommendations"))
+        if None in lists:
+            full.add(sample.log)
+            continue
+        judge = smeta.get("judge_model") or ""
+        _add(models, tuples, (sample.model, judge, runs.get(sample.log, "")), sample.log, sample.id, sample.epoch,
+             None, meta, score, ({"recommendations": lists[0]}, {"recommendations": lists[1]}), diff_keys=set())
+    return models, tuples, full
+
+
+def _collect_rows(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict]]:
+    """The same from rows the log reader already holds in full (store included)."""
+    from inspect_ai.log import EvalSample
+
+    models: list[tuple] = []
+    tuples: dict[str, dict] = {}
+    for sample in sample_views(frame):
+        name = next((n for n in JUDGE_SCORES if n in sample.scores), None)
+        meta = sample.metadata
+        if name is None or not {"family", "case_id", "intervention_id"} <= set(meta):
+            continue
+        judge = (sample.scores[name].metadata or {}).get("judge_model") or ""
+        # The store as Inspect reads it back: `store_as` on the sample, never the namespaced key strings.
+        arms = _arms(EvalSample.model_construct(store=sample.store))
+        _add(models, tuples, (sample.model, judge, ""), sample.log, sample.id, sample.epoch,
+             sample.input if isinstance(sample.input, str) else input_text(sample.input), meta, sample.scores[name], arms)
     return models, tuples
+
+
+def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None = None) -> tuple[list[str], dict[str, dict]]:
+    """Columns, and per tuple key (case:intervention): its edit, expected change and each column's answer.
+
+    A column is one model, judge and run: named by the model alone when every column shares one judge
+    and run (the page then names the judge above the table), else `model · judge J · run R`.
+    Rows already read in full are used as they are. Otherwise (the report's summary rows, or paths) the
+    answers come from the sample summaries (the judge's score metadata carries both lists), the newest run
+    of a column winning; full samples are read, in worker processes, only for each tuple's edit (from the
+    first log that holds it) and for logs whose lists the summaries do not carry whole.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    from clinical_cf.analysis.logs import list_logs, read_logs, worker_count
+
+    if isinstance(paths, pd.DataFrame) and any(c.startswith("store_") for c in paths.columns):
+        parts = [_collect_rows(paths)]
+    else:
+        if isinstance(paths, pd.DataFrame):
+            frame = paths
+        else:
+            rows = paths if isinstance(paths, LogRows) else read_logs(list_logs(paths), suites=["css"], mode="summaries")
+            frame = rows.suite("css")
+        if frame.empty or "metadata_case_id" not in frame.columns:
+            return [], {}
+        frame = frame.assign(run=frame["run"].fillna("").astype(str) if "run" in frame.columns else "",
+                             created=frame["created"].fillna("").astype(str) if "created" in frame.columns else "")
+        frame = frame.sort_values(["created", "log"], kind="stable")
+        keys = frame["metadata_case_id"].astype(str) + ":" + frame["metadata_intervention_id"].astype(str)
+        # Each tuple's edit is diffed once, by the first log (oldest) that holds it.
+        first = keys.groupby(keys.to_numpy()).head(1).index
+        diff_keys = {log: set(keys.loc[first][frame.loc[first, "log"] == log]) for log in frame["log"].unique()}
+        # Answers come from the summaries; full samples are read only for the edits (one log per tuple,
+        # usually the first log alone) and for logs whose lists the summaries do not carry whole.
+        summary_columns, summary_tuples, full = _collect_summaries(frame)
+        jobs = [(path, run, diff_keys.get(path, set()), path in full)
+                for path, run in frame.drop_duplicates("log")[["log", "run"]].itertuples(index=False, name=None)
+                if path in full or diff_keys.get(path)]
+        workers = workers or worker_count(len(jobs))
+        if workers > 1 and len(jobs) > 1:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                parts = list(pool.map(_collect_log_cached, *zip(*jobs)))
+        else:
+            parts = [_collect_log_cached(*job) for job in jobs]
+        parts = [(summary_columns, summary_tuples), *parts]
+    columns: list[tuple] = []
+    tuples: dict[str, dict] = {}
+    for part_columns, part_tuples in parts:
+        columns += [c for c in part_columns if c not in columns]
+        for key, entry in part_tuples.items():
+            merged = tuples.setdefault(key, {k: v for k, v in entry.items() if k != "answers"} | {"answers": {}})
+            if "diff" not in merged and "diff" in entry:
+                merged["diff"], merged["expected"] = entry["diff"], entry["expected"]
+            merged["answers"].update(entry["answers"])  # logs in creation order: the latest run wins
+    single = len({(judge, run) for _, judge, run in columns}) <= 1
+    names = {c: c[0] if single else f"{c[0]} · judge {c[1] or '?'}" + (f" · run {c[2]}" if c[2] else "") for c in columns}
+    for entry in tuples.values():
+        entry["answers"] = {names[c]: a for c, a in entry["answers"].items()}
+    return sorted(names.values()), tuples
 
 
 def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str | Path) -> Path:
@@ -148,11 +342,14 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     rows = []
     for key, entry in sorted(tuples.items()):
         answers = [entry["answers"].get(m) for m in models]
-        rows.append({"key": key, "family": entry["family"], "intervention": entry["intervention"], "diff": entry["diff"],
-                     "expected": entry["expected"], "answers": answers,
+        rows.append({"key": key, "family": entry["family"], "intervention": entry["intervention"],
+                     "diff": entry.get("diff", "(edit not available: no scored sample carried it)"),
+                     "expected": entry.get("expected", ""), "answers": answers,
                      "scores": sorted({a["score"] for a in answers if a is not None})})
+    judges = sorted({a["judge"] for entry in tuples.values() for a in entry["answers"].values() if a.get("judge")})
     page = render(
         "side_by_side.html.j2",
+        judges=judges,
         models=models,
         first_page=[{**row, "diff": Markup(row["diff"])} for row in rows[:PAGE_SIZE]],
         data={"models": models, "tuples": rows, "page_size": PAGE_SIZE},

@@ -95,17 +95,54 @@ def _majority(values: list[float]) -> float:
     return float(top[0]) if len(top) == 1 else float(np.median(values))
 
 
+KEY_COLUMNS = ("row_id", "family", "llm_score")
+RATER_COLUMNS = ("row_id", "score", "coherent")
+
+
+def _read_sheet(path: str | Path, required: tuple[str, ...]) -> pd.DataFrame:
+    """A key or rater sheet read through the bounded loader; a missing column or duplicate row is a `CatalogError`."""
+    import io
+
+    from clinical_cf.core.errors import CatalogError
+    from clinical_cf.core.loading import read_text_checked
+
+    text = read_text_checked(path)
+    try:
+        sheet = pd.read_csv(io.StringIO(text), dtype={"row_id": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as ex:
+        raise CatalogError(path, f"is not a readable CSV sheet ({ex})") from None
+    missing = [c for c in required if c not in sheet.columns]
+    if missing:
+        raise CatalogError(path, f"has no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(map(str, sheet.columns))})",
+                           field=missing[0])
+    duplicated = sheet["row_id"][sheet["row_id"].duplicated()]
+    if len(duplicated):
+        raise CatalogError(path, "appears twice in the sheet", entry=str(duplicated.iloc[0]), field="row_id")
+    return sheet
+
+
 def agreement(key_csv: str | Path, rater_csvs: list[str | Path]) -> dict[str, pd.DataFrame]:
-    """Agreement tables from the key and two or more raters' filled sheets."""
-    # Sheets come back from raters: read through the bounded loader (regular file, size limit, UTF-8).
-    key = pd.read_csv(io.StringIO(read_text_checked(key_csv)))
+    """Agreement tables from the key and two or more raters' filled sheets.
+
+    Raters are named by their sheet's file name, so two sheets with one name (`a/alice.csv`, `b/alice.csv`)
+    are refused rather than one silently replacing the other.
+    """
+    from clinical_cf.core.errors import CatalogError
+
+    key = _read_sheet(key_csv, KEY_COLUMNS)
     raters = {}
+    where: dict[str, str | Path] = {}
     for path in rater_csvs:
-        sheet = pd.read_csv(io.StringIO(read_text_checked(path)), dtype={"row_id": str})
+        sheet = _read_sheet(path, RATER_COLUMNS)
         bad = sheet[~sheet["score"].isin(list(VERDICTS))]
         if len(bad):
             raise ValueError(f"{path}: row {bad.iloc[0]['row_id']}: field 'score' must be 0, 0.5 or 1 (got {bad.iloc[0]['score']!r})")
-        raters[Path(path).stem] = sheet.set_index("row_id")
+        name = Path(path).stem
+        if name in raters:
+            raise CatalogError(path, f"rater name {name!r} is also the name of {where[name]}; raters are named by file "
+                                     "name, so rename one sheet")
+        where[name] = path
+        raters[name] = sheet.set_index("row_id")
     if len(raters) < 2:
         raise ValueError("human agreement needs at least two raters")
     key = key.set_index(key["row_id"].astype(str))

@@ -29,6 +29,8 @@ from clinical_cf.scorers.workflow import ECE_BINS, expected_calibration_error, u
 SCORER = "workflow_action"
 GROUP = ["model", "condition"]
 PERTURBED = ("missing", "stale", "conflict", "late_risk")
+REQUIRED_METADATA = ("reference_action", "acceptable_actions", "seed_id", "task_class", "variant")
+"""Sample metadata an episode row cannot do without; samples missing any are left out and counted."""
 
 
 def _user_text(sample) -> str:
@@ -48,6 +50,8 @@ def workflow_rows(paths: Sequence[str | Path] | LogRows | pd.DataFrame) -> pd.Da
         if score is None or score.unscored:
             continue
         meta, sm = sample.metadata, score.metadata or {}
+        if any(key not in meta for key in REQUIRED_METADATA):
+            continue  # counted and named per log by the report (sections.missing_metadata)
         episode = {"reference_action": meta["reference_action"], "acceptable_actions": meta["acceptable_actions"]}
         action = sm.get("action")
         rows.append({

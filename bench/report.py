@@ -12,6 +12,11 @@ page (Navigation Timing), so the numbers come from the browser, not from this sc
 Ratios are against the first size in the same run, so they hold on a loaded machine; the load
 average before and after each measurement is printed next to it.
 
+Each size is measured twice: "cold" with an empty per-log row cache (every log's sample summaries
+parsed, the side-by-side edits read from full samples) and "warm", a second report over the same
+logs that reads its rows and page records from the cache keyed by each log's SHA-256
+(`clinical_cf.analysis.logs.cache_dir`).
+
     python bench/report.py [--sizes 500x6,5000x6,50000x1] [--rewards] [--no-browser] [--keep DIR]
 """
 
@@ -96,7 +101,9 @@ def synthetic_logs(template_path: str, folder: Path, tuples: int, models: int, s
 
 
 def _child(logs: str, out: str, rewards: bool) -> None:
-    """The measured process: the report (and optionally the rewards export) and nothing else."""
+    """The measured process: the report (and optionally the rewards export) and nothing else.
+
+    The row cache it uses is the one `CLINICAL_CF_CACHE_DIR` names (set by `measure`)."""
     from clinical_cf.analysis.report import export_rewards, write_report
 
     started = time.perf_counter()
@@ -125,11 +132,11 @@ class Measurement:
     rows_ms: float | None = None
 
 
-def measure(logs: Path, out: Path, label: str, expected: int, rewards: bool) -> Measurement:
+def measure(logs: Path, out: Path, label: str, expected: int, rewards: bool, cache: Path) -> Measurement:
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, __file__, CHILD_FLAG, str(logs), str(out), str(int(rewards))],
-                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                             stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "CLINICAL_CF_CACHE_DIR": str(cache)})
     stdout = child.stdout.read() if child.stdout else ""
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
@@ -205,10 +212,16 @@ def main() -> None:
                 started = time.perf_counter()
                 synthetic_logs(template, logs, tuples, models)
                 print(f"{label}: wrote {models} logs in {time.perf_counter() - started:.0f} s (not measured)", file=sys.stderr)
-            result = measure(logs, root / f"out-{tuples}x{models}", label, tuples * models, args.rewards)
-            if not args.no_browser and (root / f"out-{tuples}x{models}" / "side_by_side.html").exists():
-                result.dom_ms, result.rows_ms = page_load(root / f"out-{tuples}x{models}" / "side_by_side.html")
-            results.append(result)
+            cache = root / f"cache-{tuples}x{models}"
+            shutil.rmtree(cache, ignore_errors=True)  # cold: nothing cached for these logs
+            for state in ("cold", "warm"):
+                result = measure(logs, root / f"out-{tuples}x{models}-{state}", f"{label} {state}", tuples * models,
+                                 args.rewards, cache)
+                result.tuples = tuples * models
+                page = root / f"out-{tuples}x{models}-{state}" / "side_by_side.html"
+                if state == "cold" and not args.no_browser and page.exists():
+                    result.dom_ms, result.rows_ms = page_load(page)
+                results.append(result)
             if not args.keep:
                 shutil.rmtree(logs)
     finally:
@@ -216,17 +229,18 @@ def main() -> None:
             shutil.rmtree(root, ignore_errors=True)
 
     base = results[0]
-    print(f"{'tuples x logs':<16}{'tuples':>8}{'wall s':>8}{'report s':>9}{'rewards s':>10}{'peak MB':>9}"
+    print(f"{'tuples x logs':<22}{'tuples':>8}{'wall s':>8}{'report s':>9}{'rewards s':>10}{'peak MB':>9}"
           f"{'s/ktuple':>9}{'x time':>8}{'x s/kt':>8}{'page MB':>8}{'DOM ms':>8}{'rows ms':>8}{'load':>11}")
     for r in results:
         per_k = r.report_s / r.tuples * 1000
         base_k = base.report_s / base.tuples * 1000
-        print(f"{r.label:<16}{r.tuples:>8}{r.wall_s:>8.1f}{r.report_s:>9.1f}"
+        print(f"{r.label:<22}{r.tuples:>8}{r.wall_s:>8.1f}{r.report_s:>9.1f}"
               f"{'' if r.rewards_s is None else f'{r.rewards_s:.1f}':>10}{r.peak_mb:>9.0f}{per_k:>9.2f}"
               f"{r.report_s / base.report_s:>8.1f}{per_k / base_k:>8.2f}"
               f"{'' if r.page_mb is None else f'{r.page_mb:.1f}':>8}{'' if r.dom_ms is None else f'{r.dom_ms:.0f}':>8}"
               f"{'' if r.rows_ms is None else f'{r.rows_ms:.0f}':>8}{f'{r.load_before:.1f}->{r.load_after:.1f}':>11}")
-    print("wall s = child process start to exit (imports included); report s = write_report alone; peak MB = the "
+    print("cold = empty row cache, warm = the same report again (rows from the cache); "
+          "wall s = child process start to exit (imports included); report s = write_report alone; peak MB = the "
           "child's own max RSS; x time / x s/kt = against the first row; DOM/rows ms = median of 3 loads in headless "
           "Chromium (DOMContentLoaded, first table row visible); load = 1-min load average before->after.")
 

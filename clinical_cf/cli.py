@@ -141,7 +141,10 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     """Freeze counterfactuals by an editor (a model role, or regex/structured mode) for review."""
     import asyncio
 
-    from clinical_cf.catalog.css.counterfactuals import build_counterfactuals, write_counterfactuals
+    from clinical_cf.catalog.css.counterfactuals import (
+        build_counterfactuals,
+        write_counterfactuals,
+    )
     from clinical_cf.catalog.css.interventions import load_catalog
     from clinical_cf.catalog.css.schema import load_cases
 
@@ -230,8 +233,8 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from clinical_cf.core.locking import read_lock
     from clinical_cf.catalog.validate import validate_file
+    from clinical_cf.core.locking import read_lock
     from clinical_cf.registration import display_path, is_bundled, published_hashes
 
     path = resolve_user_path(args.path)
@@ -301,9 +304,34 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _margin(value: str) -> float:
+    """--margin: a finite number >= 0 (`nan` would pass every candidate, `inf` every drop)."""
+    import math
+
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not math.isfinite(number) or number < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0 (got {value})")
+    return number
+
+
+def _positive_int(value: str) -> int:
+    """An integer of at least 1 (`annotate export --n`)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {number})")
+    return number
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
-    from clinical_cf.analysis.logs import read_logs
-    from clinical_cf.analysis.report import export_rewards, regression_gate, write_report
+    from clinical_cf.analysis.logs import label_map, read_logs
+    from clinical_cf.analysis.report import export_rewards, regression_gate
+    from clinical_cf.analysis.sections import build_report
 
     predictions = None
     if args.confirmatory:
@@ -312,14 +340,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
         predictions = resolve_user_path(args.predictions) if args.predictions else CSS_DIR / "predictions.yaml"
     if args.gate and not args.baseline:
         raise SystemExit("--gate needs --baseline LOG_OR_DIR")
-    # Each log is read once; the report, the rewards and the gate all take their rows from this read.
-    rows = read_logs(args.logs, progress=True)
-    report = write_report(rows, args.out, predictions)
+    # Each log's sample summaries are read once; the report, the rewards and the gate all take their rows from this read.
+    cache = not args.no_cache
+    rows = read_logs(args.logs, progress=True, mode="summaries", labels=label_map(args.label), strict=True, use_cache=cache)
+    baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True, use_cache=cache) if args.gate else None
+    report = build_report(rows, Path(args.out), predictions)
     print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
     if args.rewards:
         print(f"wrote {export_rewards(rows, args.rewards)} reward records to {args.rewards}")
     if args.gate:
-        table, passed = regression_gate(rows, args.baseline, args.margin)
+        table, passed = regression_gate(rows, baseline, args.margin)
         table.to_csv(Path(args.out) / "gate.csv", index=False)
         for row in table[table["failed"]].itertuples():
             print(f"GATE FAILED: {row.model} family {row.family}: {row.why}")
@@ -462,14 +492,20 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--predictions", help="predictions YAML (default: catalog/css/predictions.yaml; needs its lock)")
     report.add_argument("--baseline", nargs="+", help="reference logs for --gate")
     report.add_argument("--gate", action="store_true", help="exit 1 when a family's CSS drops against --baseline")
-    report.add_argument("--margin", type=float, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)")
+    report.add_argument("--margin", type=_margin, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)")
+    report.add_argument("--label", action="append", metavar="NAME=LOG_OR_DIR",
+                        help="run label for the logs under LOG_OR_DIR (repeatable): labelled runs of one model are kept "
+                             "apart instead of the latest replacing the earlier; default: each log's tags")
+    report.add_argument("--no-cache", action="store_true",
+                        help="parse every log again instead of reusing its rows cached by content hash "
+                             "(CLINICAL_CF_CACHE_DIR, default the user cache folder)")
     report.set_defaults(func=_cmd_report)
 
     annotate = sub.add_parser("annotate", help="human validation of the judge").add_subparsers(dest="action", required=True)
     export = annotate.add_parser("export", help="blinded, family-stratified annotation sheet (CSV + HTML form) and its key")
     export.add_argument("logs", nargs="+")
     export.add_argument("--out", required=True)
-    export.add_argument("--n", type=int, default=100)
+    export.add_argument("--n", type=_positive_int, default=100, help="rows in the sheet (at least 1)")
     export.add_argument("--seed", type=int, default=0)
     export.set_defaults(func=_cmd_annotate_export)
     imp = annotate.add_parser("import", help="agreement between raters and with the LLM judge")
@@ -478,8 +514,12 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--out", required=True)
     imp.set_defaults(func=_cmd_annotate_import)
 
-    from clinical_cf.analysis.workflow_controller import build_parser as workflow_controller_parser
-    from clinical_cf.analysis.workflow_controller import run_args as workflow_controller_run
+    from clinical_cf.analysis.workflow_controller import (
+        build_parser as workflow_controller_parser,
+    )
+    from clinical_cf.analysis.workflow_controller import (
+        run_args as workflow_controller_run,
+    )
 
     controller = sub.add_parser(
         "workflow-controller", help="post-hoc workflow-aware controller, detector P/R and lexical OOV audit over workflow logs"

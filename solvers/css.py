@@ -28,7 +28,7 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, concurrency, json_schema
+from inspect_ai.util import StoreModel, concurrency, json_schema, span
 from pydantic import BaseModel, Field
 
 from clinical_cf.replies import (
@@ -62,6 +62,11 @@ Reply with a JSON object only, in this form:
   "not_recommended": [{{"treatment": "<option the board should avoid>", "rationale": "<one sentence>"}}]}}
 
 List recommendations in order of preference. Name drugs and regimens explicitly."""
+
+
+BASELINE_SPAN = "baseline arm (unmodified packet)"
+COUNTERFACTUAL_SPAN = "counterfactual arm (edited packet)"
+"""Transcript labels of the two arms' model calls (Inspect spans), as the viewer shows them."""
 
 
 class Recommendation(BaseModel):
@@ -172,10 +177,12 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True, json_sc
         baseline_packet: str = state.metadata["baseline_packet"]
 
         key = (str(model), hashlib.sha256(baseline_packet.encode()).hexdigest(), state.epoch)
-        async with baseline_lock(key):
+        # Named spans label each arm's model calls in the viewer's transcript.
+        async with span(BASELINE_SPAN), baseline_lock(key):
             arms.baseline, _ = await run_arm(model, baseline_packet, policy, stage2_config)
 
-        arms.counterfactual, messages = await run_arm(model, state.input_text, False, stage2_config)
+        async with span(COUNTERFACTUAL_SPAN):
+            arms.counterfactual, messages = await run_arm(model, state.input_text, False, stage2_config)
         state.messages = messages
         state.output.completion = arms.counterfactual.raw
         return state

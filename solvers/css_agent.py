@@ -20,10 +20,12 @@ from inspect_ai.agent import AgentPrompt, react, run
 from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageTool, GenerateConfig, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolError, tool
-from inspect_ai.util import LimitExceededError, message_limit, time_limit, token_limit
+from inspect_ai.util import LimitExceededError, message_limit, span, time_limit, token_limit
 
 from clinical_cf.catalog.css.schema import SECTIONS
 from clinical_cf.solvers.css import (
+    BASELINE_SPAN,
+    COUNTERFACTUAL_SPAN,
     AgentTrace,
     ArmResult,
     CSSArms,
@@ -183,11 +185,12 @@ async def run_both_arms(
     """
     active, cached = models_for_arms(policy)
     arms = state.store_as(CSSArms)
-    async with baseline_lock((str(active), sections_digest(baseline), state.epoch)):
+    async with span(BASELINE_SPAN), baseline_lock((str(active), sections_digest(baseline), state.epoch)):
         arms.baseline, _ = await run_chart_agent(cached, state.input_text, baseline, changed, cap_bytes, limits)
-    arms.counterfactual, messages = await run_chart_agent(
-        active, state.input_text, counterfactual, changed, cap_bytes, limits, observe=observe
-    )
+    async with span(COUNTERFACTUAL_SPAN):
+        arms.counterfactual, messages = await run_chart_agent(
+            active, state.input_text, counterfactual, changed, cap_bytes, limits, observe=observe
+        )
     state.messages = messages
     state.output.completion = arms.counterfactual.raw
     return state

@@ -227,6 +227,13 @@ def test_medpic_and_workflow_logs_get_their_sections(tmp_path):
     assert flow.loc["clean", "accuracy"] == 1.0 and flow.loc["late_risk", "accuracy"] == 1.0
     assert flow.loc["missing", "accuracy"] == 0.0
     assert (out / "workflow_summary.csv").exists() and (out / "workflow_paired.csv").exists()
+    # Pairs and episodes side by side, like CSS tuples, linked from the report.
+    pairs = (out / "medpic_pairs.html").read_text()
+    assert "[MedPIC pairs side by side](medpic_pairs.html)" in text and "deactivation</b>: right" in pairs
+    assert "activation</b>: wrong" in pairs and "mockllm/model" in pairs
+    episodes = (out / "workflow_episodes.html").read_text()
+    assert "[Workflow episodes side by side](workflow_episodes.html)" in text
+    assert "late_risk</b>: right" in episodes and "missing</b>: wrong" in episodes
 
 
 def test_a_table_and_a_banner_are_one_line_registrations_on_the_suite(tmp_path, monkeypatch):

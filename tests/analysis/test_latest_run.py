@@ -1,0 +1,21 @@
+"""MedPIC, workflow and sensitivity rows: a rerun of the same samples is not counted twice."""
+
+import pandas as pd
+
+from clinical_cf.analysis.sections import latest_run
+
+
+def test_a_rerun_replaces_the_earlier_run_of_the_same_samples_and_is_counted():
+    rows = pd.DataFrame([
+        {"model": "m", "run": "", "sample_id": "q1", "epoch": 1, "log": "old.eval", "created": "2026-01-01", "error": None},
+        {"model": "m", "run": "", "sample_id": "q1", "epoch": 1, "log": "new.eval", "created": "2026-01-02", "error": None},
+        {"model": "m", "run": "", "sample_id": "q2", "epoch": 1, "log": "old.eval", "created": "2026-01-01", "error": None},
+        # A newer sample that errored does not replace a complete one.
+        {"model": "m", "run": "", "sample_id": "q2", "epoch": 1, "log": "new.eval", "created": "2026-01-02", "error": "boom"},
+        # A labelled run is kept apart.
+        {"model": "m", "run": "v2", "sample_id": "q1", "epoch": 1, "log": "v2.eval", "created": "2026-01-03", "error": None},
+    ])
+    kept, lines = latest_run(rows, "MedPIC")
+    assert sorted(zip(kept["sample_id"], kept["log"])) == [("q1", "new.eval"), ("q1", "v2.eval"), ("q2", "old.eval")]
+    assert lines == ["MedPIC / m: 2 samples of an earlier run of the same questions replaced by the latest complete run "
+                     "(label runs with --label NAME=PATH to keep both)"]
