@@ -36,6 +36,7 @@ class Outcome:
     verdict: str  # ok, missed, silent
     got: Any
     expected: Any
+    step: str = ""  # the reading step (provenance) that produced `got`
 
 
 NOT_READ = ("invalid", "unreadable")
@@ -61,6 +62,7 @@ def _read_css(entry: dict) -> tuple[Any, Any]:
 
     reading = read_recommendations(entry["reply"])
     expected = entry["expected"]
+    _STEP[0] = reading.provenance
     if reading.provenance in ("invalid", "unreadable"):
         return reading.provenance, expected
     if isinstance(expected, str):
@@ -90,6 +92,7 @@ def _read_medpic(entry: dict) -> tuple[Any, Any]:
     from clinical_cf.solvers.medpic import read_answer
 
     reading = read_answer(entry["reply"], entry["options"])
+    _STEP[0] = reading.provenance
     if reading.provenance in ("invalid", "unreadable"):
         return reading.provenance, entry["expected"]
     expected = entry["expected"]
@@ -100,6 +103,7 @@ def _read_workflow(entry: dict) -> tuple[Any, Any]:
     from clinical_cf.solvers.workflow import parse_decision
 
     decision = parse_decision(entry["reply"])
+    _STEP[0] = decision.provenance
     if decision.provenance in ("invalid", "unreadable"):
         return decision.provenance, entry["expected"]
     got = {"action": decision.action, "confidence": None if decision.confidence is None else round(decision.confidence, 4)}
@@ -110,6 +114,7 @@ def _read_sensitivity(entry: dict) -> tuple[Any, Any]:
     from clinical_cf.solvers.sensitivity import read_distribution
 
     probs, provenance, _ = read_distribution(entry["reply"], entry["candidates"])
+    _STEP[0] = provenance
     if probs is None:
         return provenance, entry["expected"]
     return [round(p, 2) for p in probs], entry["expected"]
@@ -121,8 +126,10 @@ def _read_judge(entry: dict) -> tuple[Any, Any]:
 
     if entry["kind"] == "mention":
         reading = read_flag(entry["reply"], "mentions")
+        _STEP[0] = reading.provenance
         return (reading.value if reading.ok else reading.provenance), entry["expected"]
     reading = read_score(entry["reply"], VALID_SCORES)
+    _STEP[0] = reading.provenance
     if not reading.ok:
         return reading.provenance, entry["expected"]
     if entry["kind"] == "process":
@@ -132,6 +139,14 @@ def _read_judge(entry: dict) -> tuple[Any, Any]:
         return {"score": reading.value, "critical_error": critical}, entry["expected"]
     return reading.value, entry["expected"]
 
+
+_STEP = [""]  # the provenance of the last reading, set by each reader above
+
+# Adversarial replies too large to keep in a YAML file, generated where an entry names them.
+GENERATED = {
+    "REPLACED_BY_BENCH_DEEP_JSON": '{"A": ' + "[" * 1100 + "0.5" + "]" * 1100 + "}",
+    "REPLACED_BY_BENCH_WHITESPACE": "score" + " \t" * 3000 + "1",
+}
 
 READERS = {"css": _read_css, "medpic": _read_medpic, "workflow": _read_workflow, "sensitivity": _read_sensitivity, "judge": _read_judge}
 
@@ -143,8 +158,10 @@ def evaluate(corpus: Path = CORPUS) -> list[Outcome]:
         if not path.exists():
             continue
         for entry in yaml.safe_load(path.read_text()) or []:
+            entry = {**entry, "reply": GENERATED.get(entry["reply"], entry["reply"])}
+            _STEP[0] = ""
             got, expected = READERS[suite](entry)
-            outcomes.append(Outcome(suite, entry["id"], entry["style"], entry["format"], status(got, expected), got, expected))
+            outcomes.append(Outcome(suite, entry["id"], entry["style"], entry["format"], status(got, expected), got, expected, _STEP[0]))
     return outcomes
 
 
@@ -156,6 +173,22 @@ def table(outcomes: list[Outcome], key: str) -> list[str]:
     for (suite, value), items in sorted(groups.items()):
         counts = {v: sum(1 for o in items if o.verdict == v) for v in ("ok", "missed", "silent")}
         lines.append(f"{suite:<12} {value:<20} {len(items):>3} {counts['ok']:>4} {counts['missed']:>6} {counts['silent']:>6}")
+    return lines
+
+
+def steps(outcomes: list[Outcome]) -> list[str]:
+    """Per suite: ok / missed / silent and the share of replies each reading step produced."""
+    lines = []
+    for suite in SUITES:
+        items = [o for o in outcomes if o.suite == suite]
+        if not items:
+            continue
+        counts = {v: sum(1 for o in items if o.verdict == v) for v in ("ok", "missed", "silent")}
+        shares = defaultdict(int)
+        for o in items:
+            shares[o.step or "?"] += 1
+        share_text = ", ".join(f"{k} {v / len(items):.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
+        lines.append(f"{suite:<12} n={len(items):<3} ok {counts['ok']:<3} missed {counts['missed']:<3} silent {counts['silent']:<3} steps: {share_text}")
     return lines
 
 
@@ -174,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(table(outcomes, "format")))
     print()
     print("\n".join(table(outcomes, "style")))
+    print()
+    print("\n".join(steps(outcomes)))
     ok = sum(o.verdict == "ok" for o in outcomes)
     silent = sum(o.verdict == "silent" for o in outcomes)
     missed = sum(o.verdict == "missed" for o in outcomes)
