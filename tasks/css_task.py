@@ -60,6 +60,9 @@ def build_css_task(
     max_messages: int = 40,
     residue: ResidueMode = "drop",
     counterfactuals: str | None = None,
+    reader: str = "reader",
+    summary_max_tokens: int | None = None,
+    recommend_max_tokens: int | None = None,
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -92,6 +95,10 @@ def build_css_task(
         counterfactuals: A frozen, locked counterfactuals.jsonl (`clinical-cf counterfactuals
             build`): its texts are used verbatim instead of mutating the packets, so every
             model sees the same counterfactuals. Its negative controls are used when it has them.
+        reader: Model role that reads replies the recommendation JSON or answer lines do not state
+            (default: the `reader` role, else the judge role); "none" turns the reader off.
+        summary_max_tokens: Single-shot setting: output-token cap for stage 1 (the case summary).
+        recommend_max_tokens: Single-shot setting: output-token cap for stage 2 (the recommendations).
     """
     selected = css_families(families)
     mutation_mode = choice("mutation_mode", mutation_mode, ("regex", "structured"))  # type: ignore[assignment]
@@ -154,9 +161,9 @@ def build_css_task(
         version=published_version("css"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name=f"css_{''.join(selected).lower()}"),
         solver=(
-            chart_agent_recommendations(baseline_cache, section_cap_bytes, max_messages)
+            chart_agent_recommendations(baseline_cache, section_cap_bytes, max_messages, reader=reader)
             if agent
-            else two_stage_recommendations(baseline_cache=baseline_cache, json_schema=json_schema)
+            else two_stage_recommendations(baseline_cache, json_schema, reader, count("summary_max_tokens", summary_max_tokens, minimum=16, optional=True), count("recommend_max_tokens", recommend_max_tokens, minimum=16, optional=True))
         ),
         scorer=[
             (agent_judge_direction if agent else judge_direction)(json_schema=json_schema),

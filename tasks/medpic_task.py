@@ -19,11 +19,10 @@ from clinical_cf.catalog.medpic.rules import Population, load_rules
 from clinical_cf.exports.register import published_version
 from clinical_cf.registration import register_inputs, registration_check
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
-from clinical_cf.solvers.medpic import render_prompt
+from clinical_cf.solvers.medpic import medpic_answer, render_prompt
 from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors, flag, input_file, selection
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.solver import generate as inspect_generate
 
 KINDS = ("gf", "cf")
 OPERATIONS = ("activation", "deactivation")
@@ -66,6 +65,8 @@ def build_medpic_task(
     allow_unregistered: bool = False,
     rationale_judge: bool = False,
     name: str = "medpic",
+    json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """MedPIC-Bench-style questions: which medications are potentially inappropriate for this patient.
 
@@ -80,6 +81,8 @@ def build_medpic_task(
         allow_unregistered: Run a rules file that has no lock or no longer matches it.
         rationale_judge: Also run the rationale analysis on wrong deactivation answers (needs a judge role).
         name: Task name in the log.
+        json_schema: Request the reply as structured output (`response_schema`); false for providers that reject it.
+        reader: Model role that reads replies the answer JSON or ANSWER: line does not state; "none" turns it off.
     """
     wanted_kinds = selection("kinds", kinds, KINDS)
     wanted_ops = selection("operations", operations, OPERATIONS) if comma_list(operations) else None
@@ -117,14 +120,14 @@ def build_medpic_task(
     if not items:
         raise TaskInputError(f"no questions match kinds={sorted(wanted_kinds)}, operations={operations!r}, "
                              f"populations={populations!r} in {questions_path}")
-    scorers = [medpic_exact_set(), registration_check()]
+    scorers = [medpic_exact_set(reader=reader), registration_check()]
     if rationale_judge:
-        scorers.append(rationale_mentions_change())
+        scorers.append(rationale_mentions_change(reader=reader))
     return Task(
         version=published_version("medpic"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(registration.stamp(medpic_samples(items, lock.catalog_sha256, lock.registered)), name=name),
         # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
-        solver=inspect_generate(),
+        solver=medpic_answer(json_schema=flag("json_schema", json_schema)),
         scorer=scorers,
         config=GENERATE_DEFAULTS,
         name=name,

@@ -32,6 +32,7 @@ def build_sensitivity_task(
     logprobs: bool = True,
     baseline_cache: bool = True,
     json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Sensitivity of the candidate distribution to pre-registered perturbations (seed 001).
 
@@ -44,6 +45,7 @@ def build_sensitivity_task(
         logprobs: Also request the logprob distribution (kept in the store either way it is scored).
         baseline_cache: Share the unperturbed arm across a vignette's perturbations.
         json_schema: Send the distribution's JSON Schema as `response_schema`.
+        reader: Model role that reads replies the distribution JSON or lines do not state; "none" turns it off.
     """
     wanted = selection("types", types, TYPES, all_word=False)
     allow_unregistered = flag("allow_unregistered", allow_unregistered)
@@ -83,7 +85,7 @@ def build_sensitivity_task(
     return Task(
         version=published_version("sensitivity"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name="sensitivity"),
-        solver=candidate_distributions(baseline_cache, json_schema, logprobs),
+        solver=candidate_distributions(baseline_cache, json_schema, logprobs, reader),
         scorer=[direction_consistency(distribution), registration_check()],
         config=GENERATE_DEFAULTS,
         metadata={"suite": "sensitivity", "catalog_sha256": lock.catalog_sha256, "catalog_registered": lock.registered,

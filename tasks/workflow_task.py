@@ -74,6 +74,7 @@ def build_workflow_task(
     condition: Literal["neutral", "uncertainty"] = "neutral",
     cost_ratio: float = 5.0,
     json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Workflow escalation (seed 004): four actions under missing, stale, conflicting and late information.
 
@@ -87,6 +88,7 @@ def build_workflow_task(
         condition: "neutral" action definitions or "uncertainty" prompting.
         cost_ratio: Missed-escalation cost relative to an unnecessary escalation (5; 10 for robustness).
         json_schema: Send the decision JSON Schema as `response_schema`.
+        reader: Model role that reads replies the decision JSON or ACTION: line does not state; "none" turns it off.
     """
     condition = choice("condition", condition, CONDITIONS)  # type: ignore[assignment]
     split = choice("split", split, ("all", "dev", "test"))  # type: ignore[assignment]
@@ -122,7 +124,7 @@ def build_workflow_task(
     return Task(
         version=published_version("workflow"),  # the suite's Register version N-X, so the log names it
         dataset=MemoryDataset(samples, name="workflow"),
-        solver=workflow_decision(condition, json_schema),
+        solver=workflow_decision(condition, json_schema, reader),
         scorer=[workflow_action(), registration_check()],
         config=GENERATE_DEFAULTS,
         metadata={

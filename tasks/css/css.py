@@ -27,6 +27,9 @@ def css(
     json_schema: bool = True,
     residue: Literal["drop", "keep"] = "drop",
     counterfactuals: str | None = None,
+    reader: str = "reader",
+    summary_max_tokens: int | None = None,
+    recommend_max_tokens: int | None = None,
 ) -> Task:
     """Causal Sensitivity Score over the selected families (default all, A-E)."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

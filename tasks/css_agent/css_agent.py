@@ -29,6 +29,7 @@ def css_agent(
     json_schema: bool = True,
     residue: Literal["drop", "keep"] = "drop",
     counterfactuals: str | None = None,
+    reader: str = "reader",
 ) -> Task:
     """Causal Sensitivity Score of a tool-using ReAct agent (CSS paper section 4.6)."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

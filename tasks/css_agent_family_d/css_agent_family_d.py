@@ -30,6 +30,7 @@ def css_agent_family_d(
     json_schema: bool = True,
     residue: Literal["drop", "keep"] = "drop",
     counterfactuals: str | None = None,
+    reader: str = "reader",
 ) -> Task:
     """Agent CSS on the paper's 100-tuple Family D subset."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

@@ -26,6 +26,9 @@ def css_family_a(
     json_schema: bool = True,
     residue: Literal["drop", "keep"] = "drop",
     counterfactuals: str | None = None,
+    reader: str = "reader",
+    summary_max_tokens: int | None = None,
+    recommend_max_tokens: int | None = None,
 ) -> Task:
     """CSS on Family A (biomarker flip (HER2, ER/PR, PD-L1 status)) with paired negative controls."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

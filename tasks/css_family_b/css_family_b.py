@@ -26,6 +26,9 @@ def css_family_b(
     json_schema: bool = True,
     residue: Literal["drop", "keep"] = "drop",
     counterfactuals: str | None = None,
+    reader: str = "reader",
+    summary_max_tokens: int | None = None,
+    recommend_max_tokens: int | None = None,
 ) -> Task:
     """CSS on Family B (prior treatment failure (injected progression)) with paired negative controls."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

@@ -26,6 +26,9 @@ def css_family_d(
     json_schema: bool = True,
     residue: Literal["drop", "keep"] = "drop",
     counterfactuals: str | None = None,
+    reader: str = "reader",
+    summary_max_tokens: int | None = None,
+    recommend_max_tokens: int | None = None,
 ) -> Task:
     """CSS on Family D (surgery status (resection history toggled)) with paired negative controls."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

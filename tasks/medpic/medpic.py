@@ -18,6 +18,8 @@ def medpic(
     questions: str | None = None,
     allow_unregistered: bool = False,
     rationale_judge: bool = False,
+    json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Exact-set accuracy, GF/CF accuracy and gap, activation/deactivation and pair accuracy."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

@@ -17,6 +17,8 @@ def medpic_cf(
     questions: str | None = None,
     allow_unregistered: bool = False,
     rationale_judge: bool = False,
+    json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Activation, deactivation and pair accuracy on linked counterfactual pairs."""
     return build_medpic_task(**locals(), kinds="cf", name="medpic_cf")

@@ -15,6 +15,8 @@ def medpic_gf(
     rules: str | None = None,
     questions: str | None = None,
     allow_unregistered: bool = False,
+    json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Exact-set accuracy on fixed cases where the rule applies."""
     return build_medpic_task(**locals(), kinds="gf", name="medpic_gf")

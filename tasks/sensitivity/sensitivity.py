@@ -22,6 +22,7 @@ def sensitivity(
     logprobs: bool = True,
     baseline_cache: bool = True,
     json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Flip rate, JS divergence, confidence and entropy change, and direction consistency per perturbation type."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

@@ -23,6 +23,7 @@ def workflow(
     condition: Literal["neutral", "uncertainty"] = "neutral",
     cost_ratio: float = 5.0,
     json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Decision accuracy, 5:1 cost-sensitive utility, missed escalations and calibration per variant."""
     # Every parameter is passed on as is; the signature above is what `-T` and `inspect list` show.

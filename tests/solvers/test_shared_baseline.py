@@ -92,7 +92,7 @@ def reading_agent(messages, tools, tool_choice, config) -> ModelOutput:
     else:
         seen = " ".join(m.text for m in good_reads)
         treatment = "adjuvant chemotherapy" if "resection" in seen.lower() else "systemic therapy"
-        out = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": recommendations_json(treatment)})
+        out = ModelOutput.for_tool_call("mockllm/model", "submit", json.loads(recommendations_json(treatment)))
     out.usage = ModelUsage(input_tokens=5, output_tokens=5, total_tokens=10)
     return out
 
