@@ -165,3 +165,22 @@ def test_candidate_distributions_record_why_a_provider_gave_no_logprobs():
         arm = sample.store["SensitivityArms"]["perturbed"]
         assert arm["logprob"] is None and arm["logprob_note"]
         assert json.loads(arm["raw"])  # the verbalised arm still answered
+
+
+def test_the_shared_baseline_is_never_reused_by_a_later_run():
+    # Issue 21: a second run (a different model served under the same name) must generate its own
+    # baseline, not read the first run's from the cache; each run records its cache scope.
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), controls="per_case")
+    samples = list(task.dataset)[:3]
+    packet = samples[0].metadata["baseline_packet"]
+    scopes = []
+    for treatment in ("first model", "second model"):
+        model = MockModel("mockllm/model", lambda p, t=treatment: "Summary: x" if "Case summary:" not in p else recommendations_json(t))
+        log = run_alone(samples, two_stage_recommendations(baseline_cache=True), model.model)
+        assert model.calls[SUMMARY_PROMPT.format(packet=packet)] == 1  # generated in this run, shared within it
+        run_scopes = {s.store["CSSArms:baseline_cache_scope"] for s in log.samples}
+        assert len(run_scopes) == 1 and None not in run_scopes
+        scopes.append(run_scopes.pop())
+        for sample in log.samples:
+            assert sample.store["CSSArms:baseline"]["recommendations"][0]["treatment"] == treatment
+    assert scopes[0] != scopes[1]
