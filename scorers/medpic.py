@@ -28,7 +28,7 @@ from typing import Any
 
 from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag, resolve_reader
 from clinical_cf.scorers.metrics import parse_quality
-from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer, read_answer_with_reader
+from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer_with_reader
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,

@@ -115,7 +115,7 @@ class GGUFModelAPI(ModelAPI):
         n_threads: int | None = None,
         logits_all: bool = False,
         chat_format: str | None = None,
-        max_json_items: int = 6,
+        max_json_items: int = 3,
         parallel: int | None = None,
         **model_args: Any,
     ) -> None:
@@ -168,8 +168,11 @@ class GGUFModelAPI(ModelAPI):
         return self.contexts
 
     def max_tokens(self) -> int | None:
-        # Small local models ramble; 700 tokens holds a summary or a bounded JSON reply.
-        return 700
+        # Small local models ramble, and on two CPU cores every output token costs about as much as
+        # a tenth of a second: 256 tokens hold a short case summary, a grammar-bounded JSON reply or
+        # a verdict, and keep a demo tuple within its time budget. --max-tokens (or a per-stage
+        # cap such as the CSS task's summary_max_tokens) overrides it.
+        return 256
 
     async def generate(
         self,
@@ -222,7 +225,7 @@ def completion_request(
     tool_choice: ToolChoice,
     config: GenerateConfig,
     logits_all: bool = False,
-    max_json_items: int = 6,
+    max_json_items: int = 3,
 ) -> dict[str, Any]:
     """Translate Inspect's request into `create_chat_completion` keyword arguments."""
     if config.num_choices not in (None, 1):
