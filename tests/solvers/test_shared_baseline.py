@@ -167,6 +167,7 @@ def test_candidate_distributions_record_why_a_provider_gave_no_logprobs():
         assert json.loads(arm["raw"])  # the verbalised arm still answered
 
 
+@pytest.mark.slow
 def test_the_shared_baseline_is_never_reused_by_a_later_run():
     # Issue 21: a second run (a different model served under the same name) must generate its own
     # baseline, not read the first run's from the cache; each run records its cache scope.
