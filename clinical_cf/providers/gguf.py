@@ -101,7 +101,8 @@ class GGUFModelAPI(ModelAPI):
     """In-process llama.cpp model.
 
     Model args: model_path, n_ctx, n_threads (per context), parallel (contexts decoding at once),
-    logits_all, chat_format, max_json_items.
+    logits_all, chat_format, max_json_items (items per grammar-bound JSON list: 1 for the bundled
+    SmolLM2, else 3).
     """
 
     def __init__(
@@ -115,7 +116,7 @@ class GGUFModelAPI(ModelAPI):
         n_threads: int | None = None,
         logits_all: bool = False,
         chat_format: str | None = None,
-        max_json_items: int = 3,
+        max_json_items: int | None = None,
         parallel: int | None = None,
         **model_args: Any,
     ) -> None:
@@ -130,7 +131,10 @@ class GGUFModelAPI(ModelAPI):
             raise RuntimeError(INSTALL_HINT) from None
         self.weights = resolve_weights(model_name, model_path)
         self.logits_all = logits_all
-        self.max_json_items = max_json_items
+        # The bundled 135M model repeats a list item under a grammar until the list is full (a
+        # degenerate, unscored reply); one item per list keeps its replies answers. Other weights
+        # get three. -M max_json_items=... overrides either.
+        self.max_json_items = int(max_json_items) if max_json_items is not None else (1 if self.weights == default_weights() else 3)
         # llama.cpp defaults to half the cores for generation; an eval process has them all, split
         # between the contexts (one sequence per context).
         self.contexts, self.threads = plan_contexts(
