@@ -447,6 +447,10 @@ def _finish(recommended: list[Recommendation], avoided: list[Recommendation], pr
     if not recommended and not avoided:
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
                                      reason="the reading names no option")
+    both = {_key(r.treatment) for r in recommended} & {_key(r.treatment) for r in avoided}
+    if both:
+        return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
+                                     reason=f"{sorted(both)[0][:60]!r} is both recommended and to be avoided")
     capped_recommended, cut_a = _cap(recommended)
     capped_avoided, cut_b = _cap(avoided)
     return RecommendationReading(

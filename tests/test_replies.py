@@ -358,3 +358,10 @@ def test_invalid_output_checks_look_at_the_answer_that_was_read():
     assert read_recommendations(json_then_dots).provenance == "json"
     assert read_answer("Meperidine is on the list.\nANSWER: A\n" + "." * 30, {"A": "Meperidine", "B": "Morphine"}).letters == {"A"}
     assert invalid_reason("| Option | Why |\n|" + "-" * 30 + "|" + "-" * 30 + "|\n| FOLFOX | first line |") is None
+
+
+def test_an_option_both_recommended_and_avoided_is_unreadable():
+    from clinical_cf.solvers.css import read_recommendations
+
+    reading = read_recommendations('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}')
+    assert reading.provenance == "unreadable" and "both recommended and to be avoided" in reading.reason
