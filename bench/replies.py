@@ -148,6 +148,7 @@ def _read_judge(entry: dict) -> tuple[Any, Any]:
 
 _STEP = [""]  # the provenance of the last reading, set by each reader above
 USE_READER = [True]  # `--no-reader`: steps (a)-(c) only
+READER_MODE = ["faithful"]  # `--reader-mode swapped`: a reader that misreads on purpose
 READER_CALLS = [0]
 
 
@@ -179,7 +180,28 @@ class ScriptedReader:
             data: dict = {"unreadable": True, "reason": "the reply states no single answer"}
         else:
             data = getattr(self, f"_{self.suite}")(final, expected)
+            if READER_MODE[0] == "swapped":
+                data = self._swap(data)
         return ModelOutput.from_content("bench/scripted-reader", json.dumps(data))
+
+    def _swap(self, data: dict) -> dict:
+        """The faithful reading turned wrong, quotes kept: polarity swapped, the other letters chosen,
+        another action, the probabilities reversed. The verification should reject every one."""
+        if self.suite == "css":
+            return {"recommendations": data["not_recommended"], "not_recommended": data["recommendations"]}
+        if self.suite == "medpic":
+            chosen = {a["letter"] for a in data["answer"]}
+            quotes = [a["quote"] for a in data["answer"]] or [""]
+            others = [k for k in self.entry["options"] if k not in chosen]
+            return {"answer": [{"letter": k, "quote": quotes[0]} for k in others[:1]]}
+        if self.suite == "workflow":
+            actions = ["ANSWER", "ASK_CLARIFICATION", "ABSTAIN", "ESCALATE"]
+            wrong = actions[(actions.index(data["action"]["value"]) + 1) % 4]
+            return {**data, "action": {"value": wrong, "quote": data["action"]["quote"]}}
+        if self.suite == "sensitivity":
+            probs = [p["probability"] for p in data["probabilities"]][::-1]
+            return {"probabilities": [{**p, "probability": q} for p, q in zip(data["probabilities"], probs)]}
+        return data
 
     @staticmethod
     def _clauses(final: str) -> list[str]:
@@ -191,6 +213,7 @@ class ScriptedReader:
 
         lines = [line for line in final.splitlines() if line.strip()]
         fallback: tuple[str, str] | None = None
+        headed: tuple[str, str] | None = None
         for i, line in enumerate(lines):
             at = line.lower().find(needle.lower())
             if at < 0:
@@ -204,10 +227,10 @@ class ScriptedReader:
             if negative:
                 for k in range(i - 1, -1, -1):  # the heading above that states the polarity
                     if has_negative_cue(words_of(lines[k])):
-                        fallback = fallback or (name, "\n".join(lines[k:i + 1]))
+                        headed = headed or (name, "\n".join(lines[k:i + 1]))
                         break
             fallback = fallback or (name, line.strip())
-        return fallback or (needle, needle)
+        return headed or fallback or (needle, needle)
 
     def _css(self, final: str, expected: dict) -> dict:
         out: dict = {"recommendations": [], "not_recommended": []}
@@ -313,9 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of <suite>.yaml reply files")
     parser.add_argument("--show", action="store_true", help="print every reading that was not as expected")
     parser.add_argument("--no-reader", action="store_true", help="steps (a)-(c) only: no scripted reader role")
+    parser.add_argument("--reader-mode", choices=("faithful", "swapped"), default="faithful",
+                        help="the scripted reader reads faithfully, or misreads on purpose (polarity swapped, other letters, "
+                        "another action, probabilities reversed) to measure how many misreadings the verification lets through")
     parser.add_argument("--timing", action="store_true", help="also time every reader on adversarial replies of growing length")
     args = parser.parse_args(argv)
     USE_READER[0] = not args.no_reader
+    READER_MODE[0] = args.reader_mode
     if not args.corpus.is_dir():
         print(f"error: --corpus {args.corpus} is not a folder", file=sys.stderr)
         return 2
@@ -332,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     silent = sum(o.verdict == "silent" for o in outcomes)
     missed = sum(o.verdict == "missed" for o in outcomes)
     print(f"\n{len(outcomes)} replies: {ok} as expected ({ok / len(outcomes):.1%}), {missed} missed (unreadable), {silent} silent misreads")
-    print(f"reader role: {'scripted, ' + str(READER_CALLS[0]) + ' calls' if USE_READER[0] else 'off'}")
+    print(f"reader role: {'scripted (' + READER_MODE[0] + '), ' + str(READER_CALLS[0]) + ' calls' if USE_READER[0] else 'off'}")
     if args.timing:
         print()
         print("\n".join(timing()))

@@ -228,6 +228,20 @@ SENSITIVITY_READER = ReaderTask(
 )
 
 
+def _mentions(quote: str, candidates: list[str]) -> list[tuple[int, int, int]]:
+    """(start, end, candidate index) of every mention of a candidate in a quote: its letter as a token, or its name."""
+    out = []
+    for index, name in enumerate(candidates):
+        for match in re.finditer(rf"(?<![A-Za-z]){LETTERS[index]}(?![A-Za-z])", quote):
+            out.append((match.start(), match.end(), index))
+        folded, target = quote.casefold(), name.casefold()
+        position = folded.find(target)
+        while target and position >= 0:
+            out.append((position, position + len(target), index))
+            position = folded.find(target, position + 1)
+    return sorted(out)
+
+
 def verify_distribution_reading(data: dict[str, Any], final: str, candidates: list[str]) -> tuple[list[float] | None, str]:
     """The reader's distribution checked against the reply: each quote occurs in it, names the
     candidate (letter or exact name) and states the number; then the sum rule of `_distribution`."""
@@ -244,11 +258,19 @@ def verify_distribution_reading(data: dict[str, Any], final: str, candidates: li
             return None, "reader probability is not a number from 0 to 1"
         if not grounded(quote, final):
             return None, f"quote for {LETTERS[index]} does not occur in the reply"
-        named = re.search(rf"(?<![A-Za-z]){LETTERS[index]}(?![A-Za-z])", str(quote)) or item_in_quote(candidates[index], str(quote))
-        if not named:
+        mentions = _mentions(str(quote), candidates)
+        own = [m for m in mentions if m[2] == index]
+        if not own:
             return None, f"quote for {LETTERS[index]} names neither its letter nor the candidate"
-        if not number_grounded(float(value), str(quote)):
-            return None, f"quote for {LETTERS[index]} does not state {value}"
+        # The number must follow this candidate's mention, before the next candidate is named: a
+        # quote holding the whole distribution cannot ground a number given to another candidate.
+        stated = False
+        for start, end, _ in own:
+            following = [m[0] for m in mentions if m[0] >= end and m[2] != index]
+            stop = min(following) if following else min(len(str(quote)), end + 80)
+            stated = stated or number_grounded(float(value), str(quote)[end:stop])
+        if not stated:
+            return None, f"quote for {LETTERS[index]} does not state {value} for it"
         pairs.append((index, (float(value), False)))
     return _distribution(pairs, len(candidates)) if pairs else (None, "reader found no probability")
 

@@ -201,6 +201,15 @@ ACTION_STEMS = {
 }
 
 
+# The stems that name an action unambiguously ("reply", "send" or "write" also describe escalating).
+STRONG_ACTION_STEMS = {
+    "ESCALATE": ("escalat",),
+    "ASK_CLARIFICATION": ("clarif",),
+    "ABSTAIN": ("abstain", "declin"),
+    "ANSWER": ("answer", "proceed"),
+}
+
+
 def _actions_in_prose(text: str) -> set[str]:
     """Actions a text names by stem (ANSWER excluded: "answer" is too common a word to count)."""
     words = words_of(text)
@@ -319,6 +328,12 @@ def verify_workflow_reading(data: dict[str, Any], final: str) -> tuple[str | Non
         return None, None, f"action quote does not state {action}"
     if negated_near(hits[0], str(quote)):
         return None, None, f"action quote negates {action}"
+    # A quote that also states another action (not negated) does not settle which one the reply takes.
+    for other, stems in STRONG_ACTION_STEMS.items():
+        if other != action:
+            rival = [w for w in words_of(str(quote)) if w.startswith(stems)]
+            if rival and not negated_near(rival[0], str(quote)):
+                return None, None, f"action quote also states {other}"
     confidence = None
     conf_entry = data.get("confidence")
     if isinstance(conf_entry, dict) and lowered_keys(conf_entry).get("value") is not None:

@@ -365,3 +365,16 @@ def test_an_option_both_recommended_and_avoided_is_unreadable():
 
     reading = read_recommendations('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}')
     assert reading.provenance == "unreadable" and "both recommended and to be avoided" in reading.reason
+
+
+def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
+    # The scripted reader turned wrong (polarity swapped, other letters, another action, probabilities
+    # reversed, quotes kept): every such reading must be rejected, on both corpora.
+    bench = _bench()
+    bench.READER_MODE[0] = "swapped"
+    try:
+        outcomes = bench.evaluate() + bench.evaluate(ROOT / "bench" / "corpus_v2")
+    finally:
+        bench.READER_MODE[0] = "faithful"
+    assert not [o for o in outcomes if o.verdict == "silent"], [o for o in outcomes if o.verdict == "silent"]
+    assert not [o for o in outcomes if o.step == "reader"]
