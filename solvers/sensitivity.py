@@ -29,7 +29,6 @@ from clinical_cf.replies import (
     final_answer,
     grounded,
     invalid_reason,
-    item_in_quote,
     json_objects,
     number_grounded,
     quoted_items,
