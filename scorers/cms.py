@@ -28,6 +28,7 @@ from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.css.lexicon import Lexicon, default_lexicon
 from clinical_cf.judging import Judgement, ResolvedJudge, ask_judge, resolve_judge
+from clinical_cf.replies import DATA_NOTICE, boundary, data_block, normalise_for_judge
 from clinical_cf.scorers.metrics import cases, mean_by_case
 from clinical_cf.solvers.css import CSSArms, Recommendation, first_json_object
 
@@ -38,10 +39,11 @@ MATCH_PROMPT = """For each numbered CONSENSUS treatment, list the numbers of the
 CONSENSUS:
 {consensus}
 
-RECOMMENDATIONS:
+{notice}
+
 {recommendations}
 
-Reply with a JSON object only, mapping each consensus number to a list of recommendation numbers, e.g. {{"1": [2], "2": []}}."""
+Reply with one JSON object that maps each consensus number (as a string) to the list of the numbers of the RECOMMENDATIONS that cover it (an empty list when none does)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,12 @@ async def judge_coverage(
     consensus: list[dict], recommendations: list[Recommendation], judge: ResolvedJudge
 ) -> Judgement[dict[int, list[int]]]:
     """Ask the judge which recommendations cover which consensus treatments (asked once, as CMS always has)."""
+    body = "\n".join(f"{j + 1}. {normalise_for_judge(r.treatment, 160)}" for j, r in enumerate(recommendations)) or "(none)"
+    tag = boundary(body)
     prompt = MATCH_PROMPT.format(
         consensus="\n".join(f"{i + 1}. {c['treatment']}" for i, c in enumerate(consensus)),
-        recommendations="\n".join(f"{j + 1}. {r.treatment}" for j, r in enumerate(recommendations)) or "(none)",
+        notice=DATA_NOTICE.format(tag=tag),
+        recommendations=data_block("RECOMMENDATIONS", body, tag),
     )
     return await ask_judge(judge, prompt, lambda text: read_coverage(text, len(consensus), len(recommendations)), retries=0)
 
@@ -140,6 +145,9 @@ def consensus_match(matching: str = "lexicon") -> Scorer:
             why = arms.baseline.invalid if arms.baseline else "no output"
             return Score.unscored(reason="invalid_output", explanation=f"Baseline arm is not an answer ({why}); CMS not computed.",
                                   metadata={"parse": "invalid", "invalid": why, "matching": matching})
+        if arms.baseline.is_unreadable:
+            return Score.unscored(reason="unreadable", explanation=f"Baseline arm could not be read ({arms.baseline.unreadable_reason}); CMS not computed.",
+                                  metadata={"parse": "unreadable", "unreadable": arms.baseline.unreadable_reason, "matching": matching})
         recommendations = arms.baseline.recommendations
         judged: dict = {}
         if matching == "judge":

@@ -4,7 +4,9 @@ A reply is correct only when the parsed option set equals the gold set exactly. 
 be parsed are incorrect and counted (`unparseable`).
 
 Metrics (all from `summarise`, which the log analysis reuses):
-- accuracy, gf_accuracy, cf_accuracy: share correct overall, on GF and on CF questions;
+- accuracy, gf_accuracy, cf_accuracy: share correct overall, on GF and on CF questions, an
+  unreadable reply counted as wrong (the paper's figure);
+- accuracy_read: share correct among the replies an option set was read from (unreadable left out);
 - gf_cf_gap: gf_accuracy - cf_accuracy (percentage points / 100);
 - activation_accuracy, deactivation_accuracy: CF accuracy by reasoning operation;
 - pair_accuracy: share of linked pairs (both members present) with both members correct;
@@ -25,9 +27,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from clinical_cf.judging import ask_judge, resolve_judge
-from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag
+from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag, resolve_reader
 from clinical_cf.scorers.metrics import parse_quality
-from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer
+from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer_with_reader
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -43,6 +45,8 @@ from inspect_ai.scorer import (
     stderr,
     value_to_float,
 )
+from inspect_ai.model import GenerateConfig, ResponseSchema
+from inspect_ai.util import JSONSchema
 from inspect_ai.solver import TaskState
 
 __all__ = ["RATIONALE_PROMPT", "medpic_exact_set", "parse_answer", "parse_mention", "rationale_mentions_change", "summarise"]
@@ -71,9 +75,11 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
             members[(r["pair_id"], r.get("epoch", 1))].append(float(r["correct"]))
     pairs = [math.prod(v) for v in members.values() if len(v) >= 2]
     unparsed = sum(1 for r in rows if not r.get("parsed", True))
+    read = [float(r["correct"]) for r in rows if r.get("parsed", True)]
     gf_acc, cf_acc = mean(gf), mean(cf)
     return {
         "accuracy": mean(correct),
+        "accuracy_read": mean(read),
         "gf_accuracy": gf_acc,
         "cf_accuracy": cf_acc,
         "gf_cf_gap": gf_acc - cf_acc,
@@ -140,28 +146,38 @@ def pair_accuracy() -> Metric:
     return _summary_metric("pair_accuracy")
 
 
+@metric
+def accuracy_read() -> Metric:
+    """Accuracy over the replies an option set was read from; `accuracy` counts unreadable replies as wrong."""
+    return _summary_metric("accuracy_read")
+
+
 @metric(scores="unreduced")
 def unparseable() -> Metric:
     """Number of scored replies from which no option set could be read, over every epoch."""
     return _summary_metric("unparseable")
 
 
-@scorer(metrics=[accuracy(), stderr(cluster="rule_id"), gf_accuracy(), cf_accuracy(), gf_cf_gap(), activation_accuracy(),
+@scorer(metrics=[accuracy(), stderr(cluster="rule_id"), accuracy_read(), gf_accuracy(), cf_accuracy(), gf_cf_gap(), activation_accuracy(),
                  deactivation_accuracy(), pair_accuracy(), unparseable(), parse_quality()])
-def medpic_exact_set() -> Scorer:
+def medpic_exact_set(reader: str | None = "reader") -> Scorer:
     """CORRECT when the parsed option set equals the gold set exactly; unreadable replies are INCORRECT and flagged.
 
-    An invalid reply (empty, the prompt's template echoed, degenerate repetition) is not an answer:
-    it is unscored with reason `invalid_output` (Inspect counts it), never marked wrong or right.
+    The reply is read by contract (`read_answer`), then by the reader role (`reader`, "none" turns
+    it off) when that read nothing. An unreadable reply counts as wrong in `accuracy` (the paper's
+    rule) and is left out of `accuracy_read`; `unparseable` counts them. An invalid reply (empty,
+    the prompt's template echoed, degenerate repetition) is not an answer: it is unscored with
+    reason `invalid_output` (Inspect counts it), never marked wrong or right.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         gold = frozenset(meta["answer"])
-        reading = read_answer(state.output.completion, meta["options"])
+        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader))
         parsed = reading.letters
         info = {"parse": reading.provenance, "kind": meta["kind"], "operation": meta.get("operation"),
-                "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"]}
+                "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"], "reply_cut": reading.reply_cut,
+                "unreadable_reason": reading.reason or None, "reader": reading.reader}
         if reading.invalid is not None:
             return Score.unscored(reason="invalid_output", explanation=f"invalid output: {reading.invalid}",
                                   metadata={**info, "invalid": reading.invalid, "parsed": None, "parsed_ok": False})
@@ -188,7 +204,7 @@ The patient information in question:
 
 Does the response in the data block explicitly mention or reason about that patient information (its value, its presence or its absence), in any wording? A generic remark about the drug that never refers to this patient's information does not count.
 
-Reply with a JSON object only: {{"mentions": true or false, "evidence": "<short quote from the response, or empty>"}}"""
+Reply with one JSON object with two fields: "mentions", true or false, and "evidence", a short quote from the response that shows it (empty when there is none)."""
 
 RATIONALE_RETRY_PROMPT = 'Your reply could not be read. Reply with only a JSON object such as {"mentions": false, "evidence": ""}.'
 
@@ -202,12 +218,26 @@ def parse_mention(text: str) -> bool | None:
 
 
 def rationale_prompt(changed: str, response: str) -> str:
-    """The rationale judge's prompt, with the model's response as delimited, normalised, capped data."""
-    tag = boundary()
+    """The rationale judge's prompt, with the model's response as delimited, normalised, capped data.
+
+    The boundary is derived from the data (`clinical_cf.replies.boundary`), so the same reply gives
+    the same prompt: the judge call is cacheable and a rerun reproduces it."""
+    body = normalise_for_judge(final_answer(response), RESPONSE_CHARS)
+    tag = boundary(changed, body)
     return RATIONALE_PROMPT.format(
         changed=changed, notice=DATA_NOTICE.format(tag=tag),
-        response=data_block("RESPONSE", normalise_for_judge(final_answer(response), RESPONSE_CHARS), tag),
+        response=data_block("RESPONSE", body, tag),
     )
+
+
+MENTION_SCHEMA = ResponseSchema(
+    name="mention_verdict",
+    json_schema=JSONSchema(
+        type="object",
+        properties={"mentions": JSONSchema(type="boolean"), "evidence": JSONSchema(type="string", maxLength=300)},
+        required=["mentions", "evidence"],
+    ),
+)
 
 
 def applies_to(meta: Mapping[str, Any], parsed: frozenset[str] | None) -> bool:
@@ -243,7 +273,9 @@ def _is_nan(value: Any) -> bool:
 
 
 @scorer(metrics=[mention_rate(), retained_selection_rate()])
-def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2) -> Scorer:
+def rationale_mentions_change(
+    role: str = "judge", fallback_role: str = "judge_alt", retries: int = 2, reader: str | None = "reader", json_schema: bool = True
+) -> Scorer:
     """For wrong deactivation answers: 1 if the judge finds the changed patient information mentioned, else 0.
 
     Other samples are unscored (not applicable). The judge is the `judge` model role, falling back
@@ -251,7 +283,7 @@ def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_a
     """
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
-        reading = read_answer(state.output.completion, meta["options"])
+        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader))
         if reading.invalid is not None:
             return Score.unscored(reason="invalid_output", explanation=f"invalid output: {reading.invalid}",
                                   metadata={"invalid": reading.invalid})
@@ -266,6 +298,7 @@ def rationale_mentions_change(role: str = "judge", fallback_role: str = "judge_a
             parse_mention,
             retry_prompt=RATIONALE_RETRY_PROMPT,
             retries=retries,
+            config=GenerateConfig(response_schema=MENTION_SCHEMA if json_schema else None),
         )
         verdict = judgement.verdict
         info = {"retained_selection": retained, "changed_fact": changed.get("after"), **judgement.metadata(),

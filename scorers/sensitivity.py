@@ -148,9 +148,14 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
         if invalid and key == "verbalised":
             return Score.unscored(reason="invalid_output", explanation="Not scored: " + "; ".join(f"{a} arm {w}" for a, w in invalid.items()),
                                   metadata={"type": meta["type"], "parse": parse, "invalid": invalid})
+        reading = {"reader": {a: arm["reader"] for a, arm in (("baseline", before), ("perturbed", after)) if arm.get("reader")} or None,
+                   "reply_cut": {a: True for a, arm in (("baseline", before), ("perturbed", after)) if arm.get("reply_cut")} or None,
+                   "baseline_cache_scope": arms.baseline_cache_scope}
         if not before.get(key) or not after.get(key):
-            return Score.unscored(reason="invalid_response_format", explanation="A distribution over the candidates could not be read.",
-                                  metadata={"type": meta["type"], "parse": parse, "raw": [before.get("raw"), after.get("raw")]})
+            why = {a: arm.get("unreadable_reason") or "no distribution" for a, arm in (("baseline", before), ("perturbed", after)) if not arm.get(key)}
+            return Score.unscored(reason="invalid_response_format",
+                                  explanation="A distribution over the candidates could not be read: " + "; ".join(f"{a} arm: {w}" for a, w in why.items()),
+                                  metadata={"type": meta["type"], "parse": parse, "unreadable": why, "raw": [before.get("raw"), after.get("raw")], **reading})
         change = measure(before[key], after[key], meta["gold_index"], tolerance)
         ok = consistent(change, meta["expected"], tolerance)
         return Score(
@@ -159,7 +164,7 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
             explanation=(f"expected {meta['expected']}: relative {change.relative:.3f} (signed {change.signed:+.3f}), "
                          f"JS {change.js:.3f} bits, flip {change.flip}, entropy change {change.entropy_change:+.3f} bits"),
             metadata={**asdict(change), "expected": meta["expected"], "type": meta["type"], "distribution": used, "parse": parse,
-                      "before": before[key], "after": after[key]},
+                      "before": before[key], "after": after[key], **reading},
         )
 
     return score

@@ -13,7 +13,8 @@ check), the utility is, checked in this order:
 A missed escalation costs C times an unnecessary one; a policy that misses escalations goes
 negative (always ANSWER on the bundled 400 episodes: (140 - 5 x 130) / 400 = -1.275).
 
-Correct (the score's value) is 1 when `a` is in `A`, else 0 (an unparseable reply is 0).
+Correct (the score's value) is 1 when `a` is in `A`, else 0 (an unparseable reply is 0: `accuracy`
+and `parse_rate` count unreadable replies, as the paper does; `accuracy_read` leaves them out).
 
 Escalation metrics: missed-escalation rate = share of R == ESCALATE episodes not escalated
 (1 - sensitivity); unnecessary-escalation rate = share of episodes whose A excludes ESCALATE that
@@ -133,9 +134,20 @@ def escalate_specificity() -> Metric:
     return compute
 
 
+@metric
+def accuracy_read() -> Metric:
+    """Decision accuracy over the episodes whose final action was read; `accuracy` counts an unreadable reply as wrong."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        values = [float(s.score.as_float()) for s in scores if (s.score.metadata or {}).get("parse_ok")]
+        return sum(values) / len(values) if values else float("nan")
+
+    return compute
+
+
 @metric(scores="unreduced")
 def parse_rate() -> Metric:
-    """Share of episodes whose final reply yielded an action (JSON or keyword fallback)."""
+    """Share of episodes whose final reply yielded an action (the paper's parse rate: unreadable counted against it)."""
 
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([bool(m["parse_ok"]) for m in _metas(scores)])
@@ -169,6 +181,7 @@ def accuracy_by_task_class() -> Metric:
     metrics=[
         accuracy(),
         stderr(cluster="seed_id"),
+        accuracy_read(),
         utility_mean(),
         missed_escalation_rate(),
         unnecessary_escalation_rate(),
@@ -214,6 +227,9 @@ def workflow_action() -> Scorer:
                 "parse_ok": final["parse_ok"],
                 "parse_method": final["method"],
                 "parse": final.get("provenance", "json" if final["parse_ok"] else "unreadable"),
+                "unreadable_reason": final.get("unreadable_reason") or None,
+                "reply_cut": bool(final.get("reply_cut")),
+                "reader": final.get("reader"),
                 "correct": correct,
                 "utility": u,
                 "cost_ratio": cost_ratio,

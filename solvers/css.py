@@ -12,8 +12,10 @@ baseline calls (marked as cache hits) and `inspect score` can re-judge any sampl
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from inspect_ai.model import (
@@ -33,15 +35,28 @@ from pydantic import BaseModel, Field
 
 from clinical_cf.replies import (
     Provenance,
+    ReaderTask,
+    words_of,
+    ask_reader,
+    data_block,
     final_answer,
     find_object,
+    grounded,
+    has_negative_cue,
     invalid_reason,
     is_placeholder,
-    data_block,
+    item_in_quote,
+    json_objects,
     lowered_keys,
+    negated_near,
     normalise_for_judge,
-    read_list_items,
+    outside_json,
+    resolve_reader,
+    quoted_items,
+    reply_cut,
+    squash,
     strip_markdown,
+    trailing_lines,
 )
 
 SYSTEM_PROMPT = (
@@ -57,11 +72,17 @@ SUMMARY_PROMPT = """Summarise the patient packet below for the tumor board. Cove
 
 RECOMMEND_PROMPT = """Using your case summary, give the tumor board's treatment recommendations for this patient now.
 
-Reply with a JSON object only, in this form:
-{{"recommendations": [{{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}}],
-  "not_recommended": [{{"treatment": "<option the board should avoid>", "rationale": "<one sentence>"}}]}}
+Reply with one JSON object with two fields. "recommendations" lists the options the board recommends, in order of preference; "not_recommended" lists the options the board should avoid. Each entry has a "treatment" (the regimen, drug or drugs, procedure or action, named explicitly) and a "rationale" (one sentence on why, from this patient's chart)."""
 
-List recommendations in order of preference. Name drugs and regimens explicitly."""
+RECOMMEND_PROMPT_PLAIN = """Using your case summary, give the tumor board's treatment recommendations for this patient now.
+
+End your reply with two lines. The first starts with RECOMMENDED: and lists the options the board recommends, in order of preference, separated by semicolons; the second starts with NOT RECOMMENDED: and lists the options the board should avoid the same way (write none if there are none). Name drugs and regimens explicitly."""
+"""Stage 2 for providers without structured output (`json_schema=False`): the closed answer-line grammar of step (c)."""
+
+
+def stage2_prompt(summary: str, json_schema: bool = True) -> str:
+    """The stage-2 user message: the stage-1 summary, then the request (no template slots, no braces to escape)."""
+    return f"Case summary:\n{summary}\n\n{RECOMMEND_PROMPT if json_schema else RECOMMEND_PROMPT_PLAIN}"
 
 
 BASELINE_SPAN = "baseline arm (unmodified packet)"
@@ -125,11 +146,18 @@ class ArmResult(BaseModel):
     provenance: Provenance = Field(default="json", description="How the lists were read (see clinical_cf.replies.Provenance).")
     invalid: str | None = Field(default=None, description="Why the reply is not an answer (empty, placeholder_echo, degenerate_repetition); never judged.")
     truncated: bool = Field(default=False, description="Items or their text were cut to the parse-time caps.")
+    unreadable_reason: str = Field(default="", description="Why no list could be read (provenance unreadable).")
+    reply_cut: bool = Field(default=False, description="The reply was longer than clinical_cf.replies.MAX_REPLY_CHARS and was read cut.")
+    reader: dict[str, Any] | None = Field(default=None, description="The reader role's call when step (d) ran: model, its reply, the verification's verdict.")
     trace: AgentTrace | None = None
 
     @property
     def is_invalid(self) -> bool:
         return self.invalid is not None
+
+    @property
+    def is_unreadable(self) -> bool:
+        return self.invalid is None and self.provenance == "unreadable"
 
 
 class CSSArms(StoreModel):
@@ -137,6 +165,8 @@ class CSSArms(StoreModel):
 
     baseline: ArmResult | None = None
     counterfactual: ArmResult | None = None
+    baseline_cache_scope: str | None = None
+    """The run scope of the baseline's generate-cache entry (None when the baseline is not cached or not scoped)."""
 
 
 def baseline_lock(key: tuple[str, str, int]) -> AbstractAsyncContextManager[Any]:
@@ -151,38 +181,80 @@ def baseline_lock(key: tuple[str, str, int]) -> AbstractAsyncContextManager[Any]
     return concurrency(f"baseline/{model}", 1, key=f"clinical_cf/baseline/{model}/{digest}/{epoch}", visible=False)
 
 
-def baseline_cache_policy(baseline_cache: bool | CachePolicy) -> CachePolicy | bool:
-    """`True` means Inspect's generate cache for a week, per epoch (fresh draws in each epoch)."""
-    return CachePolicy(expiry="1W", per_epoch=True) if baseline_cache is True else baseline_cache
+def baseline_cache_policy(baseline_cache: bool | CachePolicy, run_scope: str | None = None) -> CachePolicy | bool:
+    """`True` means Inspect's generate cache for a week, per epoch (fresh draws in each epoch), scoped to one run.
+
+    The scope (`run_scope`, a token made when the task's solver is built, i.e. once per `inspect
+    eval`) is part of the cache key, so the baseline is shared by the tuples of this run and never
+    read back by a later run of a model served under the same name. A `CachePolicy` passed in is
+    used as given (its own scopes decide what is shared).
+    """
+    if baseline_cache is True:
+        return CachePolicy(expiry="1W", per_epoch=True, scopes={"clinical_cf_run": run_scope or new_run_scope()})
+    return baseline_cache
+
+
+def new_run_scope() -> str:
+    """A fresh token naming one run's baseline cache scope."""
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def cache_scope(policy: CachePolicy | bool) -> str | None:
+    """The run scope a baseline policy carries (recorded in score metadata), or None when not scoped."""
+    return policy.scopes.get("clinical_cf_run") if isinstance(policy, CachePolicy) else None
+
+
+@dataclass(frozen=True)
+class StageLimits:
+    """Per-stage output-token caps (None leaves the model's own default), so a small local model's
+    tuple stays within a known budget."""
+
+    summary: int | None = None
+    recommendations: int | None = None
 
 
 @solver
-def two_stage_recommendations(baseline_cache: bool | CachePolicy = True, json_schema: bool = True) -> Solver:
+def two_stage_recommendations(
+    baseline_cache: bool | CachePolicy = True,
+    json_schema: bool = True,
+    reader: str | None = "reader",
+    summary_max_tokens: int | None = None,
+    recommend_max_tokens: int | None = None,
+) -> Solver:
     """Generate baseline and counterfactual recommendations for a CSS tuple.
 
     Args:
         baseline_cache: Cache policy for the baseline arm. `True` (default) uses Inspect's
-            generate cache per epoch, so the baseline is generated once per case and epoch
-            and reused by every tuple of that case (and by later runs while the cache lasts).
+            generate cache per epoch, scoped to this run: the baseline is generated once per case
+            and epoch and reused by every tuple of that case in this run (never by another run).
             `False` regenerates it for every tuple (the CSS paper's naive pipeline).
         json_schema: Send the recommendation list's JSON Schema as `response_schema`
-            (structured output / grammar). Turn off for servers that reject it.
+            (structured output / grammar). Turn off for servers that reject it: the prompt then
+            asks for the closed `RECOMMENDED:` / `NOT RECOMMENDED:` answer lines.
+        reader: Model role of the reader (step d of `clinical_cf.replies`); "none" turns it off.
+        summary_max_tokens: Output-token cap for stage 1 (None: the model's default).
+        recommend_max_tokens: Output-token cap for stage 2 (None: the model's default).
     """
-    stage2_config = GenerateConfig(response_schema=RECOMMENDATIONS_SCHEMA if json_schema else None)
+    stage2_config = GenerateConfig(response_schema=RECOMMENDATIONS_SCHEMA if json_schema else None, max_tokens=recommend_max_tokens)
+    limits = StageLimits(summary_max_tokens, recommend_max_tokens)
     policy = baseline_cache_policy(baseline_cache)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
+        reader_model = resolve_reader(reader)
         arms = state.store_as(CSSArms)
         baseline_packet: str = state.metadata["baseline_packet"]
 
         key = (str(model), hashlib.sha256(baseline_packet.encode()).hexdigest(), state.epoch)
         # Named spans label each arm's model calls in the viewer's transcript.
         async with span(BASELINE_SPAN), baseline_lock(key):
-            arms.baseline, _ = await run_arm(model, baseline_packet, policy, stage2_config)
+            arms.baseline, _ = await run_arm(model, baseline_packet, policy, stage2_config, json_schema, reader_model, limits)
 
         async with span(COUNTERFACTUAL_SPAN):
-            arms.counterfactual, messages = await run_arm(model, state.input_text, False, stage2_config)
+            arms.counterfactual, messages = await run_arm(model, state.input_text, False, stage2_config, json_schema, reader_model, limits)
+        arms.baseline_cache_scope = cache_scope(policy)
         state.messages = messages
         state.output.completion = arms.counterfactual.raw
         return state
@@ -191,38 +263,41 @@ def two_stage_recommendations(baseline_cache: bool | CachePolicy = True, json_sc
 
 
 async def run_arm(
-    model: Model, packet: str, cache: bool | CachePolicy, stage2_config: GenerateConfig
+    model: Model,
+    packet: str,
+    cache: bool | CachePolicy,
+    stage2_config: GenerateConfig,
+    json_schema: bool = True,
+    reader: Model | None = None,
+    limits: StageLimits = StageLimits(),
 ) -> tuple[ArmResult, list[ChatMessage]]:
     """Summary then recommendations for one packet; returns the result and the conversation."""
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=SYSTEM_PROMPT),
         ChatMessageUser(content=SUMMARY_PROMPT.format(packet=packet)),
     ]
-    summary = await model.generate(messages, cache=cache)
+    summary = await model.generate(messages, config=GenerateConfig(max_tokens=limits.summary), cache=cache)
     messages.append(ChatMessageAssistant(content=summary.completion))
     # Stage 2 sees the summary, not the packet, as in the CSS paper's pipeline.
     stage2: list[ChatMessage] = [
         ChatMessageSystem(content=SYSTEM_PROMPT),
-        ChatMessageUser(content=f"Case summary:\n{summary.completion}\n\n{RECOMMEND_PROMPT}"),
+        ChatMessageUser(content=stage2_prompt(summary.completion, json_schema)),
     ]
     output = await model.generate(stage2, config=stage2_config, cache=cache)
     messages.extend([stage2[1], ChatMessageAssistant(content=output.completion)])
-    return (
-        arm_result(output.completion, summary=summary.completion),
-        messages,
-    )
+    return await read_arm(output.completion, summary=summary.completion, reader=reader), messages
 
-
-# The prompt's recommendation slot: a reply that contains it copied the template. (A rationale left
-# as "<one sentence>", or an avoided item left as "<option the board should avoid>", next to real
-# recommendations is read as no rationale / nothing avoided, not as an invalid arm.)
-TEMPLATE_PLACEHOLDERS = ("<regimen, drug(s), procedure or action>",)
 
 # Caps applied when a reply is read, whatever the response schema asked for (a server without
 # structured output, or a model that ignores it, is not bound by the schema's maxLength).
 MAX_ITEMS = 12
 MAX_TREATMENT_CHARS = 160
 MAX_RATIONALE_CHARS = 300
+
+# Template slots of earlier prompt versions: a reply that contains one copied a template. The
+# prompts no longer show slots; the check stays for replies generated from old prompts or copied
+# from elsewhere.
+TEMPLATE_PLACEHOLDERS = ("<regimen, drug(s), procedure or action>",)
 
 
 class RecommendationReading(BaseModel):
@@ -235,97 +310,239 @@ class RecommendationReading(BaseModel):
     truncated: bool = False
     from_json: bool = False
     """The reply held the requested JSON object (even when its content is invalid, e.g. the template echoed)."""
+    reason: str = ""
+    """Why nothing was read (unreadable), or why the reading left the JSON for the reader role."""
+    reply_cut: bool = False
+    reader: dict[str, Any] | None = None
+    """The reader role's call when step (d) ran: model, its reply and the verification's verdict."""
+
+    @property
+    def needs_reader(self) -> bool:
+        return self.provenance == "unreadable" and self.invalid is None
+
+
+def _schema_lists(data: dict[str, Any]) -> tuple[list[Any], list[Any]] | None:
+    """(recommended, avoided) raw entries of an object with the reply schema's lists, else None."""
+    lowered = lowered_keys(data)
+    recommended = lowered.get("recommendations")
+    avoided = lowered.get("not_recommended", [])
+    if not isinstance(recommended, list) or not isinstance(avoided, (list, type(None))):
+        return None
+    return recommended, avoided or []
+
+
+def _schema_items(raw: list[Any]) -> list[Recommendation] | None:
+    """Items of a schema list: strings or objects with a `treatment` string; None when one has no treatment."""
+    out: list[Recommendation] = []
+    for entry in raw:
+        if entry in ("", None, {}):
+            continue
+        if isinstance(entry, str):
+            out.append(Recommendation(treatment=entry.strip()))
+            continue
+        if not isinstance(entry, dict):
+            return None
+        item = lowered_keys(entry)
+        treatment = item.get("treatment")
+        if not isinstance(treatment, str) or not treatment.strip():
+            return None
+        reason = item.get("rationale", item.get("reason", ""))
+        reason = "" if reason is None or is_placeholder(str(reason)) else str(reason).strip()
+        out.append(Recommendation(treatment=treatment.strip(), rationale=reason))
+    return out
+
+
+def _contradicted(items: list[Recommendation], prose: str) -> str | None:
+    """Why a JSON reading is not taken as stated: a recommended item that itself says to avoid
+    something, or that the prose around the JSON rejects (a negative cue next to its name)."""
+    for item in items:
+        if has_negative_cue(words_of(item.treatment)):
+            return f"recommended item {item.treatment[:60]!r} states a negation"
+        head = next((w for w in words_of(item.treatment) if len(w) >= 4), None)
+        if head and prose:
+            folded = squash(prose)
+            position = folded.find(head)
+            while position >= 0:
+                if negated_near(head, folded[max(0, position - 60): position + len(head) + 60]):
+                    return f"the text around the JSON rejects {head!r}"
+                position = folded.find(head, position + 1)
+    return None
+
+
+_CSS_LABEL = re.compile(r"^(?P<label>not recommended|recommended)[ \t]{0,4}:[ \t]{0,4}(?P<items>.*)$", re.IGNORECASE)
+
+
+def _label_items(line: str) -> tuple[str, list[str]] | None:
+    match = _CSS_LABEL.match(line)
+    if not match:
+        return None
+    items = [part.strip().rstrip(".") for part in match.group("items").split(";")]
+    return match.group("label").lower(), [i for i in items if i and i.lower() != "none"]
 
 
 def read_recommendations(text: str) -> RecommendationReading:
-    """Read the stage-2 reply: the requested JSON (strict or repaired), else markdown sections, else prose.
+    """Read the stage-2 reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
-    Only the final answer counts (reasoning blocks are dropped). Placeholder echo, degenerate
-    repetition and empty replies are `invalid`; a reply with content but no readable option is
-    `unreadable`. Items are capped in number and length here, at parse time.
+    (a)/(b) the reply schema's JSON (`recommendations` and `not_recommended` lists of strings or
+    objects with a `treatment`), strict or syntax-repaired; a tool-call wrapper is unwrapped. Left
+    to the reader (unreadable here, `needs_reader`) when a recommended item itself says to avoid
+    something, when the prose around the JSON rejects a recommended item, or when several objects
+    disagree. (c) closing lines `RECOMMENDED: X; Y` and
+    `NOT RECOMMENDED: Z` (an item with a negation or a second label in it is left to the reader).
+    Markdown sections and prose are never read here: they go to the reader role (step d).
+    Only the final answer counts; empty replies, placeholder echo and degenerate repetition of
+    what was read are `invalid`. Items are capped in number and length at parse time.
     """
+    cut = reply_cut(text)
     final = final_answer(text)
-
-    def has_list(data: dict[str, Any]) -> bool:
-        value = _field(data, _RECOMMENDATION_KEYS)
-        return isinstance(value, (list, str))
-
-    found = find_object(final, has_list)
-    from_json = found is not None
-    invalid = invalid_reason(text, TEMPLATE_PLACEHOLDERS)
-    if invalid is not None:
-        return RecommendationReading(provenance="invalid", invalid=invalid, from_json=from_json)
-    if found is not None:
-        raw_recommended = [e for e in _as_list(_field(found.value, _RECOMMENDATION_KEYS)) if e not in ("", None, {})]
-        raw_avoided = [e for e in _as_list(_field(found.value, _AVOID_KEYS)) if e not in ("", None, {})]
-        recommended, avoided = _items(raw_recommended), _items(raw_avoided)
-        if len(recommended) < len(raw_recommended) or len(avoided) < len(raw_avoided):
-            # An entry with no option in it: reading the rest would be a shorter list than the model gave.
-            return RecommendationReading(provenance="unreadable", from_json=True)
-        provenance: Provenance = found.provenance
+    if not final or not re.search(r"\w", final):
+        return RecommendationReading(provenance="invalid", invalid="empty", reply_cut=cut)
+    objects = [f for f in json_objects(final) if _schema_lists(f.value) is not None]
+    from_json = bool(objects)
+    if objects:
+        chosen = objects[-1]
+        if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
+            return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut,
+                                         reason="several recommendation objects disagree")
+        raw_recommended, raw_avoided = _schema_lists(chosen.value)  # type: ignore[misc]
+        recommended, avoided = _schema_items(raw_recommended), _schema_items(raw_avoided)
+        if recommended is None or avoided is None:
+            return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut,
+                                         reason="an entry of the JSON names no treatment")
+        span = final[chosen.start:chosen.end]
+        invalid = invalid_reason(span, TEMPLATE_PLACEHOLDERS)
+        if invalid is not None:
+            return RecommendationReading(provenance="invalid", invalid=invalid, from_json=True, reply_cut=cut)
+        contradiction = _contradicted(recommended, outside_json(final, objects))
+        if contradiction:
+            return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut, reason=contradiction)
+        provenance: Provenance = chosen.provenance
     else:
-        listed = read_list_items(final)
-        recommended = [Recommendation(treatment=i.text, rationale=i.rationale) for i in listed.positive]
-        avoided = [Recommendation(treatment=i.text, rationale=i.rationale) for i in listed.negative]
-        provenance = listed.provenance
+        block = trailing_lines(final, lambda line: _label_items(line) is not None)
+        if block is None:
+            invalid = invalid_reason(final, TEMPLATE_PLACEHOLDERS)
+            if invalid is not None:
+                return RecommendationReading(provenance="invalid", invalid=invalid, reply_cut=cut)
+            return RecommendationReading(provenance="unreadable", reply_cut=cut,
+                                         reason="no recommendation JSON and no RECOMMENDED: line ends the answer")
+        recommended, avoided = [], []
+        labels = [_label_items(line) for line in block]
+        for label, items in labels:  # type: ignore[misc]
+            for item in items:
+                if has_negative_cue(words_of(item)) and label == "recommended" or _CSS_LABEL.search(item) or re.search(r"(?i)\brecommended\s*:", item):
+                    return RecommendationReading(provenance="unreadable", reply_cut=cut,
+                                                 reason=f"answer line item {item[:60]!r} is not a plain option")
+                (recommended if label == "recommended" else avoided).append(Recommendation(treatment=item))
+        names = [label for label, _ in labels]
+        if names.count("recommended") != 1 or names.count("not recommended") > 1:
+            return RecommendationReading(provenance="unreadable", reply_cut=cut,
+                                         reason="the answer lines need one RECOMMENDED: line (and at most one NOT RECOMMENDED: line)")
+        provenance = "field"
+    return _finish(recommended, avoided, provenance, from_json, cut)
+
+
+def _finish(recommended: list[Recommendation], avoided: list[Recommendation], provenance: Provenance,
+            from_json: bool, cut: bool, reader: dict[str, Any] | None = None) -> RecommendationReading:
+    """Invalid-output checks on the items that were read, then the parse-time caps."""
+    recommended = [Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in recommended]
+    avoided = [Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in avoided]
     if any(is_placeholder(r.treatment) for r in recommended):
-        return RecommendationReading(provenance="invalid", invalid="placeholder_echo", from_json=from_json)
+        return RecommendationReading(provenance="invalid", invalid="placeholder_echo", from_json=from_json, reply_cut=cut, reader=reader)
     avoided = [r for r in avoided if not is_placeholder(r.treatment)]
     if len(recommended) > 3 and len({_key(r.treatment) for r in recommended}) * 3 <= len(recommended):
-        return RecommendationReading(provenance="invalid", invalid="degenerate_repetition", from_json=from_json)
-    if provenance == "unreadable":
-        return RecommendationReading(provenance="unreadable")
+        return RecommendationReading(provenance="invalid", invalid="degenerate_repetition", from_json=from_json, reply_cut=cut, reader=reader)
+    if not recommended and not avoided:
+        return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
+                                     reason="the reading names no option")
+    both = {_key(r.treatment) for r in recommended} & {_key(r.treatment) for r in avoided}
+    if both:
+        return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
+                                     reason=f"{sorted(both)[0][:60]!r} is both recommended and to be avoided")
     capped_recommended, cut_a = _cap(recommended)
     capped_avoided, cut_b = _cap(avoided)
     return RecommendationReading(
         recommendations=capped_recommended, not_recommended=capped_avoided, provenance=provenance,
-        truncated=cut_a or cut_b, from_json=from_json,
+        truncated=cut_a or cut_b, from_json=from_json, reply_cut=cut, reader=reader,
     )
+
+
+class _QuotedItem(BaseModel):
+    treatment: str = Field(description="The option as the reply names it, copied from the reply.")
+    quote: str = Field(description="The exact words of the reply that state this option and whether it is recommended or avoided.")
+    rationale: str = Field(default="", description="The reply's reason for it, copied from the reply (empty when none is given).")
+
+
+class _ReaderReply(BaseModel):
+    recommendations: list[_QuotedItem] = Field(default_factory=list)
+    not_recommended: list[_QuotedItem] = Field(default_factory=list)
+    unreadable: bool = False
+    reason: str = ""
+
+
+CSS_READER = ReaderTask(
+    name="css recommendations",
+    instructions=(
+        "The reply gives tumor-board treatment recommendations. Record, in the reply's order of preference, each "
+        "option the reply recommends under \"recommendations\" and each option it says to avoid or not to give under "
+        "\"not_recommended\"; each with \"treatment\" (the option's name as the reply writes it) and \"quote\". "
+        "Options the reply only mentions, discusses, considers or rejects while thinking aloud are not "
+        "recommendations; when the reply revises its answer, record the revised one."
+    ),
+    schema=ResponseSchema(name="css_reading", json_schema=json_schema(_ReaderReply)),
+)
+
+
+def verify_css_reading(data: dict[str, Any], final: str) -> tuple[list[Recommendation], list[Recommendation], str]:
+    """The reader's reading checked against the reply: (recommended, avoided, why rejected or "").
+
+    Every quote must occur in the reply and contain its treatment; a not-recommended item's quote
+    must state a negation; a recommended item's quote must have no negation within three words of it.
+    """
+    lists = [quoted_items(data, "recommendations"), quoted_items(data, "not_recommended")]
+    if lists[0] is None or lists[1] is None:
+        return [], [], "reader reply does not have the reading's lists"
+    out: list[list[Recommendation]] = [[], []]
+    for index, entries in enumerate(lists):
+        for entry in entries:  # type: ignore[union-attr]
+            treatment, quote = entry.get("treatment"), entry.get("quote")
+            if not isinstance(treatment, str) or not treatment.strip():
+                return [], [], "reader item without a treatment"
+            if not grounded(quote, final):
+                return [], [], f"quote for {treatment[:60]!r} does not occur in the reply"
+            if not item_in_quote(treatment, quote):  # type: ignore[arg-type]
+                return [], [], f"quote for {treatment[:60]!r} does not contain it"
+            if index == 0 and negated_near(treatment, quote):  # type: ignore[arg-type]
+                return [], [], f"quote for recommended {treatment[:60]!r} negates it"
+            if index == 1 and not has_negative_cue(words_of(quote)):  # type: ignore[arg-type]
+                return [], [], f"quote for avoided {treatment[:60]!r} states no negation"
+            rationale = entry.get("rationale")
+            # A rationale is kept only when it is the reply's own words (it reaches the judge as data).
+            kept = rationale.strip() if isinstance(rationale, str) and rationale.strip() and grounded(rationale, final) else ""
+            out[index].append(Recommendation(treatment=treatment.strip(), rationale=kept))
+    if not out[0] and not out[1]:
+        return [], [], "reader found no option"
+    return out[0], out[1], ""
+
+
+async def read_recommendations_with_reader(text: str, reader: Any | None) -> RecommendationReading:
+    """`read_recommendations`, then step (d) when it read nothing: the reader role's verified reading."""
+    reading = read_recommendations(text)
+    if not reading.needs_reader or reader is None:
+        return reading
+    final = final_answer(text)
+    outcome = await ask_reader(reader, CSS_READER, final)
+    if outcome.data is None:
+        return reading.model_copy(update={"reason": outcome.reason, "reader": outcome.record(outcome.reason)})
+    recommended, avoided, rejected = verify_css_reading(outcome.data, final)
+    if rejected:
+        return reading.model_copy(update={"reason": f"reader reading rejected: {rejected}", "reader": outcome.record(f"rejected: {rejected}")})
+    return _finish(recommended, avoided, "reader", reading.from_json, reading.reply_cut, reader=outcome.record("accepted"))
 
 
 def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:
     """(recommended, not recommended, read from JSON) for callers that only need the lists."""
     reading = read_recommendations(text)
     return reading.recommendations, reading.not_recommended, reading.from_json
-
-
-_RECOMMENDATION_KEYS = ("recommendations", "recommended", "treatment_recommendations", "recommendation", "treatments", "plan")
-_AVOID_KEYS = ("not_recommended", "avoid", "contraindicated", "not_advised", "do_not_recommend", "against")
-_TREATMENT_KEYS = ("treatment", "name", "regimen", "option", "drug", "therapy", "recommendation", "action", "intervention")
-_REASON_KEYS = ("rationale", "reason", "justification", "why", "explanation", "evidence")
-
-
-def _field(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    lowered = lowered_keys(data)
-    return next((lowered[k] for k in keys if k in lowered), None)
-
-
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part for part in re.split(r"\s*[;\n]\s*", value) if part.strip()]
-    if isinstance(value, dict):
-        return [value]
-    return list(value) if isinstance(value, list) else []
-
-
-def _items(raw: list[Any]) -> list[Recommendation]:
-    out: list[Recommendation] = []
-    for item in raw:
-        if isinstance(item, str) and item.strip():
-            out.append(Recommendation(treatment=strip_markdown(item).strip()))
-        elif isinstance(item, dict):
-            treatment = _field(item, _TREATMENT_KEYS)
-            if not isinstance(treatment, str) or not treatment.strip():
-                # {"drug_name": "..."}: the first text field that is not a reason.
-                lowered = lowered_keys(item)
-                treatment = next((v for k, v in lowered.items() if k not in _REASON_KEYS and isinstance(v, str) and v.strip()), None)
-            if isinstance(treatment, str) and treatment.strip():
-                reason = _field(item, _REASON_KEYS)
-                reason = "" if reason is None or is_placeholder(str(reason)) else strip_markdown(str(reason)).strip()
-                out.append(Recommendation(treatment=strip_markdown(treatment).strip(), rationale=reason))
-    return out
 
 
 def _key(text: str) -> str:
@@ -350,8 +567,16 @@ def first_json_object(text: str, accept: Callable[[dict[str, Any]], bool] = lamb
 
 
 def arm_result(raw: str, summary: str = "", trace: AgentTrace | None = None) -> ArmResult:
-    """An arm's result from its final reply, read with `read_recommendations`."""
-    reading = read_recommendations(raw)
+    """An arm's result from its final reply, read with `read_recommendations` (steps a-c only)."""
+    return _arm(read_recommendations(raw), raw, summary, trace)
+
+
+async def read_arm(raw: str, summary: str = "", trace: AgentTrace | None = None, reader: Model | None = None) -> ArmResult:
+    """An arm's result read in the full order, the reader role (step d) included when `reader` is given."""
+    return _arm(await read_recommendations_with_reader(raw, reader), raw, summary, trace)
+
+
+def _arm(reading: RecommendationReading, raw: str, summary: str, trace: AgentTrace | None) -> ArmResult:
     return ArmResult(
         summary=summary,
         raw=raw,
@@ -361,6 +586,9 @@ def arm_result(raw: str, summary: str = "", trace: AgentTrace | None = None) -> 
         provenance=reading.provenance,
         invalid=reading.invalid,
         truncated=reading.truncated,
+        unreadable_reason=reading.reason if reading.provenance == "unreadable" else "",
+        reply_cut=reading.reply_cut,
+        reader=reading.reader,
         trace=trace,
     )
 

@@ -14,34 +14,35 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
-from inspect_ai.agent import AgentPrompt, react, run
+from inspect_ai.agent import AgentPrompt, AgentSubmit, react, run
 from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageTool, GenerateConfig, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import LimitExceededError, message_limit, span, time_limit, token_limit
+from pydantic import BaseModel, Field
 
 from clinical_cf.catalog.css.schema import SECTIONS
+from clinical_cf.replies import resolve_reader
 from clinical_cf.solvers.css import (
     BASELINE_SPAN,
     COUNTERFACTUAL_SPAN,
     AgentTrace,
     ArmResult,
     CSSArms,
-    arm_result,
     baseline_cache_policy,
     baseline_lock,
+    cache_scope,
+    read_arm,
 )
 
 TOOL_NAME = "read_chart_section"
+SUBMIT_TOOL_NAME = "submit"
 
 AGENT_INSTRUCTIONS = f"""You are a medical oncologist preparing this patient's case for a multidisciplinary tumor board. The chart is not in this conversation: read it with the {TOOL_NAME} tool, one section at a time. The sections are: {", ".join(SECTIONS)}. Read what you need to understand the diagnosis, stage, biomarkers, surgical history, prior treatment and current status.
 
-When you are ready, call submit() with the board's treatment recommendations as a JSON object:
-{{"recommendations": [{{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}}],
-  "not_recommended": [{{"treatment": "<option the board should avoid>", "rationale": "<one sentence>"}}]}}
-List recommendations in order of preference and name drugs and regimens explicitly."""
+When you are ready, call the {SUBMIT_TOOL_NAME} tool with the board's treatment recommendations: "recommendations" lists the options the board recommends, in order of preference, and "not_recommended" the options the board should avoid; each entry has a "treatment" (the regimen, drug or drugs, procedure or action, named explicitly) and a "rationale" (one sentence on why, from this patient's chart)."""
 
 AGENT_REQUEST = "Tumor board request for case {case_id}: review this patient's chart and give your treatment recommendations for the patient now."
 """Naming the case keeps two cases' first agent steps from sharing a cache entry."""
@@ -83,6 +84,37 @@ def chart_tool(sections: dict[str, str], cap_bytes: int = 8192, observe: Observe
         return execute
 
     return read_chart_section()
+
+
+class SubmittedItem(BaseModel):
+    treatment: str = Field(description="The regimen, drug or drugs, procedure or action, named explicitly.", max_length=160)
+    rationale: str = Field(default="", description="One sentence on why, from this patient's chart.", max_length=300)
+
+
+def recommendations_submit_tool() -> Tool:
+    """The typed submit tool of the chart agent: its parameters are the recommendation schema.
+
+    The agent's answer is the tool's return, the recommendation JSON of the single-shot setting, so
+    both settings are read by the same contract (step a of `clinical_cf.replies`).
+    """
+
+    @tool(name=SUBMIT_TOOL_NAME)
+    def submit() -> Tool:
+        async def execute(recommendations: list[SubmittedItem], not_recommended: list[SubmittedItem]) -> str:
+            """Submit the tumor board's treatment recommendations and finish.
+
+            Args:
+                recommendations: Options the board recommends, in order of preference.
+                not_recommended: Options the board should avoid.
+            """
+            def entries(items: list[Any]) -> list[dict[str, str]]:
+                return [SubmittedItem.model_validate(i).model_dump() if not isinstance(i, SubmittedItem) else i.model_dump() for i in items]
+
+            return json.dumps({"recommendations": entries(recommendations), "not_recommended": entries(not_recommended)})
+
+        return execute
+
+    return submit()
 
 
 def trace_of(messages: list, changed: list[str], limit: LimitExceededError | None) -> AgentTrace:
@@ -138,12 +170,14 @@ async def run_chart_agent(
     cap_bytes: int,
     limits: AgentLimits,
     observe: Observe | None = None,
+    reader: Model | None = None,
 ) -> tuple[ArmResult, list]:
     """One ReAct run over a packet's sections; returns the arm's result and its conversation."""
     agent = react(
         prompt=AgentPrompt(instructions=AGENT_INSTRUCTIONS),
         tools=[chart_tool(sections, cap_bytes, observe)],
         model=model,
+        submit=AgentSubmit(tool=recommendations_submit_tool(), answer_only=True),
     )
     state, limit = await run(
         agent,
@@ -151,7 +185,7 @@ async def run_chart_agent(
         limits=[message_limit(limits.messages), token_limit(limits.tokens), time_limit(limits.seconds)],
     )
     answer = state.output.completion if state.output else ""
-    result = arm_result(answer, trace=trace_of(state.messages, changed, limit))
+    result = await read_arm(answer, trace=trace_of(state.messages, changed, limit), reader=reader)
     return result, state.messages
 
 
@@ -178,19 +212,22 @@ async def run_both_arms(
     cap_bytes: int,
     limits: AgentLimits,
     observe: Observe | None = None,
+    reader: str | None = "reader",
 ) -> TaskState:
     """Baseline run (shared per case through the cache and a per-case lock), then the counterfactual run.
 
     `observe` perturbs the counterfactual run's tool returns only.
     """
     active, cached = models_for_arms(policy)
+    reader_model = resolve_reader(reader)
     arms = state.store_as(CSSArms)
     async with span(BASELINE_SPAN), baseline_lock((str(active), sections_digest(baseline), state.epoch)):
-        arms.baseline, _ = await run_chart_agent(cached, state.input_text, baseline, changed, cap_bytes, limits)
+        arms.baseline, _ = await run_chart_agent(cached, state.input_text, baseline, changed, cap_bytes, limits, reader=reader_model)
     async with span(COUNTERFACTUAL_SPAN):
         arms.counterfactual, messages = await run_chart_agent(
-            active, state.input_text, counterfactual, changed, cap_bytes, limits, observe=observe
+            active, state.input_text, counterfactual, changed, cap_bytes, limits, observe=observe, reader=reader_model
         )
+    arms.baseline_cache_scope = cache_scope(policy)
     state.messages = messages
     state.output.completion = arms.counterfactual.raw
     return state
@@ -203,6 +240,7 @@ def chart_agent_recommendations(
     max_messages: int = 40,
     max_tokens_per_run: int = 200_000,
     max_seconds_per_run: int = 900,
+    reader: str | None = "reader",
 ) -> Solver:
     """Run the ReAct chart agent on the baseline and counterfactual packets of a CSS tuple.
 
@@ -212,6 +250,7 @@ def chart_agent_recommendations(
         max_messages: Message limit per agent run.
         max_tokens_per_run: Token limit per agent run.
         max_seconds_per_run: Wall-clock limit per agent run.
+        reader: Model role of the reader (step d of `clinical_cf.replies`); "none" turns it off.
     """
     policy = baseline_cache_policy(baseline_cache)
     limits = AgentLimits(max_messages, max_tokens_per_run, max_seconds_per_run)
@@ -220,7 +259,7 @@ def chart_agent_recommendations(
         baseline: dict[str, str] = state.metadata["baseline_sections"]
         counterfactual: dict[str, str] = state.metadata["counterfactual_sections"]
         changed = [name for name in SECTIONS if baseline.get(name) != counterfactual.get(name)]
-        return await run_both_arms(state, policy, baseline, counterfactual, changed, section_cap_bytes, limits)
+        return await run_both_arms(state, policy, baseline, counterfactual, changed, section_cap_bytes, limits, reader=reader)
 
     return solve
 
@@ -232,6 +271,7 @@ def perturbed_observation_agent(
     max_messages: int = 40,
     max_tokens_per_run: int = 200_000,
     max_seconds_per_run: int = 900,
+    reader: str | None = "reader",
 ) -> Solver:
     """Run the chart agent unperturbed (baseline, shared per case) and with one perturbed observation.
 
@@ -247,7 +287,8 @@ def perturbed_observation_agent(
         perturbation = ObservationPerturbation.model_validate(state.metadata["perturbation"])
         sections: dict[str, str] = state.metadata["baseline_sections"]
         return await run_both_arms(
-            state, policy, sections, sections, [perturbation.section], section_cap_bytes, limits, observe=perturbation.perturb
+            state, policy, sections, sections, [perturbation.section], section_cap_bytes, limits, observe=perturbation.perturb,
+            reader=reader,
         )
 
     return solve

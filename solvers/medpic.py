@@ -1,25 +1,46 @@
-"""MedPIC zero-shot prompt and answer parsing (seed 002, §4.1); the task's solver is Inspect's `generate()`.
+"""MedPIC zero-shot prompt, solver and answer reading (seed 002, §4.1).
 
-Every question is answered independently: the prompt asks for a brief rationale and then the
-selected option letter(s) on a final `ANSWER:` line. Pair members are separate samples and the
-prompt never mentions a partner.
+Every question is answered independently: the prompt asks for a brief rationale and the selected
+option letter(s), as structured output (`medpic_answer(json_schema=True)`, the task's default) or
+on a final `ANSWER:` line (the paper's format, kept for exports and `-T json_schema=false`). Pair
+members are separate samples and the prompt never mentions a partner.
 
-`render_prompt` and `parse_answer` are pure functions (no Inspect state), so an export to another
-harness can reuse them. The parser does not depend on this prompt's wording: it reads an answer
-field however it is written (`ANSWER: B, D`, `**Answer:** B and D`, `Final answer: (A), (C)`,
-`Answer - b/d`, `\\boxed{C}`), option text instead of letters ("None of the above", a drug name),
-and falls back to the letters in free prose only when that is unambiguous.
+`render_prompt` and `read_answer` are pure functions (no Inspect state), so an export to another
+harness can reuse them. `read_answer` reads by contract (steps a-c of `clinical_cf.replies`):
+the answer JSON, then a closing `ANSWER:` line; anything else is left to the reader role
+(`read_answer_with_reader`, step d) or is unreadable.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from clinical_cf.core.loading import record_field
-from clinical_cf.replies import Provenance, as_flag, final_answer, find_object, invalid_reason, lowered_keys
+from inspect_ai.model import ResponseSchema
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import JSONSchema, json_schema
+from pydantic import BaseModel, Field
+
+from clinical_cf.replies import (
+    Provenance,
+    ReaderTask,
+    ask_reader,
+    final_answer,
+    grounded,
+    invalid_reason,
+    excluded_before,
+    item_in_quote,
+    json_objects,
+    letter_in_quote,
+    lowered_keys,
+    quoted_items,
+    reply_cut,
+    trailing_lines,
+)
 
 PROMPT = """{vignette}
 
@@ -27,8 +48,19 @@ PROMPT = """{vignette}
 
 {options}
 
-Answer with a brief rationale (two to four sentences), then give your final choice on the last line in exactly this form:
-ANSWER: <letter or letters, comma-separated>"""
+{instruction}"""
+
+INSTRUCTION_PLAIN = (
+    "Answer with a brief rationale (two to four sentences). Then, on the last line, write ANSWER: followed by the "
+    "letter of each option you select, separated by commas."
+)
+"""The paper's zero-shot answer format (exports to other harnesses use it): the closed answer-line grammar of step (c)."""
+
+INSTRUCTION_JSON = (
+    "Reply with one JSON object with two fields: \"rationale\", a brief rationale of two to four sentences, and "
+    "\"answer\", the list of the letters of the options you select."
+)
+"""The same request as structured output (`json_schema=True`, the default in the task)."""
 
 SINGLE_SELECT_NOTE = "Select one option."
 NONE_TEXT = "none of the above"
@@ -45,94 +77,109 @@ def render_prompt(question: Any) -> str:
         vignette=record_field(question, "vignette").strip(),
         question=stem.strip(),
         options="\n".join(f"{letter}. {text}" for letter, text in options.items()),
+        instruction=INSTRUCTION_PLAIN,
     )
 
 
-# ---------------------------------------------------------------- parsing
-_FIELD = re.compile(
-    r"(?:^|[\n.;!?]|\s)\W{0,3}(?:final\s+answers?|correct\s+answers?|final\s+choices?|final\s+selection|selected\s+options?|"
-    r"answers?|selections?|choices?)\s*(?:is|are|would\s+be|:)?\s*[:：=\-–—]\s*(?P<seg>[^\n]*)",
-    re.IGNORECASE,
-)
-_ANSWER_IS = re.compile(
-    r"\b(?:the\s+)?(?:correct|final|best)?\s*(?:answers?|options?|choices?|selections?)\s+(?:is|are|would\s+be)\s+(?P<seg>[^\n]*)",
-    re.IGNORECASE,
-)
-_BOXED = re.compile(r"\\boxed\{(?P<seg>[^}]*)\}")
-_SEP = r"(?:\s*(?:,|;|/|&|\+|\band\b|\bor\b|,\s*and\b)\s*|\s+)"
-_LETTER = r"[\(\[]?(?:option\s+)?([A-Za-z])(?![A-Za-z])[\)\]\.]?"
-_LIST = re.compile(rf"^\s*{_LETTER}(?:{_SEP}{_LETTER})*", re.IGNORECASE)
+def answer_schema(options: Mapping[str, str]) -> ResponseSchema:
+    """The MedPIC reply as structured output: a rationale and the selected letters (from this question's options)."""
+    return ResponseSchema(
+        name="medpic_answer",
+        description="A brief rationale and the letters of the selected options.",
+        json_schema=JSONSchema(
+            type="object",
+            properties={
+                "rationale": JSONSchema(type="string", maxLength=1200),
+                "answer": JSONSchema(type="array", items=JSONSchema(type="string", enum=sorted(options))),
+            },
+            required=["rationale", "answer"],
+            additionalProperties=False,
+        ),
+    )
 
 
-def _clean(text: str) -> str:
-    return re.sub(r"[*_`]+", "", text)
+@solver
+def medpic_answer(json_schema: bool = True) -> Solver:
+    """One zero-shot generation. With `json_schema` (default) the reply is requested as structured
+    output (`answer_schema`) and the prompt's last paragraph asks for the JSON object instead of the
+    `ANSWER:` line; turn it off for providers that reject `response_schema`."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if not json_schema:
+            return await generate(state)
+        text = state.user_prompt.text
+        if text.endswith(INSTRUCTION_PLAIN):
+            state.user_prompt.text = text[: -len(INSTRUCTION_PLAIN)] + INSTRUCTION_JSON
+        return await generate(state, response_schema=answer_schema(state.metadata["options"]))
+
+    return solve
 
 
-def _text_matches(segment: str, options: Mapping[str, str]) -> tuple[set[str], str]:
-    """Letters whose option text appears in the segment, and the segment with those texts removed."""
-    found: set[str] = set()
-    low = segment
-    for letter, text in sorted(options.items(), key=lambda kv: -len(kv[1])):
-        t = text.strip().lower()
-        if len(t) < 3:
+# ---------------------------------------------------------------- reading
+# Step (c) of `clinical_cf.replies`: the closing `ANSWER:` line. Its value is a list of option
+# letters (`B, D`, `(a) and (c)`, `[A, C]`, `BD`), or one option's full text, or "none" where
+# "None of the above" is an option; a letter followed by its own option text is that letter.
+_ANSWER_LINE = re.compile(r"^(?:final[ \t]{1,3})?answers?[ \t]{0,3}(?:[:=]|[-–—](?=[ \t]))[ \t]{0,3}(?P<value>.{0,400})$", re.IGNORECASE)
+_LETTER_TOKEN = re.compile(r"^[\(\[]?([A-Za-z])[\)\]]?$")
+_LETTER_WITH_TEXT = re.compile(r"(?<![A-Za-z])([A-Za-z])[ \t]{0,3}\(([^()]{1,200})\)")
+_SEPARATORS = re.compile(r"[ \t]{0,3}(?:,|;|/|&|\band\b|[ \t])[ \t]{0,3}", re.IGNORECASE)
+
+
+def _line_letters(value: str, options: Mapping[str, str]) -> frozenset[str] | None:
+    """The letters an answer line's value names, or None when it is not in the closed grammar."""
+    value = value.strip().rstrip(".").strip()
+    if value.startswith("[") and value.endswith("]"):
+        value = value[1:-1].strip()
+    if not value:
+        return None
+    valid = {k.upper(): k for k in options}
+    texts = {" ".join(t.lower().split()): k for k, t in options.items()}
+    folded = " ".join(value.lower().split())
+    if folded in texts:
+        return frozenset({texts[folded]})
+    none = next((k for k, t in options.items() if t.strip().lower() == NONE_TEXT), None)
+    if none and folded in ("none", "none of the above", "none of these"):
+        return frozenset({none})
+    # A letter written with its own option text ("E (None of the above)", "A (diphenhydramine) and C
+    # (atorvastatin)", "E: None of the above") is that letter; with another option's text it is not this grammar.
+    for match in list(_LETTER_WITH_TEXT.finditer(value)):
+        letter, text = match.group(1).upper(), " ".join(match.group(2).lower().split())
+        if letter not in valid or texts.get(text) != valid[letter]:
+            return None
+    value = _LETTER_WITH_TEXT.sub(lambda m: m.group(1), value)
+    labelled = re.fullmatch(r"([A-Za-z])[ \t]{0,3}[.:\-–—][ \t]{0,3}(?P<text>[^()]{1,200})", value)
+    if labelled:
+        letter, text = labelled.group(1).upper(), " ".join(labelled.group("text").lower().split())
+        return frozenset({letter}) if letter in valid and texts.get(text) == valid[letter] else None
+    if re.fullmatch(r"[A-Z]{2,6}", value) and len(set(value)) == len(value):
+        return frozenset(value) if set(value) <= set(valid) else None  # "ANSWER: BD"
+    letters = set()
+    for token in _SEPARATORS.split(value):
+        if not token or token.lower() == "and":
             continue
-        hits = [t]
-        if t == NONE_TEXT:
-            hits += ["none of these", "none of the options", "none of them"]
-        base = re.sub(r"\s*\(.*?\)\s*", " ", t).strip()  # "acetaminophen (paracetamol)" -> "acetaminophen"
-        if base and base != t and len(base) >= 4:
-            hits.append(base)
-        for h in hits:
-            pattern = rf"(?<![a-z]){re.escape(h)}(?![a-z])"
-            if re.search(pattern, low, re.IGNORECASE):
-                found.add(letter)
-                low = re.sub(pattern, " ", low, flags=re.IGNORECASE)
-    if re.fullmatch(r"\W*none\W*", low, re.IGNORECASE) and any(t.strip().lower() == NONE_TEXT for t in options.values()):
-        found.add(next(k for k, t in options.items() if t.strip().lower() == NONE_TEXT))
-        low = ""
-    return found, low
+        match = _LETTER_TOKEN.match(token)
+        if not match or match.group(1).upper() not in valid:
+            return None
+        letters.add(match.group(1).upper())
+    return frozenset(letters) or None
 
 
-def _collapse_labels(segment: str, options: Mapping[str, str]) -> str:
-    """Replace a letter written with its option text ("A (diphenhydramine)", "E: None of the above") by the letter."""
-    for letter, text in options.items():
-        t = re.escape(text.strip())
-        segment = re.sub(rf"(?<![A-Za-z])[\(\[]?{letter}[\)\]]?\s*[.):\-–—]?\s*[\(\[]?\s*{t}\s*[\)\]]?",
-                         f" {letter} ", segment, flags=re.IGNORECASE)
-    return segment
-
-
-def _letters_in_segment(segment: str, options: Mapping[str, str]) -> set[str] | None:
-    """Letters named in an answer field; option text counts only when no letter is named."""
-    valid = set(options)
-    rest = _collapse_labels(segment, options)
-    run = re.match(r"\s*([A-Z]{2,6})(?![A-Za-z])(?!\s+[A-Za-z]{2,})", rest)
-    if run and len(set(run.group(1))) == len(run.group(1)) and set(run.group(1)) <= valid:
-        return set(run.group(1))  # "ANSWER: BD"
+def _answer_value(data: Mapping[str, Any], options: Mapping[str, str]) -> frozenset[str] | None:
+    """The letters in a schema object's `answer`: a list of letters or a closed-grammar string."""
+    value = lowered_keys(dict(data)).get("answer")
+    items = value if isinstance(value, list) else [value]
     letters: set[str] = set()
-    # A bare list of letters at the start of the field: "B, D", "(a) and (c)", "A/C", "b d".
-    match = _LIST.match(rest)
-    if match:
-        tail = rest[match.end():]
-        listed = re.findall(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])", match.group(0))
-        upper = all(x.isupper() for x in listed)
-        # Lowercase letters count only when nothing wordy follows ("a risk ..." is prose, "a, c." is a list).
-        if upper or not re.match(r"\s*[A-Za-z]{2,}", tail):
-            letters = {x.upper() for x in listed}
-    if not letters:
-        head = re.split(r"(?<=[.!?])\s", rest.strip(), maxsplit=1)[0]
-        letters = set(re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])", head))
-        if "I" not in valid or re.search(r"\bI\s+(?:think|would|believe|am|will)\b", head):
-            letters.discard("I")
-    if letters:
-        return letters & valid or None  # letters outside the options (a sixth letter) are unreadable, not a guess
-    by_text, _ = _text_matches(rest, options)
-    return by_text or None
+    for item in items:
+        if not isinstance(item, str):
+            return None
+        got = _line_letters(item, options)
+        if not got:
+            return None
+        letters |= got
+    return frozenset(letters) or None
 
 
 PLACEHOLDERS = ("<letter or letters, comma-separated>",)
-_ANSWER_KEYS = ("answer", "answers", "final_answer", "selected", "selection", "selected_options", "choice", "choices",
-                "options", "letters", "correct_answer", "correct_options")
 
 
 @dataclass(frozen=True)
@@ -142,50 +189,54 @@ class AnswerReading:
     letters: frozenset[str] | None
     provenance: Provenance
     invalid: str | None = None
+    reason: str = ""
+    reply_cut: bool = False
+    reader: dict[str, Any] | None = None
+
+    @property
+    def needs_reader(self) -> bool:
+        return self.letters is None and self.invalid is None
 
 
 def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
-    """Read a MedPIC reply with its provenance.
+    """Read a MedPIC reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
-    Only the final answer counts (reasoning blocks dropped). Empty replies, template echo and
-    degenerate repetition are `invalid`. A JSON object with an answer-like key (`{"answer": ["A",
-    "B"]}`, `{"selected": "B, D"}`) is read first; then the answer field, "the answer is"
-    sentence, bare letter list and unambiguous option references of `parse_answer`'s order.
+    (a)/(b) a JSON object with the answer schema's `answer` (a list of option letters, or a string
+    in the answer-line grammar), strict or syntax-repaired; objects that disagree are left to the reader. (c) a closing `ANSWER:` line (a line the reply later takes
+    back is not final). Anything else (prose, option names, set operators such as "all except C",
+    letter ranges) is left to the reader role (step d): unreadable here, `needs_reader`. Empty
+    replies, template echo and degenerate repetition of the answer are `invalid`.
     """
-    invalid = invalid_reason(text, PLACEHOLDERS)
-    if invalid is not None:
-        return AnswerReading(None, "invalid", invalid)
+    cut = reply_cut(text)
     final = final_answer(text)
-    found = find_object(final, lambda d: any(k in lowered_keys(d) for k in _ANSWER_KEYS))
-    if found is not None:
-        data = lowered_keys(found.value)
-        value = next(data[k] for k in _ANSWER_KEYS if k in data)
-        letters = _json_letters(value, options)
-        return AnswerReading(letters, found.provenance if letters else "unreadable")
-    letters, provenance = _text_answer(final, options)
-    return AnswerReading(letters, provenance)
-
-
-def _json_letters(value: Any, options: Mapping[str, str]) -> frozenset[str] | None:
-    if isinstance(value, dict) and value and all(str(k).strip().upper() in options for k in value):
-        # {"A": false, "B": true}: the letters marked selected; any value that is not a yes/no is unreadable.
-        flags = {str(k).strip().upper(): as_flag(v) for k, v in value.items()}
-        if None in flags.values():
-            return None
-        chosen = frozenset(k for k, v in flags.items() if v)
-        return chosen or None
-    items = value if isinstance(value, list) else [value]
-    letters: set[str] = set()
-    for item in items:
-        if isinstance(item, dict):
-            item = next((v for k, v in lowered_keys(item).items() if k in ("letter", "option", "id", "answer")), None)
-        if not isinstance(item, str) or not item.strip():
-            return None
-        got = _letters_in_segment(item, options)
-        if not got:
-            return None  # one unreadable element makes the whole selection unreadable, not a smaller set
-        letters |= got
-    return frozenset(letters) if letters else None
+    if not final or not re.search(r"\w", final):
+        return AnswerReading(None, "invalid", "empty", reply_cut=cut)
+    objects = [f for f in json_objects(final) if "answer" in lowered_keys(f.value)]
+    if objects:
+        chosen = objects[-1]
+        if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
+            return AnswerReading(None, "unreadable", reason="answer objects disagree", reply_cut=cut)
+        invalid = invalid_reason(final[chosen.start:chosen.end], PLACEHOLDERS)
+        if invalid is not None:
+            return AnswerReading(None, "invalid", invalid, reply_cut=cut)
+        letters = _answer_value(chosen.value, options)
+        if letters is None:
+            return AnswerReading(None, "unreadable", reason="the answer field names no valid option letters", reply_cut=cut)
+        return AnswerReading(letters, chosen.provenance, reply_cut=cut)
+    block = trailing_lines(final, lambda line: bool(_ANSWER_LINE.match(line)))
+    if block is not None:
+        line = block[-1]
+        invalid = invalid_reason(line, PLACEHOLDERS)
+        if invalid is not None:
+            return AnswerReading(None, "invalid", invalid, reply_cut=cut)
+        letters = _line_letters(_ANSWER_LINE.match(line).group("value"), options)  # type: ignore[union-attr]
+        if letters is not None:
+            return AnswerReading(letters, "field", reply_cut=cut)
+        return AnswerReading(None, "unreadable", reason=f"answer line {line[:80]!r} is not a list of option letters", reply_cut=cut)
+    invalid = invalid_reason(final, PLACEHOLDERS)
+    if invalid is not None:
+        return AnswerReading(None, "invalid", invalid, reply_cut=cut)
+    return AnswerReading(None, "unreadable", reason="no answer JSON and no ANSWER: line ends the reply", reply_cut=cut)
 
 
 def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str] | None:
@@ -193,32 +244,71 @@ def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str]
     return read_answer(text, options).letters
 
 
-def _text_answer(text: str, options: Mapping[str, str]) -> tuple[frozenset[str] | None, Provenance]:
-    """Order of evidence: the last answer field (`ANSWER:`, `Final answer -`, `\\boxed{}`), then an
-    "the answer is ..." sentence, then a reply that is nothing but a letter list, then, as a last
-    resort, option references in prose when exactly one option is referred to.
-    """
-    clean = _clean(text)
-    segments = [m.group("seg") for m in _FIELD.finditer(clean)] + [m.group("seg") for m in _BOXED.finditer(clean)]
-    for segment in reversed(segments):
-        got = _letters_in_segment(segment, options)
-        if got:
-            return frozenset(got), "field"
-    for m in reversed(list(_ANSWER_IS.finditer(clean))):
-        got = _letters_in_segment(m.group("seg"), options)
-        if got:
-            return frozenset(got), "field"
-    stripped = clean.strip()
-    if len(stripped) <= 40:
-        got = _letters_in_segment(stripped, options)
-        if got:
-            return frozenset(got), "field"
-    refs = {m.upper() for m in re.findall(r"\b(?:option|choice)\s+\(?([A-Za-z])\b\)?", clean, re.IGNORECASE)}
-    refs |= set(re.findall(r"(?:^|\s)\(([A-Z])\)", clean))
-    refs &= set(options)
-    if len(refs) == 1:
-        return frozenset(refs), "prose"
-    return None, "unreadable"
+class _QuotedLetter(BaseModel):
+    letter: str = Field(description="One selected option letter.")
+    quote: str = Field(description="The exact words of the reply that select this option.")
+
+
+class _ReaderReply(BaseModel):
+    answer: list[_QuotedLetter] = Field(default_factory=list)
+    unreadable: bool = False
+    reason: str = ""
+
+
+MEDPIC_READER = ReaderTask(
+    name="medpic answer",
+    instructions=(
+        "The reply answers a multiple-choice question whose options are given by letter. Record under \"answer\" "
+        "each option the reply finally selects, as its \"letter\" with a \"quote\" that names that option (by its "
+        "letter or by its text). Options the reply rules out, or selected and then took back, are not recorded."
+    ),
+    schema=ResponseSchema(name="medpic_reading", json_schema=json_schema(_ReaderReply)),
+)
+
+
+def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[str, str]) -> tuple[frozenset[str] | None, str]:
+    """The reader's letters checked against the reply: each quote occurs in it and names its option
+    (the letter as a token, or the option's text) with no negation next to it."""
+    entries = quoted_items(dict(data), "answer")
+    if entries is None:
+        return None, "reader reply does not have the answer list"
+    letters: set[str] = set()
+    for entry in entries:
+        letter, quote = str(entry.get("letter", "")).strip().upper().strip("()."), entry.get("quote")
+        if letter not in options:
+            return None, f"reader letter {letter!r} is not an option"
+        if not grounded(quote, final):
+            return None, f"quote for {letter} does not occur in the reply"
+        text = options[letter]
+        base = re.sub(r"\s*\([^()]*\)\s*", " ", text).strip()  # "acetaminophen (paracetamol)" -> "acetaminophen"
+        by_letter = letter_in_quote(letter, str(quote))
+        by_text = next((t for t in (text, base) if len(t) >= 4 and item_in_quote(t, str(quote))), None)
+        if not (by_letter or by_text):
+            return None, f"quote for {letter} names neither the letter nor its option"
+        # Selecting an option here means flagging it ("avoid diphenhydramine" selects it), so only an
+        # excluding word right before it ("B, not D", "all except C") counts against the reading.
+        if excluded_before(by_text or letter, str(quote)) or (by_letter and excluded_before(f" {letter}", f" {quote}")):
+            return None, f"quote for {letter} excludes it"
+        letters.add(letter)
+    if not letters:
+        return None, "reader selected no option"
+    return frozenset(letters), ""
+
+
+async def read_answer_with_reader(text: str | None, options: Mapping[str, str], reader: Any | None) -> AnswerReading:
+    """`read_answer`, then step (d) when it read nothing: the reader role's verified reading."""
+    reading = read_answer(text, options)
+    if not reading.needs_reader or reader is None:
+        return reading
+    final = final_answer(text)
+    outcome = await ask_reader(reader, MEDPIC_READER, f"Options: {json.dumps(dict(options))}\n\n{final}")
+    if outcome.data is None:
+        return AnswerReading(None, "unreadable", reason=outcome.reason, reply_cut=reading.reply_cut, reader=outcome.record(outcome.reason))
+    letters, rejected = verify_medpic_reading(outcome.data, final, options)
+    if letters is None:
+        return AnswerReading(None, "unreadable", reason=f"reader reading rejected: {rejected}", reply_cut=reading.reply_cut,
+                             reader=outcome.record(f"rejected: {rejected}"))
+    return AnswerReading(letters, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
 
 
 def format_answer(letters: frozenset[str] | set[str] | list[str] | None) -> str:

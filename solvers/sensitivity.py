@@ -10,16 +10,33 @@ through Inspect's generate cache (one generation per vignette and epoch).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, ResponseSchema, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, StoreModel
+from inspect_ai.util import json_schema as pydantic_schema
+from pydantic import BaseModel, Field
 
-from clinical_cf.replies import Provenance, final_answer, find_object, invalid_reason, strip_markdown
-from clinical_cf.solvers.css import baseline_cache_policy, baseline_lock
+from clinical_cf.replies import (
+    Provenance,
+    ReaderTask,
+    ask_reader,
+    final_answer,
+    grounded,
+    invalid_reason,
+    json_objects,
+    number_grounded,
+    quoted_items,
+    reply_cut,
+    resolve_reader,
+    trailing_lines,
+)
+from clinical_cf.solvers.css import baseline_cache_policy, baseline_lock, cache_scope
 
 LETTERS = "ABCDEF"
 
@@ -47,84 +64,242 @@ class SensitivityArms(StoreModel):
 
     baseline: dict[str, Any] | None = None
     perturbed: dict[str, Any] | None = None
+    baseline_cache_scope: str | None = None
+    """Which run's cache the baseline arm came from (`clinical_cf.solvers.css.cache_scope`)."""
 
 
 def options_text(candidates: list[str]) -> str:
     return "\n".join(f"{LETTERS[i]}) {c}" for i, c in enumerate(candidates))
 
 
-def _number(value: object) -> float | None:
+DISTRIBUTION_PROMPT_PLAIN = """{vignette}
+
+Candidate diagnoses:
+{options}
+
+Give the probability that each candidate is the correct diagnosis, between 0 and 1, the probabilities summing to 1. End your reply with one line per candidate: its letter, a colon and its probability."""
+"""The request for providers without structured output (`json_schema=False`): the closed line grammar of step (c)."""
+
+SUM_TOLERANCE = 0.02
+"""A stated distribution must sum to 1 (or 100 when every value is a percentage) within this share; it is then
+renormalised exactly. Anything further off is not a distribution and is unreadable, never rescaled."""
+
+
+def _number(value: object) -> tuple[float, bool] | None:
+    """(number, written as a percentage) for 0.6, "0.6", "60%"; None for anything else."""
+    if isinstance(value, bool):
+        return None
     if isinstance(value, (int, float)):
-        return float(value)
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(%?)\s*", str(value))
+        return (float(value), False) if math.isfinite(value) else None
+    match = re.fullmatch(r"[ \t]{0,4}(\d{1,3}(?:\.\d{1,6})?|\.\d{1,6})[ \t]{0,2}(%?)[ \t]{0,4}", str(value))
     if not match:
         return None
-    number = float(match.group(1))
-    return number / 100 if match.group(2) else number
+    return float(match.group(1)), bool(match.group(2))
+
+
+def _distribution(pairs: list[tuple[int, tuple[float, bool]]], n: int) -> tuple[list[float] | None, str]:
+    """The distribution the pairs state, or (None, why): one value per candidate (missing ones 0),
+    on one scale (shares summing to 1, or percentages summing to 100), within `SUM_TOLERANCE`."""
+    seen: dict[int, tuple[float, bool]] = {}
+    for index, value in pairs:
+        if index in seen and seen[index] != value:
+            return None, "a candidate is given two different values"
+        seen[index] = value
+    if not seen:
+        return None, "no candidate's probability is stated"
+    values = [v for v, _ in seen.values()]
+    percent = any(p for _, p in seen.values()) or (max(values) > 1 and abs(sum(values) - 100) <= 100 * SUM_TOLERANCE)
+    scale = 100.0 if percent else 1.0
+    if any(v < 0 or v > scale for v in values):
+        return None, "a probability is outside its scale"
+    total = sum(values) / scale
+    if abs(total - 1) > SUM_TOLERANCE:
+        return None, f"the probabilities sum to {total:g}, not 1"
+    probs = [0.0] * n
+    for index, (value, _) in seen.items():
+        probs[index] = value / scale / total
+    return probs, ""
 
 
 def parse_distribution(text: str, candidates: list[str]) -> list[float] | None:
-    """The distribution in a reply, by letter or by candidate name; renormalised; None if unreadable."""
+    """The distribution in a reply, by letter or by candidate name; None if unreadable (see `read_distribution`)."""
     return read_distribution(text, candidates)[0]
 
 
-_PAIR = re.compile(r"^[\s*\-•>|]*\(?(?P<key>[A-F])\)?(?:[.):\]|\s]|\s*[-–—]\s*)[^\n0-9%]{0,80}?[:=\-–—|]?\s*(?P<num>[0-9]*\.?[0-9]+\s*%?)\s*\|?\s*$", re.MULTILINE)
+_LINE = re.compile(r"^[-*•>|]?[ \t]{0,3}\(?(?P<key>[A-F])\)?[.):]?[ \t]{0,3}(?P<name>[^:=|0-9%]{0,120}?)[ \t]{0,3}[:=|\-–—][ \t]{0,3}(?P<num>\d{1,3}(?:\.\d{1,6})?|\.\d{1,6})[ \t]{0,2}(?P<pct>%?)[ \t]{0,3}\|?$")
+_TABLE_NOISE = re.compile(r"^[|:\- \t]*$|^\|[^0-9]*\|$")
+
+
+@dataclass(frozen=True)
+class DistributionReading:
+    probs: list[float] | None
+    provenance: Provenance
+    invalid: str | None = None
+    reason: str = ""
+    reply_cut: bool = False
+    reader: dict[str, Any] | None = None
+
+    @property
+    def needs_reader(self) -> bool:
+        return self.probs is None and self.invalid is None
+
+
+def _index_of(key: object, candidates: list[str]) -> int | None:
+    raw = str(key).strip()
+    if len(raw.strip("().")) == 1 and raw.strip("().").upper() in LETTERS[: len(candidates)]:
+        return LETTERS.index(raw.strip("().").upper())
+    names = {" ".join(c.lower().split()): i for i, c in enumerate(candidates)}
+    return names.get(" ".join(raw.lower().split()))
+
+
+def read_distribution_reading(text: str, candidates: list[str]) -> DistributionReading:
+    """Read a distribution by contract, steps (a)-(c) of `clinical_cf.replies`.
+
+    (a)/(b) a JSON object whose keys are all candidate letters or exact candidate names (one
+    wrapping object unwrapped), values numbers or percentages; objects that disagree are left to the reader. A key that names no candidate makes it unreadable (the reply's
+    names are not matched to the candidates by guess). (c) closing lines or table rows of one
+    letter (optionally the candidate's exact name) and one probability. The values must sum to 1
+    (or 100) within `SUM_TOLERANCE`. Prose goes to the reader role (step d).
+    """
+    cut = reply_cut(text)
+    final = final_answer(text)
+    if not final or not re.search(r"\w", final):
+        return DistributionReading(None, "invalid", "empty", reply_cut=cut)
+
+    def flat(data: dict) -> dict:
+        if len(data) == 1 and isinstance(next(iter(data.values())), dict):
+            return next(iter(data.values()))
+        return data
+
+    objects = [f for f in json_objects(final) if any(_index_of(k, candidates) is not None for k in flat(f.value))]
+    if objects:
+        chosen = objects[-1]
+        if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
+            return DistributionReading(None, "unreadable", reason="distribution objects disagree", reply_cut=cut)
+        pairs = []
+        for key, value in flat(chosen.value).items():
+            index, number = _index_of(key, candidates), _number(value)
+            if index is None:
+                return DistributionReading(None, "unreadable", reason=f"key {str(key)[:40]!r} names no candidate", reply_cut=cut)
+            if number is None:
+                return DistributionReading(None, "unreadable", reason=f"value for {str(key)[:40]!r} is not a probability", reply_cut=cut)
+            pairs.append((index, number))
+        probs, why = _distribution(pairs, len(candidates))
+        return DistributionReading(probs, chosen.provenance if probs else "unreadable", reason=why, reply_cut=cut)
+
+    def answer_line(line: str) -> bool:
+        match = _LINE.match(line)
+        if not match:
+            return bool(_TABLE_NOISE.match(line))
+        name = match.group("name").strip(" )(.-|")
+        return not name or _index_of(name, candidates) == LETTERS.index(match.group("key"))
+
+    block = trailing_lines(final, answer_line)
+    if block is not None:
+        pairs = []
+        for line in block:
+            match = _LINE.match(line)
+            if match and LETTERS.index(match.group("key")) < len(candidates):
+                pairs.append((LETTERS.index(match.group("key")), (float(match.group("num")), bool(match.group("pct")))))
+        if pairs:
+            probs, why = _distribution(pairs, len(candidates))
+            return DistributionReading(probs, "field" if probs else "unreadable", reason=why, reply_cut=cut)
+    invalid = invalid_reason(final)
+    if invalid is not None:
+        return DistributionReading(None, "invalid", invalid, reply_cut=cut)
+    return DistributionReading(None, "unreadable", reason="no distribution JSON and no closing probability lines", reply_cut=cut)
 
 
 def read_distribution(text: str, candidates: list[str]) -> tuple[list[float] | None, Provenance, str | None]:
-    """(distribution or None, provenance, invalid reason) for one arm's reply.
+    """(distribution or None, provenance, invalid reason) for one arm's reply (steps a-c)."""
+    reading = read_distribution_reading(text, candidates)
+    return reading.probs, reading.provenance, reading.invalid
 
-    Only the final answer counts. JSON (strict, else repaired) by letter or candidate name, a
-    single wrapping object unwrapped; else markdown lines or table rows of one letter and one
-    probability ("B) Pneumonia: 0.6", "| B | 60% |"). A letter given twice with different values
-    is unreadable.
-    """
-    invalid = invalid_reason(text)
-    if invalid is not None:
-        return None, "invalid", invalid
+
+class _QuotedProbability(BaseModel):
+    candidate: str = Field(description="The candidate's letter.")
+    probability: float = Field(description="The probability the reply states for it, from 0 to 1.")
+    quote: str = Field(description="The exact words of the reply that state this probability for this candidate.")
+
+
+class _ReaderReply(BaseModel):
+    probabilities: list[_QuotedProbability] = Field(default_factory=list)
+    unreadable: bool = False
+    reason: str = ""
+
+
+SENSITIVITY_READER = ReaderTask(
+    name="sensitivity distribution",
+    instructions=(
+        "The reply gives probabilities for candidate diagnoses, listed by letter. Record under \"probabilities\" each "
+        "candidate the reply gives a number for: its \"candidate\" letter, the \"probability\" as a number from 0 to 1 "
+        "(a percentage divided by 100), and the \"quote\". Words such as likely or unlikely are not numbers: if the "
+        "reply states no numbers, it is unreadable."
+    ),
+    schema=ResponseSchema(name="distribution_reading", json_schema=pydantic_schema(_ReaderReply)),
+)
+
+
+def _mentions(quote: str, candidates: list[str]) -> list[tuple[int, int, int]]:
+    """(start, end, candidate index) of every mention of a candidate in a quote: its letter as a token, or its name."""
+    out = []
+    for index, name in enumerate(candidates):
+        for match in re.finditer(rf"(?<![A-Za-z]){LETTERS[index]}(?![A-Za-z])", quote):
+            out.append((match.start(), match.end(), index))
+        folded, target = quote.casefold(), name.casefold()
+        position = folded.find(target)
+        while target and position >= 0:
+            out.append((position, position + len(target), index))
+            position = folded.find(target, position + 1)
+    return sorted(out)
+
+
+def verify_distribution_reading(data: dict[str, Any], final: str, candidates: list[str]) -> tuple[list[float] | None, str]:
+    """The reader's distribution checked against the reply: each quote occurs in it, names the
+    candidate (letter or exact name) and states the number; then the sum rule of `_distribution`."""
+    entries = quoted_items(data, "probabilities")
+    if entries is None:
+        return None, "reader reply does not have the probabilities list"
+    pairs: list[tuple[int, tuple[float, bool]]] = []
+    for entry in entries:
+        index = _index_of(entry.get("candidate", ""), candidates)
+        value, quote = entry.get("probability"), entry.get("quote")
+        if index is None:
+            return None, f"reader candidate {str(entry.get('candidate'))[:20]!r} is not a candidate"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= float(value) <= 1:
+            return None, "reader probability is not a number from 0 to 1"
+        if not grounded(quote, final):
+            return None, f"quote for {LETTERS[index]} does not occur in the reply"
+        mentions = _mentions(str(quote), candidates)
+        own = [m for m in mentions if m[2] == index]
+        if not own:
+            return None, f"quote for {LETTERS[index]} names neither its letter nor the candidate"
+        # The number must follow this candidate's mention, before the next candidate is named: a
+        # quote holding the whole distribution cannot ground a number given to another candidate.
+        stated = False
+        for start, end, _ in own:
+            following = [m[0] for m in mentions if m[0] >= end and m[2] != index]
+            stop = min(following) if following else min(len(str(quote)), end + 80)
+            stated = stated or number_grounded(float(value), str(quote)[end:stop])
+        if not stated:
+            return None, f"quote for {LETTERS[index]} does not state {value} for it"
+        pairs.append((index, (float(value), False)))
+    return _distribution(pairs, len(candidates)) if pairs else (None, "reader found no probability")
+
+
+async def read_distribution_with_reader(text: str, candidates: list[str], reader: Any | None) -> DistributionReading:
+    """`read_distribution_reading`, then step (d) when it found no distribution: the reader's verified reading."""
+    reading = read_distribution_reading(text, candidates)
+    if not reading.needs_reader or reader is None:
+        return reading
     final = final_answer(text)
-    letters = {LETTERS[i]: i for i in range(len(candidates))}
-    names = {c.lower(): i for i, c in enumerate(candidates)}
-
-    def index_of(key: object) -> int | None:
-        raw = str(key).strip()
-        return letters.get(raw.upper().strip("()."), names.get(raw.lower()))
-
-    def readable(data: dict) -> bool:
-        if len(data) == 1 and isinstance(next(iter(data.values())), dict):
-            data = next(iter(data.values()))
-        return any(index_of(k) is not None for k in data)
-
-    found = find_object(final, readable)
-    pairs: list[tuple[int, float]] = []
-    provenance: Provenance
-    if found is not None:
-        data = found.value
-        if len(data) == 1 and isinstance(next(iter(data.values())), dict):
-            data = next(iter(data.values()))
-        for key, value in data.items():
-            index, number = index_of(key), _number(value)
-            if index is not None and number is not None:
-                pairs.append((index, number))
-        provenance = found.provenance
-    else:
-        for match in _PAIR.finditer(strip_markdown(final)):
-            index, number = index_of(match.group("key")), _number(match.group("num"))
-            if index is not None and number is not None:
-                pairs.append((index, number))
-        provenance = "markdown"
-    seen: dict[int, float] = {}
-    for index, number in pairs:
-        if index in seen and seen[index] != number:
-            return None, "unreadable", None
-        seen[index] = number
-    probs = [0.0] * len(candidates)
-    for index, number in seen.items():
-        probs[index] = max(number, 0.0)
-    total = sum(probs)
-    if total <= 0:
-        return None, "unreadable", None
-    return [p / total for p in probs], provenance, None
+    outcome = await ask_reader(reader, SENSITIVITY_READER, f"Candidates: {options_text(candidates)}\n\n{final}")
+    if outcome.data is None:
+        return replace(reading, reason=outcome.reason, reader=outcome.record(outcome.reason))
+    probs, rejected = verify_distribution_reading(outcome.data, final, candidates)
+    if probs is None:
+        return replace(reading, reason=f"reader reading rejected: {rejected}", reader=outcome.record(f"rejected: {rejected}"))
+    return DistributionReading(probs, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
 
 
 def letter_distribution(output: ModelOutput, n: int) -> list[float] | None:
@@ -142,7 +317,8 @@ def letter_distribution(output: ModelOutput, n: int) -> list[float] | None:
     return [p / total for p in probs] if total > 0 else None
 
 
-async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool | CachePolicy, json_schema: bool, logprobs: bool) -> dict:
+async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool | CachePolicy, json_schema: bool, logprobs: bool,
+                 reader: Model | None = None) -> dict:
     letters = list(LETTERS[: len(candidates)])
     schema = ResponseSchema(
         name="distribution",
@@ -150,12 +326,13 @@ async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool
     )
     options = options_text(candidates)
     reply = await model.generate(
-        DISTRIBUTION_PROMPT.format(vignette=vignette, options=options),
+        (DISTRIBUTION_PROMPT if json_schema else DISTRIBUTION_PROMPT_PLAIN).format(vignette=vignette, options=options),
         config=GenerateConfig(response_schema=schema if json_schema else None),
         cache=cache,
     )
-    verbalised, provenance, invalid = read_distribution(reply.completion, candidates)
-    arm: dict = {"raw": reply.completion, "verbalised": verbalised, "parse": provenance, "invalid": invalid,
+    reading = await read_distribution_with_reader(reply.completion, candidates, reader)
+    arm: dict = {"raw": reply.completion, "verbalised": reading.probs, "parse": reading.provenance, "invalid": reading.invalid,
+                 "unreadable_reason": reading.reason or None, "reply_cut": reading.reply_cut, "reader": reading.reader,
                  "logprob": None, "logprob_note": None}
     if logprobs:
         try:
@@ -173,8 +350,14 @@ async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool
 
 
 @solver
-def candidate_distributions(baseline_cache: bool | CachePolicy = True, json_schema: bool = True, logprobs: bool = True) -> Solver:
-    """Distributions over the candidates for the original and the perturbed vignette."""
+def candidate_distributions(
+    baseline_cache: bool | CachePolicy = True, json_schema: bool = True, logprobs: bool = True, reader: str | None = "reader"
+) -> Solver:
+    """Distributions over the candidates for the original and the perturbed vignette.
+
+    The baseline arm is cached per run (`baseline_cache_policy`); `reader` is the model role of
+    the reader (step d of `clinical_cf.replies`), "none" turns it off.
+    """
     policy = baseline_cache_policy(baseline_cache)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -182,11 +365,13 @@ def candidate_distributions(baseline_cache: bool | CachePolicy = True, json_sche
         meta = state.metadata
         candidates: list[str] = meta["candidates"]
         digest = hashlib.sha256(meta["baseline_text"].encode()).hexdigest()
+        reader_model = resolve_reader(reader)
         async with baseline_lock((str(model), digest, state.epoch)):
-            baseline = await elicit(model, meta["baseline_text"], candidates, policy, json_schema, logprobs)
-        perturbed = await elicit(model, state.input_text, candidates, False, json_schema, logprobs)
+            baseline = await elicit(model, meta["baseline_text"], candidates, policy, json_schema, logprobs, reader_model)
+        perturbed = await elicit(model, state.input_text, candidates, False, json_schema, logprobs, reader_model)
         arms = state.store_as(SensitivityArms)
         arms.baseline, arms.perturbed = baseline, perturbed
+        arms.baseline_cache_scope = cache_scope(policy)
         state.output.completion = perturbed["raw"]
         return state
 

@@ -80,6 +80,16 @@ def selection(name: str, value: Any, allowed: Iterable[str], all_word: bool = Tr
     return wanted
 
 
+ROLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+def model_role(name: str, value: Any) -> str:
+    """A model role's name (bound with `--model-role NAME=...`), or "none" where the role can be turned off."""
+    if not isinstance(value, str) or not ROLE_NAME.fullmatch(value):
+        raise argument_error(name, value, 'a model role name (letters, digits, "_" or "-"), or "none"')
+    return value
+
+
 def flag(name: str, value: Any) -> bool:
     """A boolean; Inspect parses `true`/`false`, and the strings are accepted for Python callers."""
     if isinstance(value, bool):

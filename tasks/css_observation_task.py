@@ -21,7 +21,17 @@ from clinical_cf.catalog.validate import load_checked_cases
 from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.solvers.css_agent import AGENT_REQUEST, perturbed_observation_agent
 from clinical_cf.suites import CSS
-from clinical_cf.tasks.arguments import MAX_COUNT, MAX_MESSAGES, MAX_SECTION_CAP_BYTES, choice, count, flag, input_file, selection
+from clinical_cf.tasks.arguments import (
+    MAX_COUNT,
+    MAX_MESSAGES,
+    MAX_SECTION_CAP_BYTES,
+    choice,
+    count,
+    flag,
+    input_file,
+    model_role,
+    selection,
+)
 from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 from clinical_cf.tasks.css_task import Split, select_split
 
@@ -61,7 +71,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     ]
     return TaskParts(
         samples=dataset,
-        solver=perturbed_observation_agent(args.baseline_cache, args.section_cap_bytes, args.max_messages),
+        solver=perturbed_observation_agent(args.baseline_cache, args.section_cap_bytes, args.max_messages, reader=args.reader),
         scorers=[judge_process(json_schema=args.json_schema)],
         dataset="css_agent_observation",
         metadata={
@@ -84,6 +94,7 @@ SPEC = TaskSpec(
         "max_messages": partial(count, minimum=2, maximum=MAX_MESSAGES),
         "baseline_cache": flag,
         "json_schema": flag,
+        "reader": model_role,
         "observations": input_file,
         "cases": input_file,
     },
@@ -104,6 +115,7 @@ def build_css_observation_task(
     max_messages: int = 40,
     baseline_cache: bool = True,
     json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Observation perturbations for the chart agent.
 
@@ -119,5 +131,8 @@ def build_css_observation_task(
         max_messages: Message limit per agent run.
         baseline_cache: Share the unperturbed run across a case's samples.
         json_schema: Ask the judge for structured output.
+        reader: Model role that reads a reply the schema JSON or closed answer line does not state
+            (default: the `reader` role, else the judge role, else the model under test), each
+            reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())

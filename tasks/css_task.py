@@ -39,6 +39,7 @@ from clinical_cf.tasks.arguments import (
     count,
     flag,
     input_file,
+    model_role,
     number,
 )
 from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task, variant
@@ -48,8 +49,10 @@ F = TypeVar("F", bound=Callable[..., Task])
 SETTINGS = ("single_shot", "agent")
 AGENT_ARGUMENTS = ("tuples", "section_cap_bytes", "max_messages")
 """Arguments only the agent setting's tasks take (a fixed tuple subset, the tool-return cap, the message limit)."""
-SINGLE_SHOT_ARGUMENTS = ("scale",)
-"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple)."""
+SINGLE_SHOT_ARGUMENTS = ("scale", "summary_max_tokens", "recommend_max_tokens")
+"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple, the two stages' output caps)."""
+MAX_OUTPUT_TOKENS = 32_768
+"""The largest per-stage output cap a task accepts."""
 
 Controls = Literal["per_case", "all", "none"]
 Split = Literal["dev", "test", "all"]
@@ -108,9 +111,11 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     return TaskParts(
         samples=samples,
         solver=(
-            chart_agent_recommendations(args.baseline_cache, args.section_cap_bytes, args.max_messages)
+            chart_agent_recommendations(args.baseline_cache, args.section_cap_bytes, args.max_messages, reader=args.reader)
             if agent
-            else two_stage_recommendations(baseline_cache=args.baseline_cache, json_schema=args.json_schema)
+            else two_stage_recommendations(
+                args.baseline_cache, args.json_schema, args.reader, args.summary_max_tokens, args.recommend_max_tokens
+            )
         ),
         scorers=[
             (agent_judge_direction if agent else judge_direction)(json_schema=args.json_schema),
@@ -148,6 +153,9 @@ SPEC = TaskSpec(
         "cms_matching": partial(choice, allowed=("lexicon", "judge")),
         "baseline_cache": flag,
         "json_schema": flag,
+        "reader": model_role,
+        "summary_max_tokens": partial(count, minimum=16, optional=True, maximum=MAX_OUTPUT_TOKENS),
+        "recommend_max_tokens": partial(count, minimum=16, optional=True, maximum=MAX_OUTPUT_TOKENS),
         "setting": partial(choice, allowed=SETTINGS),
         "tuples": partial(count, minimum=1, optional=True, maximum=MAX_COUNT),
         "section_cap_bytes": partial(count, minimum=256, maximum=MAX_SECTION_CAP_BYTES),
@@ -183,6 +191,9 @@ def build_css_task(
     residue: ResidueMode = "drop",
     counterfactuals: str | None = None,
     unreviewed: Literal["refuse", "allow"] = "refuse",
+    reader: str = "reader",
+    summary_max_tokens: int | None = None,
+    recommend_max_tokens: int | None = None,
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -215,6 +226,14 @@ def build_css_task(
         counterfactuals: A frozen, locked counterfactuals.jsonl (`clinical-cf counterfactuals
             build`): its texts are used verbatim instead of mutating the packets, so every
             model sees the same counterfactuals. Its negative controls are used when it has them.
+        unreviewed: With `counterfactuals`: "refuse" (default) refuses a set with entries no
+            reviewer approved; "allow" scores them and marks each such sample unreviewed.
+            Rejected entries are never scored.
+        reader: Model role that reads a reply the schema JSON or closed answer line does not state
+            (default: the `reader` role, else the judge role, else the model under test), each
+            reading verified against the reply's own words; "none" turns the reader off.
+        summary_max_tokens: Single-shot setting: output-token cap for stage 1 (the case summary).
+        recommend_max_tokens: Single-shot setting: output-token cap for stage 2 (the recommendations).
     """
     return build_task(SPEC, **locals())
 

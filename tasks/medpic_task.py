@@ -19,13 +19,12 @@ from clinical_cf.catalog.medpic.questions import (
 )
 from clinical_cf.catalog.medpic.rules import Population, load_rules
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
-from clinical_cf.solvers.medpic import render_prompt
+from clinical_cf.solvers.medpic import medpic_answer, render_prompt
 from clinical_cf.suites import MEDPIC
-from clinical_cf.tasks.arguments import TaskInputError, flag, input_file, selection
+from clinical_cf.tasks.arguments import TaskInputError, flag, input_file, model_role, selection
 from clinical_cf.tasks.build import Check, TaskInputs, TaskParts, TaskSpec, build_task
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
-from inspect_ai.solver import generate as inspect_generate
 
 KINDS = ("gf", "cf")
 OPERATIONS = ("activation", "deactivation")
@@ -93,8 +92,11 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     return TaskParts(
         samples=medpic_samples(items),
         # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
-        solver=inspect_generate(),
-        scorers=[medpic_exact_set(), *([rationale_mentions_change()] if args.rationale_judge else [])],
+        solver=medpic_answer(json_schema=args.json_schema),
+        scorers=[
+            medpic_exact_set(reader=args.reader),
+            *([rationale_mentions_change(reader=args.reader, json_schema=args.json_schema)] if args.rationale_judge else []),
+        ],
         dataset=args.name,
         metadata={"questions": len(items), "rules_file": rules_path.name, "questions_file": questions_path.name},
     )
@@ -119,6 +121,8 @@ SPEC = TaskSpec(
         "populations": _optional_selection(POPULATIONS),
         "allow_unregistered": flag,
         "rationale_judge": flag,
+        "json_schema": flag,
+        "reader": model_role,
         "rules": input_file,
         "questions": input_file,
         "name": _task_name,
@@ -140,6 +144,8 @@ def build_medpic_task(
     allow_unregistered: bool = False,
     rationale_judge: bool = False,
     name: str = "medpic",
+    json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """MedPIC-Bench-style questions: which medications are potentially inappropriate for this patient.
 
@@ -154,5 +160,10 @@ def build_medpic_task(
         allow_unregistered: Run a rules file that has no lock or no longer matches it.
         rationale_judge: Also run the rationale analysis on wrong deactivation answers (needs a judge role).
         name: Task name in the log.
+        json_schema: Request the reply as structured output (`response_schema`); false for providers that
+            reject it (the prompt then asks for the paper's `ANSWER:` line).
+        reader: Model role that reads a reply the schema JSON or closed answer line does not state
+            (default: the `reader` role, else the judge role, else the model under test), each
+            reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())

@@ -17,7 +17,7 @@ from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
 from clinical_cf.scorers.sensitivity import direction_consistency
 from clinical_cf.solvers.sensitivity import candidate_distributions
 from clinical_cf.suites import SENSITIVITY
-from clinical_cf.tasks.arguments import choice, flag, input_file, selection
+from clinical_cf.tasks.arguments import choice, flag, input_file, model_role, selection
 from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 
 TYPES: tuple[str, ...] = get_args(Perturbation.model_fields["type"].annotation)
@@ -54,7 +54,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             ))
     return TaskParts(
         samples=samples,
-        solver=candidate_distributions(args.baseline_cache, args.json_schema, args.logprobs),
+        solver=candidate_distributions(args.baseline_cache, args.json_schema, args.logprobs, args.reader),
         scorers=[direction_consistency(args.distribution)],
         dataset="sensitivity",
         metadata={"samples": len(samples), "skipped": dict(skipped), "distribution": args.distribution},
@@ -70,6 +70,7 @@ SPEC = TaskSpec(
         "logprobs": flag,
         "baseline_cache": flag,
         "json_schema": flag,
+        "reader": model_role,
         "perturbations": input_file,
         "vignettes": input_file,
     },
@@ -87,6 +88,7 @@ def build_sensitivity_task(
     logprobs: bool = True,
     baseline_cache: bool = True,
     json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Sensitivity of the candidate distribution to pre-registered perturbations (seed 001).
 
@@ -99,5 +101,8 @@ def build_sensitivity_task(
         logprobs: Also request the logprob distribution (kept in the store either way it is scored).
         baseline_cache: Share the unperturbed arm across a vignette's perturbations.
         json_schema: Send the distribution's JSON Schema as `response_schema`.
+        reader: Model role that reads a reply the schema JSON or closed answer line does not state
+            (default: the `reader` role, else the judge role, else the model under test), each
+            reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())

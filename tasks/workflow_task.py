@@ -20,7 +20,7 @@ from clinical_cf.core.errors import CatalogError
 from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
 from clinical_cf.suites import WORKFLOW
-from clinical_cf.tasks.arguments import choice, exclusive, flag, input_file, number, selection
+from clinical_cf.tasks.arguments import choice, exclusive, flag, input_file, model_role, number, selection
 from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 
 
@@ -79,7 +79,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     ]
     return TaskParts(
         samples=samples,
-        solver=workflow_decision(args.condition, args.json_schema),
+        solver=workflow_decision(args.condition, args.json_schema, args.reader),
         scorers=[workflow_action()],
         dataset="workflow",
         metadata={
@@ -98,6 +98,7 @@ SPEC = TaskSpec(
         "split": partial(choice, allowed=("all", "dev", "test")),
         "cost_ratio": partial(number, minimum=1, maximum=1000),  # finite utilities: no -inf, no inversion
         "json_schema": flag,
+        "reader": model_role,
         "allow_unregistered": flag,
         "task_class": partial(selection, allowed=TASK_CLASSES),
         "variant": partial(selection, allowed=VARIANTS),
@@ -119,6 +120,7 @@ def build_workflow_task(
     condition: Literal["neutral", "uncertainty"] = "neutral",
     cost_ratio: float = 5.0,
     json_schema: bool = True,
+    reader: str = "reader",
 ) -> Task:
     """Workflow escalation (seed 004): four actions under missing, stale, conflicting and late information.
 
@@ -132,5 +134,8 @@ def build_workflow_task(
         condition: "neutral" action definitions or "uncertainty" prompting.
         cost_ratio: Missed-escalation cost relative to an unnecessary escalation (5; 10 for robustness).
         json_schema: Send the decision JSON Schema as `response_schema`.
+        reader: Model role that reads a reply the schema JSON or closed answer line does not state
+            (default: the `reader` role, else the judge role, else the model under test), each
+            reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())

@@ -1,13 +1,19 @@
 """The shared reply reader: final answers after reasoning, lenient JSON, verdicts that are never guessed,
-invalid output, judge-side normalisation, and the fixture corpus read through every suite's parser."""
+invalid output, judge-side normalisation, the reading order with its verified reader role, bounded
+reading, and the fixture corpora read through every suite's parser."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from clinical_cf.replies import (
+    MAX_REPLY_CHARS,
+    boundary,
     data_block,
     degenerate,
     final_answer,
@@ -15,7 +21,6 @@ from clinical_cf.replies import (
     json_objects,
     normalise_for_judge,
     read_flag,
-    read_list_items,
     read_score,
 )
 
@@ -61,7 +66,9 @@ def test_lenient_json_marks_repairs_and_keeps_nested_objects_inside_their_parent
     [
         ('<think>{"score": 1}</think>{"score": 0}', 0.0),
         ('{"score": "1/2"}', None),
-        ("a score of 0.5 out of 1", 0.5),
+        # Issue 21: a score in running prose is not the verdict label ("a recurrence score of 0.5" reads the same).
+        ("a score of 0.5 out of 1", None),
+        ("Score: 0.5 out of 1", 0.5),
         ("Score: 0 to 0.5", None),
         ('{"score": 1} ... {"score": 0.5}', None),
         ("score 1 if it moved; here I give nothing", None),
@@ -90,13 +97,22 @@ def test_invalid_output_classes():
 
 
 def test_section_polarity_and_item_negation():
-    reading = read_list_items(
+    # Issue 21: markdown sections are no longer read by heading patterns; the reader role reads them
+    # and its reading is verified. The same reply and the same lists as before, through a faithful reader.
+    from clinical_cf.solvers.css import read_recommendations, read_recommendations_with_reader
+
+    reply = (
         "#### What we propose\n* Radical cystectomy\n\n#### Things to avoid\n* Intravesical BCG (BCG-unresponsive)\n\n"
         "#### Background\n* T2 disease on TURBT\n"
     )
-    assert [i.text for i in reading.positive] == ["Radical cystectomy"]
-    assert [i.text for i in reading.negative] == ["Intravesical BCG (BCG-unresponsive)"]
-    assert reading.provenance == "markdown"
+    assert read_recommendations(reply).needs_reader
+    reader = ScriptedReader({"recommendations": [{"treatment": "Radical cystectomy", "quote": "Radical cystectomy"}],
+                             "not_recommended": [{"treatment": "Intravesical BCG (BCG-unresponsive)",
+                                                  "quote": "Things to avoid\n* Intravesical BCG (BCG-unresponsive)"}]})
+    reading = anyio.run(read_recommendations_with_reader, reply, reader.model)
+    assert [i.treatment for i in reading.recommendations] == ["Radical cystectomy"]
+    assert [i.treatment for i in reading.not_recommended] == ["Intravesical BCG (BCG-unresponsive)"]
+    assert reading.provenance == "reader" and reading.reader["verdict"] == "accepted"
 
 
 def test_judge_normalisation_removes_invisible_and_role_tokens_and_caps():
@@ -111,6 +127,7 @@ def test_judge_normalisation_removes_invisible_and_role_tokens_and_caps():
 
 
 def test_reply_corpus_is_read_as_expected_with_no_silent_misreads():
+    # Read in the full order, the reader role scripted as a faithful reader (bench.ScriptedReader).
     bench = _bench()
     outcomes = bench.evaluate()
     assert len(outcomes) >= 60
@@ -128,3 +145,236 @@ def test_bench_prints_per_suite_tables_and_rejects_a_missing_corpus(tmp_path, ca
     assert "silent misreads" in out and "css" in out and "judge" in out
     assert bench.main(["--corpus", str(tmp_path / "nope")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_new_corpus_has_no_silent_misreads_with_or_without_the_reader():
+    bench = _bench()
+    corpus = ROOT / "bench" / "corpus_v2"
+    with_reader = bench.evaluate(corpus)
+    assert len(with_reader) >= 60
+    assert not [o for o in with_reader if o.verdict == "silent"]
+    assert sum(o.verdict == "ok" for o in with_reader) / len(with_reader) >= 0.9
+    bench.USE_READER[0] = False
+    try:
+        alone = bench.evaluate(corpus)
+    finally:
+        bench.USE_READER[0] = True
+    assert not [o for o in alone if o.verdict == "silent"], [o for o in alone if o.verdict == "silent"]
+    assert not {o.step for o in alone} & {"reader", "markdown", "prose"}
+
+
+# ------------------------------------------------------------------ the reader role (step d), scripted
+
+
+class ScriptedReader:
+    """A mockllm reader whose every reply is `reply` (a dict sent as JSON, or raw text); counts its calls."""
+
+    def __init__(self, reply) -> None:
+        self.reply = reply
+        self.calls = 0
+
+    def __call__(self, messages, tools, tool_choice, config) -> ModelOutput:
+        self.calls += 1
+        out = ModelOutput.from_content("mockllm/model", self.reply if isinstance(self.reply, str) else json.dumps(self.reply))
+        out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
+        return out
+
+    @property
+    def model(self):
+        return get_model("mockllm/model", custom_outputs=self, memoize=False)
+
+
+CSS_REPLY = "Plan for the board:\n- Pembrolizumab monotherapy — recommended\n- Osimertinib — avoid (no EGFR mutation)\n"
+FAITHFUL = {
+    "recommendations": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy — recommended"}],
+    "not_recommended": [{"treatment": "Osimertinib", "quote": "Osimertinib — avoid"}],
+}
+
+
+def _read_css(reply, reader):
+    from clinical_cf.solvers.css import read_recommendations_with_reader
+
+    return anyio.run(read_recommendations_with_reader, reply, reader.model if reader else None)
+
+
+def test_faithful_reader_is_verified_and_kept_in_the_reading():
+    reader = ScriptedReader(FAITHFUL)
+    reading = _read_css(CSS_REPLY, reader)
+    assert reading.provenance == "reader" and reader.calls == 1
+    assert [r.treatment for r in reading.recommendations] == ["Pembrolizumab monotherapy"]
+    assert [r.treatment for r in reading.not_recommended] == ["Osimertinib"]
+    assert json.loads(reading.reader["reply"]) == FAITHFUL and reading.reader["verdict"] == "accepted"
+
+
+@pytest.mark.parametrize(
+    "reply, why",
+    [
+        # invents an item the reply never mentions
+        ({"recommendations": [{"treatment": "Nivolumab", "quote": "Nivolumab"}], "not_recommended": []}, "does not occur"),
+        # quotes text the reply does not contain (an item that is there, a quote that is not)
+        ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib is recommended"}], "not_recommended": []}, "does not occur"),
+        # a real quote filed under the wrong polarity: "X — avoid" as a recommendation
+        ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib — avoid"}], "not_recommended": []}, "negates"),
+        # an avoided item whose quote states no negation
+        ({"recommendations": [], "not_recommended": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy"}]},
+         "no negation"),
+        # a quote that does not contain its item
+        ({"recommendations": [{"treatment": "Pembrolizumab", "quote": "Plan for the board"}], "not_recommended": []}, "does not contain"),
+    ],
+)
+def test_unfaithful_readers_are_rejected_and_the_reply_is_unreadable(reply, why):
+    reader = ScriptedReader(reply)
+    reading = _read_css(CSS_REPLY, reader)
+    assert reading.provenance == "unreadable" and not reading.recommendations and not reading.not_recommended
+    assert why in reading.reason and reading.reader["verdict"].startswith("rejected")
+
+
+@pytest.mark.parametrize("reply", ["I think the plan is fine.", '{"recommendations": "FOLFOX"}', '{"unreadable": true, "reason": "no plan"}', ""])
+def test_malformed_or_declining_reader_leaves_the_reply_unreadable(reply):
+    reader = ScriptedReader(reply)
+    reading = _read_css(CSS_REPLY, reader)
+    assert reading.provenance == "unreadable" and reader.calls == 1 and reading.reason
+
+
+def test_reader_role_never_runs_when_steps_a_to_c_read_the_reply():
+    from clinical_cf.solvers.medpic import read_answer_with_reader
+    from clinical_cf.solvers.sensitivity import read_distribution_with_reader
+    from clinical_cf.solvers.workflow import parse_decision_with_reader
+
+    reader = ScriptedReader(FAITHFUL)
+    json_reply = '{"recommendations": [{"treatment": "FOLFOX", "rationale": "x"}], "not_recommended": []}'
+    assert _read_css(json_reply, reader).provenance == "json"
+    assert _read_css("Summary.\nRECOMMENDED: FOLFOX; bevacizumab\nNOT RECOMMENDED: cetuximab", reader).provenance == "field"
+    options = {"A": "Warfarin", "B": "Aspirin"}
+    assert anyio.run(read_answer_with_reader, "Rationale.\nANSWER: B", options, reader.model).provenance == "field"
+    assert anyio.run(parse_decision_with_reader, "ACTION: ESCALATE, CONFIDENCE: 0.8", reader.model).provenance == "field"
+    assert anyio.run(read_distribution_with_reader, '{"A": 0.6, "B": 0.4}', ["Asthma", "COPD"], reader.model).provenance == "json"
+    assert reader.calls == 0
+    # and runs once when they do not, and not at all when it is turned off
+    _read_css(CSS_REPLY, reader)
+    assert reader.calls == 1
+    assert _read_css(CSS_REPLY, None).provenance == "unreadable"
+
+
+def test_reader_grounding_for_letters_actions_and_numbers():
+    from clinical_cf.solvers.medpic import verify_medpic_reading
+    from clinical_cf.solvers.sensitivity import verify_distribution_reading
+    from clinical_cf.solvers.workflow import verify_workflow_reading
+
+    options = {"A": "Glyburide", "B": "Metformin", "C": "Glimepiride"}
+    reply = "Answer: B, not C. Glyburide is also fine."
+    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "Answer: B"}]}, reply, options)[0] == {"B"}
+    assert verify_medpic_reading({"answer": [{"letter": "C", "quote": "B, not C"}]}, reply, options)[0] is None
+    assert verify_medpic_reading({"answer": [{"letter": "A", "quote": "Answer: B"}]}, reply, options)[0] is None
+    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "ANSWER: B!"}]}, reply, options)[0] is None
+    prose = "I will not escalate this. I'll send the routine reply; confidence 8/10."
+    assert verify_workflow_reading({"action": {"value": "ESCALATE", "quote": "I will not escalate this"}}, prose)[0] is None
+    ok = verify_workflow_reading({"action": {"value": "ANSWER", "quote": "I'll send the routine reply"},
+                                  "confidence": {"value": 0.8, "quote": "confidence 8/10"}}, prose)
+    assert ok[:2] == ("ANSWER", 0.8)
+    # a confidence of 8 is not 0.08 and not 0.8 unless the reply says so
+    assert verify_workflow_reading({"action": {"value": "ANSWER", "quote": "I'll send the routine reply"},
+                                    "confidence": {"value": 0.08, "quote": "confidence 8/10"}}, prose)[0] is None
+    text = "Iron deficiency at about 60%, chronic disease 30% and thalassaemia trait 10%."
+    candidates = ["Iron deficiency", "Chronic disease", "Thalassaemia trait"]
+    good = [{"candidate": "A", "probability": 0.6, "quote": "Iron deficiency at about 60%"},
+            {"candidate": "B", "probability": 0.3, "quote": "chronic disease 30%"},
+            {"candidate": "C", "probability": 0.1, "quote": "thalassaemia trait 10%"}]
+    assert verify_distribution_reading({"probabilities": good}, text, candidates)[0] == pytest.approx([0.6, 0.3, 0.1])
+    bad = [dict(good[0], probability=0.7), *good[1:]]
+    assert verify_distribution_reading({"probabilities": bad}, text, candidates)[0] is None
+
+
+# ------------------------------------------------------------------ verdicts from the verdict field only
+
+
+@pytest.mark.parametrize(
+    "reply, value",
+    [
+        ("The tumour is grade 1 now.\nGrade: 1 disease warrants less therapy.", None),
+        ("With a recurrence score of 0.5 the model rightly drops chemotherapy. Verdict: 1", 1.0),
+        ("Score 1 applies when the intensity drops. Here it did, with a grade 2 caveat.", None),
+        ('{"rating": 1}', None),
+    ],
+)
+def test_verdicts_come_from_the_verdict_field_or_label_only(reply, value):
+    assert read_score(reply, VALID).value == value
+
+
+def test_process_judge_fields_must_be_stated():
+    assert read_flag('{"score": 0.5, "criticalError": true}', "critical_error").value is True
+    assert read_flag('{"score": 0} This is a critical error: yes.', "critical_error").value is True
+    assert read_flag('{"score": 1, "rationale": "fine"}', "critical_error").value is None
+    assert read_flag('{"critical_error": false} critical error: yes', "critical_error").value is None
+
+
+def test_boundary_is_derived_from_the_content_and_never_occurs_in_it():
+    assert boundary("abc", "def") == boundary("abc", "def") != boundary("abc", "deg")
+    # A text that contains the boundary its content would give gets another one.
+    text = "text that quotes a boundary on purpose: "
+    for _ in range(3):
+        text += boundary(text) + " "
+        assert boundary(text) not in text.upper()
+
+
+# ------------------------------------------------------------------ bounded reading
+
+
+DEEP_JSON = '{"recommendations": ' + "[" * 1100 + "]" * 1100 + ', "not_recommended": []}'
+WHITESPACE = "escalate" + " \t" * 3000 + "x"
+ALL_READERS = {
+    "css": lambda t: __import__("clinical_cf.solvers.css", fromlist=["x"]).read_recommendations(t),
+    "medpic": lambda t: __import__("clinical_cf.solvers.medpic", fromlist=["x"]).read_answer(t, {"A": "a", "B": "b"}),
+    "workflow": lambda t: __import__("clinical_cf.solvers.workflow", fromlist=["x"]).parse_decision(t),
+    "sensitivity": lambda t: __import__("clinical_cf.solvers.sensitivity", fromlist=["x"]).read_distribution(t, ["a", "b"]),
+    "judge": lambda t: (read_score(t, VALID), read_flag(t, "critical_error"), read_flag(t, "mentions")),
+}
+
+
+@pytest.mark.parametrize("suite", sorted(ALL_READERS))
+@pytest.mark.parametrize(
+    "reply",
+    [DEEP_JSON, "{" * 100_000, WHITESPACE, "score" + " " * 5000 + "1", "<think " * 20_000, "x" * (MAX_REPLY_CHARS + 10)],
+    ids=["deep_json", "open_braces", "whitespace", "score_whitespace", "unclosed_tags", "over_size"],
+)
+def test_adversarial_replies_are_read_without_crashing(suite, reply):
+    ALL_READERS[suite](reply)  # no RecursionError, no hang (linear-time reading; the bench times it)
+
+
+def test_a_reply_over_the_size_limit_is_cut_and_says_so():
+    from clinical_cf.solvers.css import read_recommendations
+
+    reply = '{"recommendations": ["FOLFOX"], "not_recommended": []}' + " filler" * (MAX_REPLY_CHARS // 6)
+    reading = read_recommendations(reply)
+    assert reading.reply_cut and reading.provenance == "json"
+    assert not read_recommendations('{"recommendations": ["FOLFOX"], "not_recommended": []}').reply_cut
+
+
+def test_invalid_output_checks_look_at_the_answer_that_was_read():
+    from clinical_cf.solvers.css import read_recommendations
+    from clinical_cf.solvers.medpic import read_answer
+
+    json_then_dots = '{"recommendations": ["Radical nephrectomy"], "not_recommended": []}\n' + "." * 30
+    assert read_recommendations(json_then_dots).provenance == "json"
+    assert read_answer("Meperidine is on the list.\nANSWER: A\n" + "." * 30, {"A": "Meperidine", "B": "Morphine"}).letters == {"A"}
+    assert invalid_reason("| Option | Why |\n|" + "-" * 30 + "|" + "-" * 30 + "|\n| FOLFOX | first line |") is None
+
+
+def test_an_option_both_recommended_and_avoided_is_unreadable():
+    from clinical_cf.solvers.css import read_recommendations
+
+    reading = read_recommendations('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}')
+    assert reading.provenance == "unreadable" and "both recommended and to be avoided" in reading.reason
+
+
+def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
+    # The scripted reader turned wrong (polarity swapped, other letters, another action, probabilities
+    # reversed, quotes kept): every such reading must be rejected, on both corpora.
+    bench = _bench()
+    bench.READER_MODE[0] = "swapped"
+    try:
+        outcomes = bench.evaluate() + bench.evaluate(ROOT / "bench" / "corpus_v2")
+    finally:
+        bench.READER_MODE[0] = "faithful"
+    assert not [o for o in outcomes if o.verdict == "silent"], [o for o in outcomes if o.verdict == "silent"]
+    assert not [o for o in outcomes if o.step == "reader"]

@@ -101,7 +101,8 @@ class GGUFModelAPI(ModelAPI):
     """In-process llama.cpp model.
 
     Model args: model_path, n_ctx, n_threads (per context), parallel (contexts decoding at once),
-    logits_all, chat_format, max_json_items.
+    logits_all, chat_format, max_json_items (items per grammar-bound JSON list: 1 for the bundled
+    SmolLM2, else 3).
     """
 
     def __init__(
@@ -115,7 +116,7 @@ class GGUFModelAPI(ModelAPI):
         n_threads: int | None = None,
         logits_all: bool = False,
         chat_format: str | None = None,
-        max_json_items: int = 6,
+        max_json_items: int | None = None,
         parallel: int | None = None,
         **model_args: Any,
     ) -> None:
@@ -130,7 +131,10 @@ class GGUFModelAPI(ModelAPI):
             raise RuntimeError(INSTALL_HINT) from None
         self.weights = resolve_weights(model_name, model_path)
         self.logits_all = logits_all
-        self.max_json_items = max_json_items
+        # The bundled 135M model repeats a list item under a grammar until the list is full (a
+        # degenerate, unscored reply); one item per list keeps its replies answers. Other weights
+        # get three. -M max_json_items=... overrides either.
+        self.max_json_items = int(max_json_items) if max_json_items is not None else (1 if self.weights == default_weights() else 3)
         # llama.cpp defaults to half the cores for generation; an eval process has them all, split
         # between the contexts (one sequence per context).
         self.contexts, self.threads = plan_contexts(
@@ -168,8 +172,11 @@ class GGUFModelAPI(ModelAPI):
         return self.contexts
 
     def max_tokens(self) -> int | None:
-        # Small local models ramble; 700 tokens holds a summary or a bounded JSON reply.
-        return 700
+        # Small local models ramble, and on two CPU cores every output token costs about as much as
+        # a tenth of a second: 256 tokens hold a short case summary, a grammar-bounded JSON reply or
+        # a verdict, and keep a demo tuple within its time budget. --max-tokens (or a per-stage
+        # cap such as the CSS task's summary_max_tokens) overrides it.
+        return 256
 
     async def generate(
         self,
@@ -222,7 +229,7 @@ def completion_request(
     tool_choice: ToolChoice,
     config: GenerateConfig,
     logits_all: bool = False,
-    max_json_items: int = 6,
+    max_json_items: int = 3,
 ) -> dict[str, Any]:
     """Translate Inspect's request into `create_chat_completion` keyword arguments."""
     if config.num_choices not in (None, 1):

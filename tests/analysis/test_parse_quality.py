@@ -32,7 +32,7 @@ def css_replies():
     async def solve(state, generate):
         arms = state.store_as(CSSArms)
         arms.baseline = arm_result(json.dumps({"recommendations": ["FOLFOX"], "not_recommended": []}))
-        arms.counterfactual = arm_result("- FOLFIRI\n- bevacizumab")
+        arms.counterfactual = arm_result("RECOMMENDED: FOLFIRI; bevacizumab")  # issue 21: markdown goes to the reader role
         return state
 
     return solve
@@ -55,7 +55,7 @@ def test_parse_table_from_logs(tmp_path):
     assert medpic["model"] == "mockllm/model" and medpic["replies"] == 4
     assert (medpic["field"], medpic["json"], medpic["invalid"], medpic["unreadable"]) == pytest.approx((0.25, 0.25, 0.25, 0.25))
     css = table.loc["css"]
-    assert css["replies"] == 2 and css["json"] == pytest.approx(0.5) and css["markdown"] == pytest.approx(0.5)
+    assert css["replies"] == 2 and css["json"] == pytest.approx(0.5) and css["field"] == pytest.approx(0.5)
 
 
 def test_empty_frame_gives_an_empty_table():

@@ -79,7 +79,7 @@ def test_single_shot_and_agent_logs_give_the_lift_figure(tmp_path):
         if not any(m.role == "tool" for m in messages):
             out = ModelOutput.for_tool_call("mockllm/m", "read_chart_section", {"section": "procedures"})
         else:
-            out = ModelOutput.for_tool_call("mockllm/m", "submit", {"answer": recommendations_json("FOLFOX")})
+            out = ModelOutput.for_tool_call("mockllm/m", "submit", json.loads(recommendations_json("FOLFOX")))
         out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return out
 

@@ -17,7 +17,7 @@ def agent(messages, tools, tool_choice, config) -> ModelOutput:
     if not any(m.role == "tool" for m in messages):
         out = ModelOutput.for_tool_call("mockllm/model", "read_chart_section", {"section": "labs"})
     else:
-        out = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": recommendations_json("gemcitabine")})
+        out = ModelOutput.for_tool_call("mockllm/model", "submit", json.loads(recommendations_json("gemcitabine")))
     out.usage = ModelUsage(input_tokens=5, output_tokens=5, total_tokens=10)
     return out
 

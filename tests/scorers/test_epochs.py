@@ -31,7 +31,7 @@ def metrics(log) -> dict[str, float]:
 
 def test_css_two_epochs():
     # One family-D tuple. Epoch 1: the counterfactual moved (JSON reply), judged 1. Epoch 2: it did
-    # not (markdown reply, same list as the baseline), judged 0. A second tuple (family A) is judged
+    # not (an answer-line reply, same list as the baseline), judged 0. A second tuple (family A) is judged
     # 0.5 in both epochs.
     @solver
     def arms_by_epoch():
@@ -41,7 +41,8 @@ def test_css_two_epochs():
             if state.sample_id == "a:D1" and state.epoch == 1:
                 arms.counterfactual = arm_result(json.dumps({"recommendations": ["neoadjuvant FOLFIRINOX"], "not_recommended": []}))
             elif state.sample_id == "a:D1":
-                arms.counterfactual = arm_result("## Recommended\n- adjuvant capecitabine\n")
+                # Issue 21: markdown sections go to the reader role; the closed answer lines are read (step c).
+                arms.counterfactual = arm_result("Unchanged.\nRECOMMENDED: adjuvant capecitabine\nNOT RECOMMENDED: none\n")
             else:
                 arms.counterfactual = arm_result(json.dumps({"recommendations": ["capecitabine then FOLFOX"], "not_recommended": []}))
             return state
@@ -65,8 +66,8 @@ def test_css_two_epochs():
     assert m["family_D"] == pytest.approx(0.5) and m["family_A"] == pytest.approx(0.5)
     # Four verdicts: one 1, one 0, two 0.5 (reduced, the D tuple would have been one "partial").
     assert (m["wrong"], m["partial"], m["correct"]) == pytest.approx((0.25, 0.5, 0.25))
-    # Eight arms: seven read from JSON, one from markdown.
-    assert m["parse_json"] == pytest.approx(7 / 8) and m["parse_markdown"] == pytest.approx(1 / 8)
+    # Eight arms: seven read from JSON, one from the answer lines.
+    assert m["parse_json"] == pytest.approx(7 / 8) and m["parse_field"] == pytest.approx(1 / 8)
 
 
 def test_workflow_two_epochs():

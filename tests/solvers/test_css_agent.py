@@ -59,7 +59,7 @@ def scripted_agent(messages, tools, tool_choice, config) -> ModelOutput:
     else:
         unresected = "No oncologic resection" in seen and "Pancreatic" in seen
         answer = recommendations_json("neoadjuvant FOLFIRINOX") if unresected else recommendations_json("modified FOLFIRINOX")
-        out = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": answer})
+        out = ModelOutput.for_tool_call("mockllm/model", "submit", json.loads(answer))
     out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
     return out
 

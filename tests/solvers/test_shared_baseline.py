@@ -93,7 +93,7 @@ def reading_agent(messages, tools, tool_choice, config) -> ModelOutput:
     else:
         seen = " ".join(m.text for m in good_reads)
         treatment = "adjuvant chemotherapy" if "resection" in seen.lower() else "systemic therapy"
-        out = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": recommendations_json(treatment)})
+        out = ModelOutput.for_tool_call("mockllm/model", "submit", json.loads(recommendations_json(treatment)))
     out.usage = ModelUsage(input_tokens=5, output_tokens=5, total_tokens=10)
     return out
 
@@ -167,3 +167,23 @@ def test_candidate_distributions_record_why_a_provider_gave_no_logprobs():
         arm = sample.store_as(SensitivityArms).perturbed
         assert arm["logprob"] is None and arm["logprob_note"]
         assert json.loads(arm["raw"])  # the verbalised arm still answered
+
+
+@pytest.mark.slow
+def test_the_shared_baseline_is_never_reused_by_a_later_run():
+    # Issue 21: a second run (a different model served under the same name) must generate its own
+    # baseline, not read the first run's from the cache; each run records its cache scope.
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), controls="per_case")
+    samples = list(task.dataset)[:3]
+    packet = samples[0].metadata["baseline_packet"]
+    scopes = []
+    for treatment in ("first model", "second model"):
+        model = MockModel("mockllm/model", lambda p, t=treatment: "Summary: x" if "Case summary:" not in p else recommendations_json(t))
+        log = run_alone(samples, two_stage_recommendations(baseline_cache=True), model.model)
+        assert model.calls[SUMMARY_PROMPT.format(packet=packet)] == 1  # generated in this run, shared within it
+        run_scopes = {s.store["CSSArms:baseline_cache_scope"] for s in log.samples}
+        assert len(run_scopes) == 1 and None not in run_scopes
+        scopes.append(run_scopes.pop())
+        for sample in log.samples:
+            assert sample.store["CSSArms:baseline"]["recommendations"][0]["treatment"] == treatment
+    assert scopes[0] != scopes[1]

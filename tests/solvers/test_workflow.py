@@ -1,6 +1,18 @@
-"""Workflow solver: the decision parser on messy outputs and the pure episode rendering."""
+"""Workflow solver: the decision reading on messy outputs and the pure episode rendering.
 
+Issue 21 changed the reading deliberately: `parse_decision` (steps a-c) reads the decision JSON and
+a closing `ACTION:` line only; prose, nested or renamed fields go to the reader role, whose reading
+is verified against the reply's words. Where an expectation below moved from the closed grammar to
+the reader, the same action is asserted through a faithful scripted reader; a confidence stated on
+no scale (65, 80) is no longer divided by 100.
+"""
+
+import json
+import re
+
+import anyio
 import pytest
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from clinical_cf.catalog.workflow import EPISODES_PATH
 from clinical_cf.catalog.workflow.episodes import load_episodes
@@ -11,8 +23,33 @@ from clinical_cf.solvers.workflow import (
     normalise_action,
     parse_confidence,
     parse_decision,
+    parse_decision_with_reader,
     system_prompt,
 )
+
+
+def faithful_reader(text: str, action: str, confidence: float | None):
+    """A mockllm reader quoting the clause that states the action (and the line with the confidence)."""
+    from clinical_cf.replies import number_grounded
+    from clinical_cf.solvers.workflow import ACTION_STEMS
+
+    stems = ACTION_STEMS[action] + (action.lower(),)
+    clauses = [c.strip() for c in re.split(r"[\n.;:]", text) if any(w.startswith(stems) for w in re.findall(r"[a-z_']+", c.lower()))]
+    data: dict = {"action": {"value": action, "quote": clauses[-1] if clauses else action}}
+    if confidence is not None:
+        lines = [line for line in text.splitlines() if number_grounded(confidence, line)]
+        data["confidence"] = {"value": confidence, "quote": lines[-1] if lines else ""}
+
+    def respond(messages, tools, tool_choice, config):
+        out = ModelOutput.from_content("mockllm/model", json.dumps(data))
+        out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
+        return out
+
+    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+
+
+def read_in_full(text: str, action: str, confidence: float | None):
+    return anyio.run(parse_decision_with_reader, text, faithful_reader(text, action, confidence))
 
 
 @pytest.mark.parametrize(
@@ -21,22 +58,27 @@ from clinical_cf.solvers.workflow import (
         ('{"action": "ESCALATE", "confidence": 0.9, "reason": "red flag"}', "ESCALATE", 0.9, "json"),
         ('```json\n{"action": "ask clarification", "confidence": "80%", "reason": "dose missing"}\n```', "ASK_CLARIFICATION", 0.8, "json"),
         ('Sure! Here is my decision:\n{"Action": "Escalate", "Confidence": "0.75"}\nThanks.', "ESCALATE", 0.75, "json"),
-        ('{"decision": {"action": "ask_for_clarification", "confidence": 65}}', "ASK_CLARIFICATION", 0.65, "json"),
+        ('{"decision": {"action": "ask_for_clarification", "confidence": 65}}', "ASK_CLARIFICATION", None, "reader"),
         ('{"action": "ANSWER", "reason": "routine"}', "ANSWER", None, "json"),
         ('{"action": "abstain", "confidence": "high"}', "ABSTAIN", None, "json"),
         ('<think>maybe ANSWER? no</think>{"action": "ESCALATE", "confidence": 1}', "ESCALATE", 1.0, "json"),
         ('{"note": "x"} then {"action": "Ask-Clarification", "confidence": 0.4}', "ASK_CLARIFICATION", 0.4, "json"),
-        ("Action: Escalate\nConfidence: 0.7\nThe patient is hypotensive.", "ESCALATE", 0.7, "keyword"),
-        ("**ESCALATE**\n\nThis is a red flag.", "ESCALATE", None, "keyword"),
+        ("Action: Escalate\nConfidence: 0.7\nThe patient is hypotensive.", "ESCALATE", 0.7, "reader"),
+        ("**ESCALATE**\n\nThis is a red flag.", "ESCALATE", None, "reader"),
+        ("Action: Escalate\nConfidence: 0.7\nReason: the patient is hypotensive.", "ESCALATE", 0.7, "keyword"),
+        ("The patient is hypotensive.\n\n**ESCALATE**", "ESCALATE", None, "keyword"),
         ("Final decision: ask clarification", "ASK_CLARIFICATION", None, "keyword"),
         # Cut off by max_tokens inside the reason: the action field is complete, the object is not.
         ('{"action": "ANSWER","confidence":0.5,"reason":"The potassium is 5.7 mmol/L; the potassium is 5.7', "ANSWER", 0.5,
          "partial_json"),
-        ('```json\n{\n  "decision": "escalate",\n  "reason": "hypotension after the handoff and', "ESCALATE", None, "partial_json"),
+        ('```json\n{\n  "decision": "escalate",\n  "reason": "hypotension after the handoff and', "ESCALATE", None, "reader"),
     ],
 )
 def test_parse_messy_outputs(text, action, confidence, method):
-    decision = parse_decision(text)
+    closed = parse_decision(text)
+    decision = read_in_full(text, action, confidence) if method == "reader" else closed
+    if method == "reader":
+        assert closed.action is None and closed.needs_reader  # left to the reader, never read otherwise
     assert decision.parse_ok and decision.action == action and decision.method == method
     assert decision.confidence == (pytest.approx(confidence) if confidence is not None else None)
 
@@ -54,7 +96,9 @@ def test_action_and_confidence_normalisation():
     assert normalise_action("  escalate ") == "ESCALATE"
     assert normalise_action("Ask for clarification") == "ASK_CLARIFICATION"
     assert normalise_action("go ahead") is None and normalise_action(3) is None
-    assert parse_confidence("0.8") == 0.8 and parse_confidence("80%") == 0.8 and parse_confidence(80) == 0.8
+    assert parse_confidence("0.8") == 0.8 and parse_confidence("80%") == 0.8 and parse_confidence("8/10") == 0.8
+    # Issue 21: a bare number outside 0-1 states no scale; it is not divided by 100.
+    assert parse_confidence(80) is None and parse_confidence(8) is None and parse_confidence(1.5) is None
     assert parse_confidence(None) is None and parse_confidence("1.5%") == pytest.approx(0.015)
     assert parse_confidence(250) is None and parse_confidence(True) is None
 
@@ -77,14 +121,14 @@ def test_episode_messages_are_pure_and_multi_turn():
 @pytest.mark.parametrize(
     "text, action, provenance",
     [
-        ("Escalate to the on-call physician: potassium 6.4 arrived after the request.", "ESCALATE", "prose"),
-        ("I'm going to ask for clarification: which of the two weights is current?", "ASK_CLARIFICATION", "prose"),
-        ('{"next_action": "escalate_to_registrar", "confidence": 0.7}', "ESCALATE", "json"),
+        ("Escalate to the on-call physician: potassium 6.4 arrived after the request.", "ESCALATE", "reader"),
+        ("I'm going to ask for clarification: which of the two weights is current?", "ASK_CLARIFICATION", "reader"),
+        ('{"next_action": "escalate_to_registrar", "confidence": 0.7}', "ESCALATE", "reader"),
         ("<think>ESCALATE? maybe</think>\n{'action': 'ANSWER', 'confidence': 0.8,}", "ANSWER", "repaired"),
     ],
 )
 def test_prose_and_lenient_decisions(text, action, provenance):
-    decision = parse_decision(text)
+    decision = read_in_full(text, action, None) if provenance == "reader" else parse_decision(text)
     assert decision.action == action and decision.provenance == provenance
 
 

@@ -6,7 +6,7 @@ import pytest
 from inspect_ai import Task, eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from clinical_cf.solvers.workflow import SYSTEM_PROMPTS, workflow_decision
+from clinical_cf.solvers.workflow import ACTION_DEFINITIONS, SYSTEM_PROMPTS, UNCERTAINTY_CHECKLIST, workflow_decision
 from clinical_cf.tasks.workflow.workflow import workflow
 from clinical_cf.solvers.workflow import WorkflowDecisions
 
@@ -64,7 +64,8 @@ def test_condition_sets_the_system_prompt_and_schema_is_sent_when_asked(conditio
 
     log, _ = run_alone([sample], workflow_decision(condition=condition), respond)
     system = log.samples[0].messages[0].text
-    assert system.startswith(SYSTEM_PROMPTS[condition].split("<class_semantics>")[0].strip()[:80])
+    assert SYSTEM_PROMPTS[condition].startswith("{definitions}") and system.startswith(ACTION_DEFINITIONS[:80])
+    assert (UNCERTAINTY_CHECKLIST in system) == (condition == "uncertainty")
     assert all(schema is not None and schema.name == "workflow_decision" for schema in schemas)
 
 

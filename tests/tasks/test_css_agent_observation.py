@@ -20,7 +20,7 @@ def careful_agent(messages, tools, tool_choice, config) -> ModelOutput:
         section = plan[len([m for m in tool_messages if m.error is None])]
         out = ModelOutput.for_tool_call("mockllm/model", "read_chart_section", {"section": section})
     else:
-        out = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": recommendations_json("FOLFOX")})
+        out = ModelOutput.for_tool_call("mockllm/model", "submit", json.loads(recommendations_json("FOLFOX")))
     out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
     return out
 

@@ -34,7 +34,8 @@ def sticky_clinician(task):
 
 
 def test_medpic_end_to_end_with_rationale_judge():
-    task = medpic(populations=POPULATION, rationale_judge=True)
+    # The mock answers on ANSWER lines to the plain prompt it is keyed by; no reader role (issue 21 arguments).
+    task = medpic(populations=POPULATION, rationale_judge=True, json_schema=False, reader="none")
     model = MockModel("mockllm/model", sticky_clinician(task))
     judge = MockModel("mockllm/model", lambda p: '{"mentions": true, "evidence": "x"}' if any(w in data_blocks(p)["RESPONSE"] for w in ("CrCl", "eGFR")) else '{"mentions": false}')
     log = eval(task, model=model.model, model_roles={"judge": judge.model}, display="none", log_format="json")[0]
