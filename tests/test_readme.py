@@ -311,8 +311,9 @@ def test_checks_catch_broken_links_and_commands(tmp_path, monkeypatch):
                              "  --limit 3", "clinical-cf report logs/ --out report/"))
     monkeypatch.undo()
     assert command_problems(good, README) == []
-    bad = Block("bash", 1, ("make no-such-target", "inspect eval tasks/css_family_z", "inspect eval clinical_cf/medpic -T bogus=1",
-                            "clinical-cf frobnicate", "python -m clinical_cf.no_such_module", "cat catalog/css/missing.yaml",
+    bad = Block("bash", 1, ("make no-such-target", "inspect eval tasks/css_family_z",
+                            "inspect eval clinical_cf/medpic -T bogus=1", "clinical-cf frobnicate",
+                            "python -m clinical_cf.no_such_module", "cat catalog/css/missing.yaml",
                             "inspect score logs/x.eval --scorer clinical_cf/no_such_scorer"))
     found = " ".join(command_problems(bad, README))
     for expected in ("no-such-target", "css_family_z", "bogus", "frobnicate", "no_such_module", "missing.yaml", "no_such_scorer"):
