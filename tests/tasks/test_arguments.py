@@ -59,6 +59,7 @@ def test_project_env_does_not_set_run_settings():
     assert not any(line.startswith(("INSPECT_EVAL_MAX_RETRIES", "INSPECT_EVAL_TIMEOUT")) for line in settings)
 
 
+@pytest.mark.slow  # two inspect subprocesses
 def test_eval_retry_keeps_the_logged_settings_with_the_project_env(tmp_path):
     """`inspect eval-retry` run where the project's .env applies replays the run's own --max-retries / --timeout."""
     (tmp_path / ".env").write_text((ROOT / ".env").read_text())
