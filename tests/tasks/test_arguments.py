@@ -47,6 +47,7 @@ def test_checks_accept_what_inspect_passes_and_refuse_the_rest():
         selection("x", "a,z", ("a", "b"))
 
 
+@pytest.mark.slow  # builds five tasks, the bundled CSS cohort among them
 @pytest.mark.parametrize("name", ["css_family_d", "css_agent_observation", "sensitivity", "medpic", "workflow"])
 def test_every_task_bounds_retries_and_timeouts_in_its_own_config(name):
     config = create_task(name).config

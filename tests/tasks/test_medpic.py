@@ -33,6 +33,7 @@ def sticky_clinician(task):
     return respond
 
 
+@pytest.mark.slow  # a MedPIC eval with its rationale judge
 def test_medpic_end_to_end_with_rationale_judge():
     task = medpic(populations=POPULATION, rationale_judge=True)
     model = MockModel("mockllm/model", sticky_clinician(task))
