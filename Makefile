@@ -12,8 +12,10 @@ LLAMA_CPP_VERSION := 0.3.36
 # with AMX; this portable AVX2 build runs on any x86-64 machine from the last decade.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 DEMO_LIMIT ?= 3
-# pytest-xdist workers: the tests are independent (each writes under its own tmp_path).
+# pytest-xdist workers: the tests are independent (each writes under its own tmp_path). worksteal
+# rebalances at the end, when one worker is left with a long test (the Flow sweep, the local model).
 TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist worksteal
 
 .PHONY: setup local browser test test-fast lint css-demo bench lock
 
@@ -45,13 +47,13 @@ browser:
 # The offline test suite (mock models, the embedded local model, headless Chromium; no network)
 # on $(TEST_WORKERS) workers, then the linters. CI runs this (.ci/run).
 test: local browser
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --durations=10
+	$(BIN)/pytest -q $(XDIST) --durations=10
 	$(MAKE) --no-print-directory lint
 
 # What a developer runs between edits: every test not marked `slow` (no local model, server,
 # lm_eval, Flow sweep, packaging, browser or CLI subprocess), under 3 minutes on two cores.
 test-fast: setup
-	$(BIN)/pytest -q -m "not slow" -n $(TEST_WORKERS) --durations=10
+	$(BIN)/pytest -q -m "not slow" $(XDIST) --durations=10
 
 # ruff with the rule set in pyproject.toml ([tool.ruff.lint]), then
 # inspect-evals-lint as the Register runs it: every task package under tasks/ (the layout is the
