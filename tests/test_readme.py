@@ -318,3 +318,41 @@ def test_checks_catch_broken_links_and_commands(tmp_path, monkeypatch):
     found = " ".join(command_problems(bad, README))
     for expected in ("no-such-target", "css_family_z", "bogus", "frobnicate", "no_such_module", "missing.yaml", "no_such_scorer"):
         assert expected in found, (expected, found)
+
+
+ARGUMENT_TABLE_HEADERS = {"argument", "task arg"}
+TASK_ARGUMENT = re.compile(r"-T\s?([A-Za-z_]\w{0,80})=([^\s`]{0,200})")
+PLACEHOLDER_VALUES = ("value", "VALUE", "...", "<")  # `-T name=value`, `-T bad=...`: notation, not an argument
+
+
+def documented_task_arguments(path: Path) -> list[tuple[int, str]]:
+    """Every `-T name=` in the text and every name in the first column of an argument table."""
+    found: list[tuple[int, str]] = []
+    in_table = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        found += [(number, m.group(1)) for m in TASK_ARGUMENT.finditer(line)
+                  if not (m.group(2) in PLACEHOLDER_VALUES or m.group(2).startswith(PLACEHOLDER_VALUES[2:]))]
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        if not cells:
+            in_table = False
+        elif cells[0].lower() in ARGUMENT_TABLE_HEADERS:
+            in_table = True
+        elif in_table and not set(cells[0]) <= set("-: "):
+            found += [(number, name) for name in re.findall(r"`([A-Za-z_]\w*)`", cells[0])]
+    return found
+
+
+@pytest.mark.parametrize("path", [README, *DOCS], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_documented_task_arguments_exist(path):
+    """A task argument named in the docs (`-T name=...`, or a row of an argument table) is a parameter of some task."""
+    parameters = {p for params in registered().get("task", {}).values() for p in params}
+    unknown = [f"{path.relative_to(ROOT)}:{number}: {name}" for number, name in documented_task_arguments(path)
+               if name not in parameters]
+    assert unknown == []
+
+
+def test_argument_check_reads_tables_and_commands(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("Run with `-T scale=2` or -T name=value.\n\n| argument | default |\n| --- | --- |\n"
+                    "| `cases` / `bogus_arg` | none |\n\nAfter the table: `not_an_argument`.\n", encoding="utf-8")
+    assert [name for _, name in documented_task_arguments(page)] == ["scale", "cases", "bogus_arg"]
