@@ -322,16 +322,19 @@ def test_checks_catch_broken_links_and_commands(tmp_path, monkeypatch):
 
 ARGUMENT_TABLE_HEADERS = {"argument", "task arg"}
 TASK_ARGUMENT = re.compile(r"-T\s?([A-Za-z_]\w{0,80})=([^\s`]{0,200})")
-PLACEHOLDER_VALUES = ("value", "VALUE", "...", "<")  # `-T name=value`, `-T bad=...`: notation, not an argument
 
 
 def documented_task_arguments(path: Path) -> list[tuple[int, str]]:
-    """Every `-T name=` in the text and every name in the first column of an argument table."""
+    """Every `-T name=` in the text and every name in the first column of an argument table.
+
+    `-T name=value`, `-T bad=...` and `-T x=<...>` are notation, not arguments."""
     found: list[tuple[int, str]] = []
     in_table = False
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        found += [(number, m.group(1)) for m in TASK_ARGUMENT.finditer(line)
-                  if not (m.group(2) in PLACEHOLDER_VALUES or m.group(2).startswith(PLACEHOLDER_VALUES[2:]))]
+        for match in TASK_ARGUMENT.finditer(line):
+            raw = match.group(2)
+            if not (raw.startswith(("...", "<")) or raw.rstrip(".,;:)") in ("value", "VALUE")):
+                found.append((number, match.group(1)))
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
         if not cells:
             in_table = False
