@@ -383,7 +383,7 @@ def restore_bundled():
         path.write_bytes(content)
 
 
-@pytest.mark.edits_bundled_files  # tampers with the bundled file itself, then restores it
+@pytest.mark.writes_checkout  # tampers with the bundled file itself, then restores it
 @pytest.mark.parametrize("path,task", TAMPER, ids=[p.relative_to(CATALOG_DIR).as_posix() for p, _ in TAMPER])
 def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore_bundled):
     from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
