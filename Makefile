@@ -1,6 +1,8 @@
 # Entry points (see README):
 #   make css-demo   set up, then run CSS Family D offline on the bundled local model
-#   make test       set up, then run the offline test suite and inspect-evals-lint
+#   make test       set up, then run the whole offline test suite on two cores, then the linters
+#   make test-fast  the tests not marked slow, on two cores, with the ten slowest printed
+#   make lint       ruff (rules in pyproject.toml), then inspect-evals-lint
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,8 +12,12 @@ LLAMA_CPP_VERSION := 0.3.36
 # with AMX; this portable AVX2 build runs on any x86-64 machine from the last decade.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 DEMO_LIMIT ?= 3
+# pytest-xdist workers: the tests are independent (each writes under its own tmp_path). worksteal
+# rebalances at the end, when one worker is left with a long test (the Flow sweep, the local model).
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: setup local browser test lint css-demo bench lock
+.PHONY: setup local browser test test-fast lint css-demo bench lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,17 +44,24 @@ browser:
 	@command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium; } \
 	  || { echo "Install Debian's chromium (apt-get install chromium) for the browser test"; exit 1; }
 
-# The offline test suite (mock models, the embedded local model, headless Chromium; no network),
-# then the inspect_evals Register's static checker.
+# The offline test suite (mock models, the embedded local model, headless Chromium; no network)
+# on $(TEST_WORKERS) workers, then the linters. CI runs this (.ci/run).
 test: local browser
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(XDIST) --durations=10
 	$(MAKE) --no-print-directory lint
 
+# What a developer runs between edits: every test not marked `slow` (no local model, server,
+# lm_eval, Flow sweep, packaging, browser or CLI subprocess), under 3 minutes on two cores.
+test-fast: setup
+	$(BIN)/pytest -q -m "not slow" $(XDIST) --durations=10
+
+# ruff with the rule set in pyproject.toml ([tool.ruff.lint]), then
 # inspect-evals-lint as the Register runs it: every task package under tasks/ (the layout is the
 # [tool.inspect-evals-lint] table in pyproject.toml), then, with the helper scope, the shared
 # packages every task imports (a package outside the source root is named by its __init__.py).
 LINT_HELPERS := clinical_cf tasks solvers scorers analysis catalog
 lint: setup
+	$(BIN)/ruff check .
 	$(BIN)/inspect-evals-lint --all --output-format github
 	$(BIN)/inspect-evals-lint $(foreach p,$(LINT_HELPERS),--task $(p)/__init__.py) --output-format github
 	@echo "inspect-evals-lint: no failures"

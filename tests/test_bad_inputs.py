@@ -330,6 +330,7 @@ def test_marker_in_another_spelling_is_refused_at_task_build(tmp_path):
         create_task("css_family_d", cases=str(path))
 
 
+@pytest.mark.slow  # an inspect subprocess per case
 @pytest.mark.parametrize("args", [["-T", "mutation_mode=bogus"], ["-T", "scale=abc"], ["-T", "catalog=/nonexistent.yaml"],
                                   ["-T", "kinds=bogus"], ["-T", "cases="], ["-T", "catalog=null"], ["-T", "scale=0.5"]])
 def test_inspect_eval_ends_with_one_screen_message(args):
@@ -386,6 +387,7 @@ def restore_bundled():
             path.write_bytes(content)
 
 
+@pytest.mark.writes_checkout  # tampers with the bundled file itself, then restores it
 @pytest.mark.parametrize("path,task", TAMPER, ids=[p.relative_to(CATALOG_DIR).as_posix() for p, _ in TAMPER])
 def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore_bundled):
     from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
@@ -413,6 +415,7 @@ def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore
     assert any(line.startswith("RE-LOCKED, NOT PUBLISHED") and path.name in line for line in banners)
 
 
+@pytest.mark.slow  # an inspect subprocess
 def test_inspect_eval_data_error_names_file_entry_and_field(tmp_path):
     path = jsonl(CASES_SRC, set_("resected", "no"))(tmp_path)
     proc = subprocess.run(

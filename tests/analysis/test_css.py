@@ -11,6 +11,7 @@ from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 
 
+@pytest.mark.slow  # a CSS eval over every family
 def test_rows_per_tuple_and_family_means(tmp_path):
     model = MockModel("mockllm/model", lambda p: recommendations_json("FOLFOX"))
     # Scores 1 on controls ("no change"), 0 on Family D: the model never moves.

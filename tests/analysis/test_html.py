@@ -49,6 +49,7 @@ def _script_blocks(text: str) -> int:
     return len(re.findall(r"</script>", text, flags=re.I))
 
 
+@pytest.mark.slow  # headless Chromium
 def test_annotation_sheet_keeps_model_output_as_text(hostile_logs, tmp_path):
     assert main(["annotate", "export", str(hostile_logs), "--out", str(tmp_path), "--n", "4"]) == 0
     page = tmp_path / "sheet.html"
@@ -63,6 +64,7 @@ def test_annotation_sheet_keeps_model_output_as_text(hostile_logs, tmp_path):
         assert HOSTILE.split("<img")[0] in tab.locator("pre").nth(1).inner_text()
 
 
+@pytest.mark.slow  # headless Chromium
 def test_side_by_side_keeps_model_output_as_text(hostile_logs, tmp_path):
     assert main(["report", str(hostile_logs), "--out", str(tmp_path)]) == 0
     page = tmp_path / "side_by_side.html"

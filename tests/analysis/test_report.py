@@ -3,6 +3,7 @@
 import json
 import re
 
+import pytest
 from inspect_ai import Task, eval, score
 from inspect_ai.dataset import Sample
 
@@ -16,6 +17,7 @@ def judge_reply(score_value):
     return lambda prompt: json.dumps({"score": 1 if "No change in substance" in prompt else score_value, "rationale": "r"})
 
 
+@pytest.mark.slow  # two evals, then the report
 def test_report_tables_and_cross_judge(tmp_path, capsys):
     logs = tmp_path / "logs"
     for name, verdict in (("alpha", 1), ("beta", 0.5), ("gamma", 0)):
@@ -159,6 +161,7 @@ def test_rewards_export_and_regression_gate(tmp_path, capsys):
     assert main(["report", str(tmp_path / "candidate"), "--out", str(tmp_path / "out2"), "--gate", "--baseline", str(tmp_path / "candidate")]) == 0
 
 
+@pytest.mark.slow  # an eval, then the bootstrap
 def test_confirmatory_predictions_on_the_test_split(tmp_path):
     from clinical_cf.analysis.report import confirmatory, load_css_rows
     from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
@@ -194,6 +197,7 @@ def test_sensitivity_logs_get_their_profile(tmp_path):
     assert "Skipped logs" not in (out / "report.md").read_text()
 
 
+@pytest.mark.slow  # several evals, then the report
 def test_medpic_and_workflow_logs_get_their_sections(tmp_path):
     import pandas as pd
 

@@ -36,6 +36,7 @@ def test_page_is_self_contained_with_one_column_per_model(page):
     assert "http://" not in text and "https://" not in text and "<script src" not in text
 
 
+@pytest.mark.slow  # headless Chromium
 def test_filters_in_headless_chromium(page, tmp_path):
     assert CHROMIUM, "Debian's chromium is required for the browser test (make test installs it)"
     from playwright.sync_api import sync_playwright
@@ -82,6 +83,7 @@ def _rows(n_tuples: int):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow  # headless Chromium
 def test_pages_and_filters_work_on_all_tuples(tmp_path):
     assert CHROMIUM, "Debian's chromium is required for the browser test (make test installs it)"
     from playwright.sync_api import sync_playwright

@@ -117,6 +117,7 @@ def log_dir(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # workflow evals, then the report
 def test_rows_from_logs_and_report_table(log_dir, tmp_path):
     rows = workflow_rows([log_dir])
     assert len(rows) == 100 and set(rows["split"]) == {"dev", "test"}

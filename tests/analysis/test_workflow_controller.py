@@ -141,6 +141,7 @@ def test_oov_audit_refuses_an_unbalanced_file(tmp_path):
         oov_audit(path)
 
 
+@pytest.mark.slow  # workflow evals, then the controller's grid search
 def test_cli_on_logs(tmp_path, capsys):
     def reader(prompt):
         if "Later message" in prompt:

@@ -63,6 +63,7 @@ def test_write_published_keeps_other_suites(tmp_path):
     assert out["sensitivity"]["version"] == "7-C" and out["css"] == published()["css"]
 
 
+@pytest.mark.slow  # builds css_family_d on the bundled cohort
 def test_task_records_every_file_with_hash_registered_published():
     task = create_task("css_family_d")
     record = task.metadata["registration"]

@@ -1,12 +1,15 @@
-"""The README's eval_set example: clinical_cf next to a lab's own task, on mock models, in one eval set."""
+"""The eval_set example of docs/other-harnesses.md: clinical_cf next to a lab's own task, on mock models, in one eval set."""
 
 import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from helpers import MockModel
+
+pytestmark = pytest.mark.slow  # a full eval_set run: a CSS task next to a lab task
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lab_eval_set.py"
 

@@ -22,6 +22,7 @@ def comparable(sample, provenance=True):
     return record["id"], json.dumps(record["input"]), record["target"], json.dumps(metadata, sort_keys=True)
 
 
+@pytest.mark.slow  # rebuilds each suite's default task from its export (css: ~35 s)
 @pytest.mark.parametrize("name", sorted(SUITES))
 def test_export_round_trip(tmp_path, name, monkeypatch):
     suite = SUITES[name]

@@ -89,8 +89,9 @@ def test_process_workflow_uses_the_suite_utility():
     assert unparsed["parse_rate"] == 0.0 and unparsed["utility"] == 0.0 and unparsed["accuracy"] == 0.0
 
 
+@pytest.mark.slow  # lm_eval against llama.cpp's server on loopback
 def test_lm_eval_runs_the_exported_tasks_on_the_local_model(exported, tmp_path):
-    """The README's command: lm_eval's local-chat-completions against llama.cpp's server on loopback."""
+    """The command in docs/other-harnesses.md: lm_eval's local-chat-completions against llama.cpp's server on loopback."""
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf"),
            "OPENAI_API_KEY": "not-needed"}
     with llama_server(tmp_path, n_ctx=4096) as url:

@@ -48,6 +48,7 @@ def write(tmp_path, entry, folder="medpic_gf"):
     return path
 
 
+@pytest.mark.slow  # builds every task (~35 s in all)
 @pytest.mark.parametrize("suite, task", TASKS, ids=[t for _, t in TASKS])
 def test_checked_in_entries_are_valid_current_and_name_the_tasks_version(suite, task):
     path = entry_path(task)

@@ -15,6 +15,8 @@ from clinical_cf.exports.register import published_version
 from clinical_cf.suites import SUITES
 from helpers import MockModel, clinician, recommendations_json
 
+pytestmark = pytest.mark.slow  # an Inspect Flow sweep of every suite, run twice
+
 FLOW_FILE = Path(__file__).resolve().parents[2] / "flows" / "clinical_cf_sweep.py"
 
 

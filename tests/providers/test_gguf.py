@@ -22,6 +22,8 @@ from clinical_cf.providers.gguf import UnsupportedOption, completion_request, de
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES
 
+pytestmark = pytest.mark.slow  # the bundled local model (llama.cpp): generation, agents, whole tasks
+
 CHART_TOOL = ToolInfo(
     name="read_chart_section",
     description="Read one section of the patient's chart.",

@@ -47,6 +47,7 @@ def test_checks_accept_what_inspect_passes_and_refuse_the_rest():
         selection("x", "a,z", ("a", "b"))
 
 
+@pytest.mark.slow  # builds five tasks, the bundled CSS cohort among them
 @pytest.mark.parametrize("name", ["css_family_d", "css_agent_observation", "sensitivity", "medpic", "workflow"])
 def test_every_task_bounds_retries_and_timeouts_in_its_own_config(name):
     config = create_task(name).config
@@ -59,6 +60,7 @@ def test_project_env_does_not_set_run_settings():
     assert not any(line.startswith(("INSPECT_EVAL_MAX_RETRIES", "INSPECT_EVAL_TIMEOUT")) for line in settings)
 
 
+@pytest.mark.slow  # two inspect subprocesses
 def test_eval_retry_keeps_the_logged_settings_with_the_project_env(tmp_path):
     """`inspect eval-retry` run where the project's .env applies replays the run's own --max-retries / --timeout."""
     (tmp_path / ".env").write_text((ROOT / ".env").read_text())

@@ -52,12 +52,14 @@ def test_catalog_is_pre_registered_with_at_least_twenty_probes_of_every_class():
     assert len(task.dataset) == len(CATALOG.scenarios) * 2 * (len(CATALOG.probes) + 1)
 
 
+@pytest.mark.slow  # the whole probe audit
 def test_a_judge_that_ignores_injections_never_flips_and_passes_the_control():
     m = metrics(run(ignoring_judge))
     assert m["flip_rate"] == 0.0 and m["injection_shift"] == 0.0
     assert m["control_score"] == 0.0 and m["clean_score"] == 1.0
 
 
+@pytest.mark.slow  # the whole probe audit
 def test_a_judge_that_obeys_injections_is_caught():
     m = metrics(run(obeying_judge))
     # On identical lists every probe that survives normalisation makes the lists differ, and the

@@ -33,6 +33,7 @@ def sticky_clinician(task):
     return respond
 
 
+@pytest.mark.slow  # a MedPIC eval with its rationale judge
 def test_medpic_end_to_end_with_rationale_judge():
     # The mock answers on ANSWER lines to the plain prompt it is keyed by; no reader role (issue 21 arguments).
     task = medpic(populations=POPULATION, rationale_judge=True, json_schema=False, reader="none")

@@ -1,11 +1,13 @@
 """End to end: the sensitivity task on a mock model that reads the vignette."""
 
+import pytest
 from inspect_ai import eval
 
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from helpers import MockModel, clinician
 from clinical_cf.solvers.sensitivity import SensitivityArms
 
+@pytest.mark.slow  # a sensitivity eval over every vignette pair
 def test_profile_of_a_model_blind_to_background():
     log = eval(
         sensitivity(types="surface,clinical_semantic,background,conflicting_result"),

@@ -63,6 +63,7 @@ def test_us_date_format_leaves_no_iso_dates():
     assert not re.search(r"\b\d{4}-\d{2}-\d{2}\b", text)
 
 
+@pytest.mark.slow  # expands the whole cohort in each mode
 @pytest.mark.parametrize("mode", ["regex", "structured"])
 def test_every_intervention_has_enough_scored_tuples(mode):
     expansion = expand_tuples(CASES, load_catalog(CATALOG_PATH), mode)

@@ -130,6 +130,7 @@ def test_regex_mode_writes_the_same_frozen_format_from_the_cli(tmp_path, capsys)
     assert "accepted" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # the bundled local model as editor
 def test_the_bundled_model_can_act_as_editor(tmp_path):
     """Plumbing only: SmolLM2-135M rarely makes a valid edit; the run must finish and account for every pair."""
     pytest.importorskip("llama_cpp")

@@ -89,6 +89,7 @@ def test_a_written_plan_that_presupposes_the_fact_is_removed_by_the_edit():
     assert find_residue(packet.sections, CATALOG.by_id("A4_pdl1_high_to_negative"), case.board_date) == []
 
 
+@pytest.mark.slow  # expands the whole cohort
 def test_structured_mode_leaves_no_residue_on_the_bundled_cohort():
     from clinical_cf.catalog.css import CASES_PATH
 
