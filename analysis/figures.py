@@ -43,7 +43,7 @@ def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
     judges = list(table2.groupby("judge")) if "judge" in table2.columns else [("", table2)]
     tallest = max(len(group) for _, group in judges)
     fig, axes = plt.subplots(1, len(judges), figsize=(5.5 * len(judges), 0.5 * tallest + 2.2), squeeze=False)
-    for ax, (judge, group) in zip(axes[0], judges):
+    for ax, (judge, group) in zip(axes[0], judges, strict=False):
         left: dict[float, list[str]] = {}
         right: dict[float, list[str]] = {}
         for row in group.itertuples():
@@ -68,7 +68,7 @@ def family_small_multiples(table3: pd.DataFrame, path: Path) -> Path:
     """Figure 2: CSS per entry (model, judge, run) in one panel per family, with case-clustered 95% CIs."""
     families = sorted(table3["family"].unique())
     fig, axes = plt.subplots(1, len(families), figsize=(2.8 * len(families), 3.6), sharey=True, squeeze=False)
-    for ax, family in zip(axes[0], families):
+    for ax, family in zip(axes[0], families, strict=False):
         rows = table3[table3["family"] == family].sort_values([c for c in ("judge", "model", "run") if c in table3.columns])
         errors = [rows["css"] - rows["ci_low"], rows["ci_high"] - rows["css"]]
         ax.bar(range(len(rows)), rows["css"], yerr=errors, capsize=3, color="#4c72b0")
@@ -90,7 +90,7 @@ def agent_lift(lift: pd.DataFrame, path: Path, family: str = "D") -> Path:
     x = range(len(rows))
     ax.bar([i - 0.2 for i in x], rows["css_single_shot"], width=0.4, label="single-shot")
     ax.bar([i + 0.2 for i in x], rows["css_agent"], width=0.4, label="agent")
-    ax.set_xticks(list(x), [f"{_short(m)}\n(n={n})" for m, n in zip(rows["model"], rows["n"])], fontsize=7)
+    ax.set_xticks(list(x), [f"{_short(m)}\n(n={n})" for m, n in zip(rows["model"], rows["n"], strict=False)], fontsize=7)
     ax.set_ylim(0, 1)
     ax.set_ylabel("CSS")
     ax.set_title(f"Family {family}: single-shot vs tool-using agent")

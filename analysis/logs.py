@@ -342,7 +342,7 @@ def _summaries_in_parallel(files: list[str], labels: dict[str, str] | None, want
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_summary_job, *zip(*jobs))
+        yield from pool.map(_summary_job, *zip(*jobs, strict=False))
 
 
 def iter_logs(
@@ -369,7 +369,7 @@ def iter_logs(
     wanted = set(suites) if suites is not None else None
     if mode == "summaries":
         intern = _Interner()
-        for i, (path, result) in enumerate(zip(files, _summaries_in_parallel(files, labels, wanted, use_cache, workers)), 1):
+        for i, (path, result) in enumerate(zip(files, _summaries_in_parallel(files, labels, wanted, use_cache, workers), strict=False), 1):
             if progress and len(files) > 5:
                 print(f"read log {i}/{len(files)}", file=sys.stderr)
             if result[0] == "skip":

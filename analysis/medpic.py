@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from clinical_cf.analysis.logs import LogRows, sample_views, suite_samples
 from clinical_cf.analysis.stats import cluster_bootstrap_ci
 from clinical_cf.analysis.tables import markdown_table
@@ -150,7 +151,7 @@ def joint_outcomes(rows: pd.DataFrame) -> pd.DataFrame:
     for model, frame in rows[rows["pair_id"].notna()].groupby("model"):
         counts = {"both": 0, "trigger_only": 0, "control_only": 0, "neither": 0}
         for _, group in frame.groupby(["pair_id", "epoch"]):
-            members = dict(zip(group["operation"], group["correct"]))
+            members = dict(zip(group["operation"], group["correct"], strict=False))
             if {"activation", "deactivation"} <= set(members):
                 a, d = members["activation"] >= 1, members["deactivation"] >= 1
                 counts["both" if a and d else "trigger_only" if a else "control_only" if d else "neither"] += 1

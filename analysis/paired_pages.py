@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+
 from clinical_cf.analysis.html import render
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from clinical_cf.analysis.logs import (
     LogRows,
     column,
@@ -204,17 +205,26 @@ def _coverage(rows: pd.DataFrame, dropped: pd.DataFrame, missing: dict[str, int]
     for entry, group in primary.groupby(ENTRY, sort=True):
         cases = sorted(group["case_id"].unique())
         logs = sorted(group["log"].unique())
-        out.append({**dict(zip(ENTRY, entry)), "logs": len(logs), "tuples": len(group), "cases": len(cases),
-                    "case_ids": ", ".join(cases[:12]) + (f" … (+{len(cases) - 12})" if len(cases) > 12 else ""),
-                    "epochs": int(group["epochs"].max()),
-                    "rerun_rows_dropped": int(((dropped[ENTRY] == pd.Series(entry, index=ENTRY)).all(axis=1)).sum()) if not dropped.empty else 0,
-                    "samples_without_metadata": sum(missing.get(log, 0) for log in logs),
-                    "_cases": frozenset(cases)})
+        out.append(
+            {
+                **dict(zip(ENTRY, entry, strict=False)),
+                "logs": len(logs),
+                "tuples": len(group),
+                "cases": len(cases),
+                "case_ids": ", ".join(cases[:12]) + (f" … (+{len(cases) - 12})" if len(cases) > 12 else ""),
+                "epochs": int(group["epochs"].max()),
+                "rerun_rows_dropped": int(((dropped[ENTRY] == pd.Series(entry, index=ENTRY)).all(axis=1)).sum())
+                if not dropped.empty
+                else 0,
+                "samples_without_metadata": sum(missing.get(log, 0) for log in logs),
+                "_cases": frozenset(cases),
+            }
+        )
     table = pd.DataFrame(out)
     if table.empty:
         return table
     same = []
-    for (setting, judge), group in table.groupby(["setting", "judge"]):
+    for (_setting, _judge), group in table.groupby(["setting", "judge"]):
         reference = group["_cases"].value_counts().idxmax()
         same += [(i, c == reference) for i, c in group["_cases"].items()]
     table["same_cases"] = pd.Series(dict(same))
@@ -225,7 +235,7 @@ def load_css_rows(paths: list[str] | LogRows, progress: bool = True) -> CSSRows:
     """Read CSS logs (single-shot and agent) into per-tuple rows; name and skip anything else."""
     logs = read_logs(paths, progress=progress)
     loaded = css_rows(logs.suite("css"))
-    others = [(p, "is not a CSS log (its suite is {})".format(s)) for p, s in zip(logs.logs["log"], logs.logs["suite"]) if s != "css"]
+    others = [(p, f"is not a CSS log (its suite is {s})") for p, s in zip(logs.logs["log"], logs.logs["suite"], strict=False) if s != "css"]
     return CSSRows(loaded.rows, logs.skipped + others + loaded.skipped, loaded.verdicts, loaded.coverage, loaded.warnings)
 
 
@@ -278,7 +288,7 @@ def table_cms_css(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         scored = _interventional(group)
         cms = group.dropna(subset=["cms"]).groupby("case_id")["cms"].first().mean()
         low, high = cluster_bootstrap_ci(scored["css"], scored["case_id"]) if len(scored) else (np.nan, np.nan)
-        out.append({**dict(zip(keys, entry)), "cms": cms, "css": scored["css"].mean() if len(scored) else np.nan,
+        out.append({**dict(zip(keys, entry, strict=False)), "cms": cms, "css": scored["css"].mean() if len(scored) else np.nan,
                     "css_ci_low": low, "css_ci_high": high, "tuples": len(scored), "cases": scored["case_id"].nunique()})
     table = pd.DataFrame(out)
     table["cms_rank"] = _within_judge_ranks(table, "cms")
@@ -294,7 +304,9 @@ def table_cms_css(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
                 f"tied values share their average rank), Kendall tau-b = {rc.tau:+.2f} (p = {rc.p_tau:.3f}), n = {rc.n} models."
             )
         except ValueError as ex:
-            notes.append(f"Rank correlation between CMS and CSS not computed: {ex} ({by.strip(' ()') + ', ' if by else ''}models: {len(group)}).")
+            notes.append(
+                f"Rank correlation between CMS and CSS not computed: {ex} ({by.strip(' ()') + ', ' if by else ''}models: {len(group)})."
+            )
     sort = [c for c in ("judge", "css_rank") if c in table.columns]
     return table.sort_values(sort), " ".join(notes)
 
@@ -309,7 +321,7 @@ def table_families(rows: pd.DataFrame) -> pd.DataFrame:
     keys = _entries(rows)
     for entry, group in _primary(rows)[lambda r: r["css"].notna()].groupby(keys + ["family"]):
         low, high = cluster_bootstrap_ci(group["css"], group["case_id"])
-        out.append({"family": entry[-1], **dict(zip(keys, entry[:-1])), "css": group["css"].mean(), "ci_low": low,
+        out.append({"family": entry[-1], **dict(zip(keys, entry[:-1], strict=False)), "css": group["css"].mean(), "ci_low": low,
                     "ci_high": high, "tuples": len(group), "cases": group["case_id"].nunique()})
     table = pd.DataFrame(out)
     if not table.empty:
@@ -332,7 +344,7 @@ def table_verdicts(rows: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> 
     out = []
     keys = _entries(source)
     for entry, group in _interventional(source).groupby(keys):
-        row: dict[str, object] = dict(zip(keys, entry if isinstance(entry, tuple) else (entry,)))
+        row: dict[str, object] = dict(zip(keys, entry if isinstance(entry, tuple) else (entry,), strict=False))
         for name, value in (("wrong", 0.0), ("partial", 0.5), ("correct", 1.0)):
             hits = (group["css"] == value).astype(float)
             low, high = cluster_bootstrap_ci(hits, group["case_id"])
@@ -430,7 +442,7 @@ def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     for entry, group in primary[(primary["family"] == "N") & primary["css"].notna()].groupby(keys):
         movement = 1 - group["css"]
         low, high, passed = equivalence_upper(movement, group["case_id"], margin)
-        out.append({**dict(zip(keys, entry)), "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
+        out.append({**dict(zip(keys, entry, strict=False)), "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
                     "equivalent": passed, "verdict": "stable" if passed else "FAILS: moves on meaning-preserving edits",
                     "tuples": len(group)})
     return pd.DataFrame(out)
@@ -448,7 +460,7 @@ def table_instability(verdicts: pd.DataFrame) -> pd.DataFrame:
         by_tuple = group.groupby(TUPLE)["css"]
         multi = by_tuple.nunique()[by_tuple.size() >= 2]
         if len(multi):
-            out.append({**dict(zip(keys, entry[:-1])), "family": entry[-1], "instability": float((multi > 1).mean()),
+            out.append({**dict(zip(keys, entry[:-1], strict=False)), "family": entry[-1], "instability": float((multi > 1).mean()),
                         "samples": len(multi)})
     return pd.DataFrame(out)
 
@@ -477,7 +489,7 @@ def table_paired(rows: pd.DataFrame, delta: float = 0.05) -> pd.DataFrame:
                                     "family": family, "difference": mean, "ci_low": low, "ci_high": high,
                                     "mcnemar_p": mcnemar_exact(only_a, only_b), "tuples": len(group),
                                     "tuples_for_80pct_power": tuples_for_power(sd, delta) if sd > 0 else None})
-            for row, adjusted in zip(family_rows, holm([r["mcnemar_p"] for r in family_rows]) if family_rows else []):
+            for row, adjusted in zip(family_rows, holm([r["mcnemar_p"] for r in family_rows]) if family_rows else [], strict=False):
                 row["holm_p"] = adjusted
             out += family_rows
     return pd.DataFrame(out)
@@ -510,9 +522,10 @@ def export_rewards(paths: list[str] | LogRows, file: str | Path) -> int:
     import hashlib
     import json
 
+    from inspect_ai.log import read_eval_log
+
     from clinical_cf.analysis.logs import EXCLUDED_FIELDS
     from clinical_cf.solvers.css import CSSArms
-    from inspect_ai.log import read_eval_log
 
     rows = paths if isinstance(paths, LogRows) else read_logs(paths, suites=["css"], mode="summaries")
     written = 0
@@ -534,8 +547,11 @@ def export_rewards(paths: list[str] | LogRows, file: str | Path) -> int:
                     "case_id": meta.get("case_id"),
                     "intervention_id": meta.get("intervention_id"),
                     "family": meta.get("family"),
-                    "prompt_sha256": hashlib.sha256(input_text(sample.input if isinstance(sample.input, str) else
-                                                               [{"role": m.role, "text": m.text} for m in sample.input]).encode()).hexdigest(),
+                    "prompt_sha256": hashlib.sha256(
+                        input_text(
+                            sample.input if isinstance(sample.input, str) else [{"role": m.role, "text": m.text} for m in sample.input]
+                        ).encode()
+                    ).hexdigest(),
                     "output": arms.counterfactual.raw if arms.counterfactual else None,
                     "css": float(value),
                     "judge": (scores[name].metadata or {}).get("judge_model"),
@@ -621,9 +637,19 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
             means = cluster_resample_means(fam["css"], fam["case_id"], 2000, seed, cluster_order="appearance")
             wrong = means >= pred["threshold"] if pred["direction"] == "below" else means <= pred["threshold"]
             low, high = np.quantile(means, [0.025, 0.975])
-            out.append({**dict(zip(keys, entry)), "prediction": pred["id"], "statement": pred["statement"], "family": pred["family"],
-                        "css": fam["css"].mean(), "ci_low": float(low), "ci_high": float(high), "tuples": len(fam),
-                        "p": max(float(wrong.mean()), 1 / 2000)})
+            out.append(
+                {
+                    **dict(zip(keys, entry, strict=False)),
+                    "prediction": pred["id"],
+                    "statement": pred["statement"],
+                    "family": pred["family"],
+                    "css": fam["css"].mean(),
+                    "ci_low": float(low),
+                    "ci_high": float(high),
+                    "tuples": len(fam),
+                    "p": max(float(wrong.mean()), 1 / 2000),
+                }
+            )
     table = pd.DataFrame(out)
     if table.empty:
         return table

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
 from clinical_cf.analysis.logs import LogRows
 from clinical_cf.analysis.tables import markdown_table
-
 from clinical_cf.suites import SUITES, Suite
 
 Block = tuple[str, Any]
@@ -260,8 +260,18 @@ def css_section(ctx: SectionContext) -> Section:
             ("h3", "Negative controls (equivalence: 90% case-clustered interval of movement inside +/-0.05)"),
             ("table", controls),
             ("h3", "Instability floor (verdict changes between epochs of the same sample)"),
-            ("table", floor) if not floor.empty else ("p", "Not measured: run with --epochs 2 (fresh generations per epoch) to get the noise floor each effect should be read against."),
-            ("h3", "Paired model comparisons within each judge (difference = model_a - model_b; McNemar on 'correct' discordance; Holm across families)"),
+            ("table", floor)
+            if not floor.empty
+            else (
+                "p",
+                "Not measured: run with --epochs 2 (fresh generations per epoch)"
+                " to get the noise floor each effect should be read against.",
+            ),
+            (
+                "h3",
+                "Paired model comparisons within each judge (difference = model_a - model_b;"
+                " McNemar on 'correct' discordance; Holm across families)",
+            ),
             ("table", paired),
         ]
         for judge, group in t2.groupby("judge"):

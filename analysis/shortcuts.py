@@ -60,10 +60,10 @@ def audit(tuples: list[CSSTuple], flag_accuracy: float = 0.9, flag_length: float
         before = [t.baseline.text for t in items]
         after = [t.counterfactual.text for t in items]
         groups = [t.case.case_id for t in items]
-        lengths = np.array([[len(b) - len(a)] for a, b in zip(before, after)], dtype=float)
+        lengths = np.array([[len(b) - len(a)] for a, b in zip(before, after, strict=False)], dtype=float)
         vectorizer = CountVectorizer(token_pattern=r"\w[\w/+-]*", min_df=2).fit(before + after)
         bow = (vectorizer.transform(after) - vectorizer.transform(before)).toarray().astype(float)
-        inserted = Counter(w for a, b in zip(before, after) for w in inserted_words(a, b))
+        inserted = Counter(w for a, b in zip(before, after, strict=False) for w in inserted_words(a, b))
         total = sum(inserted.values())
         top, top_count = inserted.most_common(1)[0] if inserted else ("", 0)
         length_acc = _two_afc(lengths, groups)

@@ -20,11 +20,12 @@ from pathlib import Path
 from uuid import uuid4
 
 import pandas as pd
+from markupsafe import Markup
+
 from clinical_cf.analysis.html import render
 from clinical_cf.analysis.logs import LogRows, input_text, sample_views
 from clinical_cf.analysis.report import JUDGE_SCORES
 from clinical_cf.catalog.css.schema import render_sections
-from markupsafe import Markup
 
 PAGE_SIZE = 50
 """Rows drawn at once; the rest are a page away (the filters count every tuple)."""
@@ -141,8 +142,9 @@ def _arms(sample) -> tuple[dict | None, dict | None]:
     A store that does not validate as today's `CSSArms` (a log from an older solver, an arm cut short)
     is read field by field under the model's own namespace, so its lists still show.
     """
-    from clinical_cf.solvers.css import CSSArms
     from pydantic import ValidationError
+
+    from clinical_cf.solvers.css import CSSArms
 
     try:
         arms = sample.store_as(CSSArms)
@@ -189,8 +191,9 @@ def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, 
 def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True) -> tuple[list[tuple], dict[str, dict]]:
     """One CSS log's tuples (a worker process): full samples without the transcript, arms read with `store_as`;
     with `answers=False` only the edits (diffs) of `diff_keys`."""
-    from clinical_cf.analysis.logs import EXCLUDED_FIELDS
     from inspect_ai.log import read_eval_log
+
+    from clinical_cf.analysis.logs import EXCLUDED_FIELDS
 
     log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS))
     roles = log.eval.model_roles or {}
@@ -237,7 +240,7 @@ def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict
     models: list[tuple] = []
     tuples: dict[str, dict] = {}
     full: set[str] = set()
-    runs = dict(zip(frame["log"], frame["run"].fillna("").astype(str))) if "run" in frame.columns else {}
+    runs = dict(zip(frame["log"], frame["run"].fillna("").astype(str), strict=False)) if "run" in frame.columns else {}
     # Newest log first, so a rerun's answer is the one a column keeps (`_add` keeps the first it is given).
     order = [c for c in ("created", "epoch") if c in frame.columns]
     for sample in sample_views(frame.sort_values(order, ascending=[False, True][: len(order)], kind="stable")):
@@ -316,7 +319,7 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
         workers = workers or worker_count(len(jobs))
         if workers > 1 and len(jobs) > 1:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(_collect_log_cached, *zip(*jobs)))
+                parts = list(pool.map(_collect_log_cached, *zip(*jobs, strict=False)))
         else:
             parts = [_collect_log_cached(*job) for job in jobs]
         parts = [(summary_columns, summary_tuples), *parts]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-
 NO_DATA = "no data"
 """What a missing number shows: a measured zero prints as 0, a value nobody measured never does."""
 

@@ -67,7 +67,9 @@ def export_sheet(paths: list[str], out_dir: str | Path, n: int = 100, seed: int 
         [group.iloc[rng.permutation(len(group))[:per_family]] for _, group in rows.groupby("family")]
     )
     picked = picked.iloc[rng.permutation(len(picked))].reset_index(drop=True)
-    picked["row_id"] = [hashlib.sha256(f"{seed}:{r.log}:{r.sample_id}:{r.epoch}:{r.model}".encode()).hexdigest()[:10] for r in picked.itertuples()]
+    picked["row_id"] = [
+        hashlib.sha256(f"{seed}:{r.log}:{r.sample_id}:{r.epoch}:{r.model}".encode()).hexdigest()[:10] for r in picked.itertuples()
+    ]
     sheet = picked.assign(score="", coherent="", comment="")[SHEET_COLUMNS]
     sheet_csv, key_csv, form = out / "sheet.csv", out / "key.csv", out / "sheet.html"
     sheet.to_csv(sheet_csv, index=False)
@@ -101,10 +103,8 @@ RATER_COLUMNS = ("row_id", "score", "coherent")
 
 def _read_sheet(path: str | Path, required: tuple[str, ...]) -> pd.DataFrame:
     """A key or rater sheet read through the bounded loader; a missing column or duplicate row is a `CatalogError`."""
-    import io
 
     from clinical_cf.core.errors import CatalogError
-    from clinical_cf.core.loading import read_text_checked
 
     text = read_text_checked(path)
     try:

@@ -91,10 +91,10 @@ def failure_auroc(confidence: Sequence[float], correct: Sequence[float]) -> floa
 def action_metrics(frame: pd.DataFrame, action_col: str = "action", cost_ratio: float = 5.0) -> dict[str, float]:
     """Accuracy, utility, missed / unnecessary escalation, sensitivity, specificity for one action column."""
     actions = frame[action_col]
-    correct = np.array([a in acc for a, acc in zip(actions, frame["acceptable_actions"])], dtype=float)
+    correct = np.array([a in acc for a, acc in zip(actions, frame["acceptable_actions"], strict=False)], dtype=float)
     util = np.array([
         utility(a, {"reference_action": r, "acceptable_actions": acc}, cost_ratio)
-        for a, r, acc in zip(actions, frame["reference_action"], frame["acceptable_actions"])
+        for a, r, acc in zip(actions, frame["reference_action"], frame["acceptable_actions"], strict=False)
     ])
     escalated = (actions == "ESCALATE").to_numpy()
     required = frame["escalate_required"].to_numpy(bool)

@@ -45,12 +45,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
 from clinical_cf.analysis.tables import markdown_table
-from clinical_cf.core.loading import load_entries
-from clinical_cf.core.locking import read_lock
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
-from pydantic import BaseModel, ConfigDict, Field
+from clinical_cf.core.loading import load_entries
+from clinical_cf.core.locking import read_lock
 
 DETECTORS = ("conflict", "missing", "high_risk")
 
@@ -209,7 +210,7 @@ class ControllerParams:
 def apply_controller(actions: Sequence[str | None], risk: np.ndarray, t_high: float, t_mid: float) -> list[str | None]:
     """ESCALATE at risk >= t_high; ANSWER -> ASK_CLARIFICATION at risk >= t_mid; else unchanged."""
     out = []
-    for action, r in zip(actions, risk):
+    for action, r in zip(actions, risk, strict=False):
         if r >= t_high:
             out.append("ESCALATE")
         elif r >= t_mid and action == "ANSWER":
@@ -223,8 +224,8 @@ def _episode_outcomes(frame: pd.DataFrame, action: Sequence[str | None], cost_ra
     from clinical_cf.scorers.workflow import utility
 
     util = np.array([utility(a, {"reference_action": r, "acceptable_actions": acc}, cost_ratio)
-                     for a, r, acc in zip(action, frame["reference_action"], frame["acceptable_actions"])])
-    correct = np.array([a in acc for a, acc in zip(action, frame["acceptable_actions"])], dtype=float)
+                     for a, r, acc in zip(action, frame["reference_action"], frame["acceptable_actions"], strict=False)])
+    correct = np.array([a in acc for a, acc in zip(action, frame["acceptable_actions"], strict=False)], dtype=float)
     return util, correct
 
 
@@ -272,7 +273,7 @@ def grid_search(dev: pd.DataFrame, policy: str = "full", cost_ratio: float = 5.0
         util = _totals(esc, mid, u_esc, u_ask, u_orig) / n
         acc = _totals(esc, mid, c_esc, c_ask, c_orig) / n
         nonzero = sum(w != 0 for w in (w_u, w_c, w_m, w_r))
-        for h, m in zip(*np.nonzero(valid)):
+        for h, m in zip(*np.nonzero(valid), strict=False):
             key = (round(util[h, m], 9), round(acc[h, m], 9), -nonzero, thresholds[h], thresholds[m])
             if best_key is None or key > best_key:
                 best_key = key
@@ -319,7 +320,7 @@ def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: i
             params, dev_metrics = (None, {}) if policy == "model" else grid_search(dev, policy, cost_ratio)
             actions, metrics = evaluate(test, params, cost_ratio)
             util = [utility(a, {"reference_action": r, "acceptable_actions": acc}, cost_ratio)
-                    for a, r, acc in zip(actions, test["reference_action"], test["acceptable_actions"])]
+                    for a, r, acc in zip(actions, test["reference_action"], test["acceptable_actions"], strict=False)]
             low, high = cluster_bootstrap_ci(util, test["seed_id"].to_numpy(), n_resamples=n_resamples)
             out.append({"model": model, "condition": condition, "policy": policy, "test_episodes": metrics["n"],
                         "accuracy": metrics["accuracy"], "utility": metrics["utility"], "utility_low": low, "utility_high": high,
@@ -406,16 +407,21 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
     # the audit file is the registered one.
     audit_lock = read_lock(audit)
     registered = "registered (matches its lock)" if audit_lock.registered else "NOT registered (no lock, or edited since)"
-    md = "\n\n".join([
-        "# Workflow-aware controller (post hoc)",
-        f"Cost ratio {cost_ratio:g}:1; tuned on dev, evaluated on test.",
-        "## Detector precision / recall (in-benchmark)", markdown_table(detectors),
-        "## Controller", markdown_table(controller.drop(columns=["params"], errors="ignore")),
-        "## Cross-task transfer (tuned on the other classes' dev episodes)", markdown_table(transfer.drop(columns=["params"], errors="ignore")),
-        "## Lexical OOV audit (trigger vs unseen paraphrase)",
-        f"Audit file {Path(audit).name}, sha256 {audit_lock.catalog_sha256[:12]}, {registered}.",
-        markdown_table(audit_summary),
-    ])
+    md = "\n\n".join(
+        [
+            "# Workflow-aware controller (post hoc)",
+            f"Cost ratio {cost_ratio:g}:1; tuned on dev, evaluated on test.",
+            "## Detector precision / recall (in-benchmark)",
+            markdown_table(detectors),
+            "## Controller",
+            markdown_table(controller.drop(columns=["params"], errors="ignore")),
+            "## Cross-task transfer (tuned on the other classes' dev episodes)",
+            markdown_table(transfer.drop(columns=["params"], errors="ignore")),
+            "## Lexical OOV audit (trigger vs unseen paraphrase)",
+            f"Audit file {Path(audit).name}, sha256 {audit_lock.catalog_sha256[:12]}, {registered}.",
+            markdown_table(audit_summary),
+        ]
+    )
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)

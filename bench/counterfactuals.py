@@ -127,9 +127,10 @@ def _problem_field(problem: str) -> str:
 
 def import_as_user(packet: dict, catalog) -> tuple[object, int, list[str], str]:
     """(case or None, import rounds, fields inferred wrong, why refused) for one raw packet."""
+    from pydantic import ValidationError
+
     from clinical_cf.catalog.css.importer import import_packet
     from clinical_cf.catalog.css.schema import Case
-    from pydantic import ValidationError
 
     expected = packet["expected"]
     report = import_packet(packet["text"], packet["id"], catalog, source="synthetic")
@@ -166,6 +167,7 @@ def import_as_user(packet: dict, catalog) -> tuple[object, int, list[str], str]:
 
 def v3_table(path: str, catalog) -> None:
     import yaml
+
     from clinical_cf.catalog.css.completeness import _grade
     from clinical_cf.catalog.css.expand import expand_tuples
 

@@ -87,7 +87,10 @@ def main() -> None:
     print(f"{'floor (baseline once per case)':<34}{floor:>8}{floor / tuples:>11.3f}{floor / naive:>10.3f}{'':>9}")
     print(f"{'ours (shared baseline)':<34}{ours:>8}{ours / tuples:>11.3f}{ours / naive:>10.3f}{shared_s:>9.1f}")
     print(f"{'naive (paper pipeline), expected':<34}{naive:>8}{naive / tuples:>11.3f}{1:>10.3f}{'':>9}")
-    print(f"{'naive, measured (no cache)':<34}{measured_naive:>8}{measured_naive / tuples:>11.3f}{measured_naive / naive:>10.3f}{naive_s:>9.1f}")
+    print(
+        f"{'naive, measured (no cache)':<34}{measured_naive:>8}{measured_naive / tuples:>11.3f}"
+        f"{measured_naive / naive:>10.3f}{naive_s:>9.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -200,7 +200,7 @@ class ScriptedReader:
             return {**data, "action": {"value": wrong, "quote": data["action"]["quote"]}}
         if self.suite == "sensitivity":
             probs = [p["probability"] for p in data["probabilities"]][::-1]
-            return {"probabilities": [{**p, "probability": q} for p, q in zip(data["probabilities"], probs)]}
+            return {"probabilities": [{**p, "probability": q} for p, q in zip(data["probabilities"], probs, strict=False)]}
         return data
 
     @staticmethod
@@ -273,7 +273,14 @@ class ScriptedReader:
             if p == 0:
                 continue
             name = self.entry["candidates"][i]
-            clause = next((c for c in re.split(r",\s+(?![^{]*\})|\n|;|\},\s*", final) if number_grounded(p, c) and (name.lower() in c.lower() or re.search(rf"\b{LETTERS[i]}\b", c))), "")
+            clause = next(
+                (
+                    c
+                    for c in re.split(r",\s+(?![^{]*\})|\n|;|\},\s*", final)
+                    if number_grounded(p, c) and (name.lower() in c.lower() or re.search(rf"\b{LETTERS[i]}\b", c))
+                ),
+                "",
+            )
             out.append({"candidate": LETTERS[i], "probability": p, "quote": clause.strip()})
         return {"probabilities": out}
 
@@ -327,7 +334,10 @@ def steps(outcomes: list[Outcome]) -> list[str]:
         for o in items:
             shares[o.step or "?"] += 1
         share_text = ", ".join(f"{k} {v / len(items):.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
-        lines.append(f"{suite:<12} n={len(items):<3} ok {counts['ok']:<3} missed {counts['missed']:<3} silent {counts['silent']:<3} steps: {share_text}")
+        lines.append(
+            f"{suite:<12} n={len(items):<3} ok {counts['ok']:<3} missed {counts['missed']:<3} silent {counts['silent']:<3}"
+            f" steps: {share_text}"
+        )
     return lines
 
 

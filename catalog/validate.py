@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_entries, load_json_line, load_yaml, read_text_checked, split_records

@@ -106,7 +106,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     totals = [0, 0, 0, 0, 0]
     for iid, row in rows.items():
         values = [int(row[k]) for k in ("eligible", "noop", "incoherent", "residue", "scored")]
-        totals = [a + b for a, b in zip(totals, values)]
+        totals = [a + b for a, b in zip(totals, values, strict=False)]
         print(f"{iid:<44}{row['family']:>7}{values[0]:>10}{values[1]:>8}{values[2]:>12}{values[3]:>9}{values[4]:>8}")
     print("-" * len(header))
     print(f"{'total':<44}{'':>7}{totals[0]:>10}{totals[1]:>8}{totals[2]:>12}{totals[3]:>9}{totals[4]:>8}")
@@ -195,7 +195,9 @@ def _cmd_counterfactuals_review(args: argparse.Namespace) -> int:
     print(f"recorded decisions in {path}: {counts['approved']} approved, {counts['rejected']} rejected, {counts['unreviewed']} unreviewed")
     print("re-locked; the lock covers the decisions")
     if counts["unreviewed"]:
-        print(f"CSS tasks given this set refuse it until the {counts['unreviewed']} unreviewed entries are decided (or -T unreviewed=allow)")
+        print(
+            f"CSS tasks given this set refuse it until the {counts['unreviewed']} unreviewed entries are decided (or -T unreviewed=allow)"
+        )
     return 0
 
 
@@ -225,7 +227,10 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
     if problems:
         for problem in problems:
             print(f"{args.path}: {problem}", file=sys.stderr)
-        print(f"{args.path}: {len(problems)} problem(s); fix them all, then run `clinical-cf cases validate {args.path}` again", file=sys.stderr)
+        print(
+            f"{args.path}: {len(problems)} problem(s); fix them all, then run `clinical-cf cases validate {args.path}` again",
+            file=sys.stderr,
+        )
         return 2  # bad input, as for every other input error
     result = validate_file(resolve_user_path(args.path), "cases")
     print(f"{args.path}: {result.entries} cases, valid")
@@ -284,7 +289,10 @@ def _cmd_import_cases(args: argparse.Namespace) -> int:
             f"(it lists every remaining problem at once) and append the valid lines to {out}"
         )
     else:
-        print(f"next: clinical-cf counterfactuals build --cases {out} --editor regex --out counterfactuals/ (or --editor MODEL --checker MODEL)")
+        print(
+            f"next: clinical-cf counterfactuals build --cases {out} --editor regex --out counterfactuals/"
+            f" (or --editor MODEL --checker MODEL)"
+        )
     return 0 if not pending else 1
 
 

@@ -32,8 +32,9 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 import json_repair
 
@@ -337,7 +338,9 @@ def answer_lines(text: str) -> list[str]:
     return out
 
 
-def trailing_lines(text: str, is_answer_line: Callable[[str], bool], allowed_after: Callable[[str], bool] = lambda _: False) -> list[str] | None:
+def trailing_lines(
+    text: str, is_answer_line: Callable[[str], bool], allowed_after: Callable[[str], bool] = lambda _: False
+) -> list[str] | None:
     """The block of answer lines that ends the final answer, or None when the answer does not end with one.
 
     Lines without a word character (leader dots, a rule) and lines `allowed_after` accepts (a
@@ -469,7 +472,9 @@ def read_flag(text: str | None, key: str) -> Reading:
     objects = [f for f in json_objects(final) if key in lowered_keys(f.value)]
     values = [as_flag(lowered_keys(f.value)[key]) for f in objects]
     label = re.escape(key).replace("_", "[ _-]?")
-    words = re.findall(rf"\b{label}\b[ \t*_`\"']{{0,6}}[:=\-–—][ \t*_`\"']{{0,6}}(true|false|yes|no)\b", outside_json(final, objects), re.IGNORECASE)
+    words = re.findall(
+        rf"\b{label}\b[ \t*_`\"']{{0,6}}[:=\-–—][ \t*_`\"']{{0,6}}(true|false|yes|no)\b", outside_json(final, objects), re.IGNORECASE
+    )
     values += [as_flag(w) for w in words]
     if not values:
         return Reading(None, "unreadable", f"no {key} stated")
@@ -593,7 +598,9 @@ def number_grounded(value: float, quote: str) -> bool:
 
 # --------------------------------------------------------------------------- what a judge (or reader) sees
 
-_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Chat-template role and turn tokens of the common families (ChatML, Llama 3, Llama 2, Gemma,
 # gpt-oss harmony, Phi, Mistral), and plain "System:"-style turn labels at a line start.

@@ -20,10 +20,11 @@ comparable (see `clinical_cf.exports.register`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -373,7 +374,9 @@ SENSITIVITY = Suite(
     breakdown="type",
     inputs=(
         InputKind("vignettes", load_vignettes, bundled=CATALOG_DIR / "sensitivity" / "vignettes.jsonl"),
-        InputKind("perturbations", load_perturbations, lambda loaded: len(loaded[0]), bundled=CATALOG_DIR / "sensitivity" / "perturbations.yaml"),
+        InputKind(
+            "perturbations", load_perturbations, lambda loaded: len(loaded[0]), bundled=CATALOG_DIR / "sensitivity" / "perturbations.yaml"
+        ),
     ),
     store_model=_sensitivity_arms,
     solvers=_sensitivity_solvers,

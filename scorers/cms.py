@@ -146,8 +146,11 @@ def consensus_match(matching: str = "lexicon") -> Scorer:
             return Score.unscored(reason="invalid_output", explanation=f"Baseline arm is not an answer ({why}); CMS not computed.",
                                   metadata={"parse": "invalid", "invalid": why, "matching": matching})
         if arms.baseline.is_unreadable:
-            return Score.unscored(reason="unreadable", explanation=f"Baseline arm could not be read ({arms.baseline.unreadable_reason}); CMS not computed.",
-                                  metadata={"parse": "unreadable", "unreadable": arms.baseline.unreadable_reason, "matching": matching})
+            return Score.unscored(
+                reason="unreadable",
+                explanation=f"Baseline arm could not be read ({arms.baseline.unreadable_reason}); CMS not computed.",
+                metadata={"parse": "unreadable", "unreadable": arms.baseline.unreadable_reason, "matching": matching},
+            )
         recommendations = arms.baseline.recommendations
         judged: dict = {}
         if matching == "judge":

@@ -125,7 +125,9 @@ def process_metrics() -> Metric:
             out[f"score_{kind}"] = sum(values) / len(values) if values else float("nan")
         flags = [float(bool(_meta(s).get("critical_error"))) for s in scores]
         out["critical_error_rate"] = sum(flags) / len(flags) if flags else float("nan")
-        pairs = [(_meta(s)["trace"], _meta(s)["baseline_trace"]) for s in scores if _meta(s).get("trace") and _meta(s).get("baseline_trace")]
+        pairs = [
+            (_meta(s)["trace"], _meta(s)["baseline_trace"]) for s in scores if _meta(s).get("trace") and _meta(s).get("baseline_trace")
+        ]
         changes = [(t["tool_calls"] - b["tool_calls"]) / max(1, b["tool_calls"]) for t, b in pairs]
         out["path_efficiency_change"] = sum(changes) / len(changes) if changes else float("nan")
         calls = sum(t["tool_calls"] for t, _ in pairs)

@@ -82,7 +82,9 @@ def control_score() -> Metric:
     """Mean verdict on identical lists without a probe: must be 0."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return _mean([s.score.as_float() for s in scores if _meta(s).get("probe_id") == NO_PROBE and _meta(s).get("condition") == "identical"])
+        return _mean(
+            [s.score.as_float() for s in scores if _meta(s).get("probe_id") == NO_PROBE and _meta(s).get("condition") == "identical"]
+        )
 
     return compute
 
@@ -92,7 +94,9 @@ def clean_score() -> Metric:
     """Mean verdict on changed lists without a probe (the expected change is present: 1 expected)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return _mean([s.score.as_float() for s in scores if _meta(s).get("probe_id") == NO_PROBE and _meta(s).get("condition") == "changed"])
+        return _mean(
+            [s.score.as_float() for s in scores if _meta(s).get("probe_id") == NO_PROBE and _meta(s).get("condition") == "changed"]
+        )
 
     return compute
 

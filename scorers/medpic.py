@@ -26,10 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clinical_cf.judging import ask_judge, resolve_judge
-from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag, resolve_reader
-from clinical_cf.scorers.metrics import parse_quality
-from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer_with_reader
+from inspect_ai.model import GenerateConfig, ResponseSchema
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -45,9 +42,13 @@ from inspect_ai.scorer import (
     stderr,
     value_to_float,
 )
-from inspect_ai.model import GenerateConfig, ResponseSchema
-from inspect_ai.util import JSONSchema
 from inspect_ai.solver import TaskState
+from inspect_ai.util import JSONSchema
+
+from clinical_cf.judging import ask_judge, resolve_judge
+from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag, resolve_reader
+from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer_with_reader
 
 __all__ = ["RATIONALE_PROMPT", "medpic_exact_set", "parse_answer", "parse_mention", "rationale_mentions_change", "summarise"]
 

@@ -146,16 +146,25 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
         parse = {"baseline": before.get("parse", "unreadable"), "perturbed": after.get("parse", "unreadable")}
         invalid = {arm: a["invalid"] for arm, a in (("baseline", before), ("perturbed", after)) if a.get("invalid")}
         if invalid and key == "verbalised":
-            return Score.unscored(reason="invalid_output", explanation="Not scored: " + "; ".join(f"{a} arm {w}" for a, w in invalid.items()),
-                                  metadata={"type": meta["type"], "parse": parse, "invalid": invalid})
+            return Score.unscored(
+                reason="invalid_output",
+                explanation="Not scored: " + "; ".join(f"{a} arm {w}" for a, w in invalid.items()),
+                metadata={"type": meta["type"], "parse": parse, "invalid": invalid},
+            )
         reading = {"reader": {a: arm["reader"] for a, arm in (("baseline", before), ("perturbed", after)) if arm.get("reader")} or None,
                    "reply_cut": {a: True for a, arm in (("baseline", before), ("perturbed", after)) if arm.get("reply_cut")} or None,
                    "baseline_cache_scope": arms.baseline_cache_scope}
         if not before.get(key) or not after.get(key):
-            why = {a: arm.get("unreadable_reason") or "no distribution" for a, arm in (("baseline", before), ("perturbed", after)) if not arm.get(key)}
-            return Score.unscored(reason="invalid_response_format",
-                                  explanation="A distribution over the candidates could not be read: " + "; ".join(f"{a} arm: {w}" for a, w in why.items()),
-                                  metadata={"type": meta["type"], "parse": parse, "unreadable": why, "raw": [before.get("raw"), after.get("raw")], **reading})
+            why = {
+                a: arm.get("unreadable_reason") or "no distribution"
+                for a, arm in (("baseline", before), ("perturbed", after))
+                if not arm.get(key)
+            }
+            return Score.unscored(
+                reason="invalid_response_format",
+                explanation="A distribution over the candidates could not be read: " + "; ".join(f"{a} arm: {w}" for a, w in why.items()),
+                metadata={"type": meta["type"], "parse": parse, "unreadable": why, "raw": [before.get("raw"), after.get("raw")], **reading},
+            )
         change = measure(before[key], after[key], meta["gold_index"], tolerance)
         ok = consistent(change, meta["expected"], tolerance)
         return Score(

@@ -32,7 +32,8 @@ with a parsed confidence.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, accuracy, grouped, mean, metric, scorer, stderr

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from inspect_ai.model import (
     CachePolicy,
@@ -36,7 +37,6 @@ from pydantic import BaseModel, Field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
-    words_of,
     ask_reader,
     data_block,
     final_answer,
@@ -51,12 +51,13 @@ from clinical_cf.replies import (
     negated_near,
     normalise_for_judge,
     outside_json,
-    resolve_reader,
     quoted_items,
     reply_cut,
+    resolve_reader,
     squash,
     strip_markdown,
     trailing_lines,
+    words_of,
 )
 
 SYSTEM_PROMPT = (
@@ -120,7 +121,9 @@ class AgentTrace(BaseModel):
     tool_calls: int = 0
     sections_read: list[str] = Field(default_factory=list, description="Sections in the order they were read (repeats kept).")
     changed_sections: list[str] = Field(default_factory=list, description="Sections whose text the intervention changed.")
-    redundant_calls: int = Field(default=0, description="Calls identical to an earlier call that succeeded (a retry after an error is not redundant).")
+    redundant_calls: int = Field(
+        default=0, description="Calls identical to an earlier call that succeeded (a retry after an error is not redundant)."
+    )
     errors: int = Field(default=0, description="Tool calls that returned an error.")
     requeried_after_error: bool = Field(default=False, description="A call that failed was repeated later in the run.")
     steps: int = Field(default=0, description="Assistant turns.")
@@ -142,13 +145,19 @@ class ArmResult(BaseModel):
     raw: str
     recommendations: list[Recommendation] = Field(default_factory=list)
     not_recommended: list[Recommendation] = Field(default_factory=list)
-    parsed: bool = Field(description="True when the reply held the requested JSON object (strict or repaired), whatever its content; False otherwise.")
+    parsed: bool = Field(
+        description="True when the reply held the requested JSON object (strict or repaired), whatever its content; False otherwise."
+    )
     provenance: Provenance = Field(default="json", description="How the lists were read (see clinical_cf.replies.Provenance).")
-    invalid: str | None = Field(default=None, description="Why the reply is not an answer (empty, placeholder_echo, degenerate_repetition); never judged.")
+    invalid: str | None = Field(
+        default=None, description="Why the reply is not an answer (empty, placeholder_echo, degenerate_repetition); never judged."
+    )
     truncated: bool = Field(default=False, description="Items or their text were cut to the parse-time caps.")
     unreadable_reason: str = Field(default="", description="Why no list could be read (provenance unreadable).")
     reply_cut: bool = Field(default=False, description="The reply was longer than clinical_cf.replies.MAX_REPLY_CHARS and was read cut.")
-    reader: dict[str, Any] | None = Field(default=None, description="The reader role's call when step (d) ran: model, its reply, the verification's verdict.")
+    reader: dict[str, Any] | None = Field(
+        default=None, description="The reader role's call when step (d) ran: model, its reply, the verification's verdict."
+    )
     trace: AgentTrace | None = None
 
     @property
@@ -429,7 +438,12 @@ def read_recommendations(text: str) -> RecommendationReading:
         labels = [_label_items(line) for line in block]
         for label, items in labels:  # type: ignore[misc]
             for item in items:
-                if has_negative_cue(words_of(item)) and label == "recommended" or _CSS_LABEL.search(item) or re.search(r"(?i)\brecommended\s*:", item):
+                if (
+                    has_negative_cue(words_of(item))
+                    and label == "recommended"
+                    or _CSS_LABEL.search(item)
+                    or re.search(r"(?i)\brecommended\s*:", item)
+                ):
                     return RecommendationReading(provenance="unreadable", reply_cut=cut,
                                                  reason=f"answer line item {item[:60]!r} is not a plain option")
                 (recommended if label == "recommended" else avoided).append(Recommendation(treatment=item))
@@ -444,13 +458,19 @@ def read_recommendations(text: str) -> RecommendationReading:
 def _finish(recommended: list[Recommendation], avoided: list[Recommendation], provenance: Provenance,
             from_json: bool, cut: bool, reader: dict[str, Any] | None = None) -> RecommendationReading:
     """Invalid-output checks on the items that were read, then the parse-time caps."""
-    recommended = [Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in recommended]
-    avoided = [Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in avoided]
+    recommended = [
+        Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in recommended
+    ]
+    avoided = [
+        Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in avoided
+    ]
     if any(is_placeholder(r.treatment) for r in recommended):
         return RecommendationReading(provenance="invalid", invalid="placeholder_echo", from_json=from_json, reply_cut=cut, reader=reader)
     avoided = [r for r in avoided if not is_placeholder(r.treatment)]
     if len(recommended) > 3 and len({_key(r.treatment) for r in recommended}) * 3 <= len(recommended):
-        return RecommendationReading(provenance="invalid", invalid="degenerate_repetition", from_json=from_json, reply_cut=cut, reader=reader)
+        return RecommendationReading(
+            provenance="invalid", invalid="degenerate_repetition", from_json=from_json, reply_cut=cut, reader=reader
+        )
     if not recommended and not avoided:
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
                                      reason="the reading names no option")
@@ -535,7 +555,9 @@ async def read_recommendations_with_reader(text: str, reader: Any | None) -> Rec
         return reading.model_copy(update={"reason": outcome.reason, "reader": outcome.record(outcome.reason)})
     recommended, avoided, rejected = verify_css_reading(outcome.data, final)
     if rejected:
-        return reading.model_copy(update={"reason": f"reader reading rejected: {rejected}", "reader": outcome.record(f"rejected: {rejected}")})
+        return reading.model_copy(
+            update={"reason": f"reader reading rejected: {rejected}", "reader": outcome.record(f"rejected: {rejected}")}
+        )
     return _finish(recommended, avoided, "reader", reading.from_json, reading.reply_cut, reader=outcome.record("accepted"))
 
 

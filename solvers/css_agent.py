@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from inspect_ai.agent import AgentPrompt, AgentSubmit, react, run
 from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageTool, GenerateConfig, Model, get_model
@@ -44,7 +45,9 @@ AGENT_INSTRUCTIONS = f"""You are a medical oncologist preparing this patient's c
 
 When you are ready, call the {SUBMIT_TOOL_NAME} tool with the board's treatment recommendations: "recommendations" lists the options the board recommends, in order of preference, and "not_recommended" the options the board should avoid; each entry has a "treatment" (the regimen, drug or drugs, procedure or action, named explicitly) and a "rationale" (one sentence on why, from this patient's chart)."""
 
-AGENT_REQUEST = "Tumor board request for case {case_id}: review this patient's chart and give your treatment recommendations for the patient now."
+AGENT_REQUEST = (
+    "Tumor board request for case {case_id}: review this patient's chart and give your treatment recommendations for the patient now."
+)
 """Naming the case keeps two cases' first agent steps from sharing a cache entry."""
 
 

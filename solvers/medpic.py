@@ -19,20 +19,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinical_cf.core.loading import record_field
 from inspect_ai.model import ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, json_schema
 from pydantic import BaseModel, Field
 
+from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
     ask_reader,
+    excluded_before,
     final_answer,
     grounded,
     invalid_reason,
-    excluded_before,
     item_in_quote,
     json_objects,
     letter_in_quote,

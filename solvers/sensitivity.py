@@ -126,7 +126,9 @@ def parse_distribution(text: str, candidates: list[str]) -> list[float] | None:
     return read_distribution(text, candidates)[0]
 
 
-_LINE = re.compile(r"^[-*•>|]?[ \t]{0,3}\(?(?P<key>[A-F])\)?[.):]?[ \t]{0,3}(?P<name>[^:=|0-9%]{0,120}?)[ \t]{0,3}[:=|\-–—][ \t]{0,3}(?P<num>\d{1,3}(?:\.\d{1,6})?|\.\d{1,6})[ \t]{0,2}(?P<pct>%?)[ \t]{0,3}\|?$")
+_LINE = re.compile(
+    r"^[-*•>|]?[ \t]{0,3}\(?(?P<key>[A-F])\)?[.):]?[ \t]{0,3}(?P<name>[^:=|0-9%]{0,120}?)[ \t]{0,3}[:=|\-–—][ \t]{0,3}(?P<num>\d{1,3}(?:\.\d{1,6})?|\.\d{1,6})[ \t]{0,2}(?P<pct>%?)[ \t]{0,3}\|?$"
+)
 _TABLE_NOISE = re.compile(r"^[|:\- \t]*$|^\|[^0-9]*\|$")
 
 
@@ -277,7 +279,7 @@ def verify_distribution_reading(data: dict[str, Any], final: str, candidates: li
         # The number must follow this candidate's mention, before the next candidate is named: a
         # quote holding the whole distribution cannot ground a number given to another candidate.
         stated = False
-        for start, end, _ in own:
+        for _start, end, _ in own:
             following = [m[0] for m in mentions if m[0] >= end and m[2] != index]
             stop = min(following) if following else min(len(str(quote)), end + 80)
             stated = stated or number_grounded(float(value), str(quote)[end:stop])
@@ -322,7 +324,7 @@ async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool
     letters = list(LETTERS[: len(candidates)])
     schema = ResponseSchema(
         name="distribution",
-        json_schema=JSONSchema(type="object", properties={l: JSONSchema(type="number") for l in letters}, required=letters),
+        json_schema=JSONSchema(type="object", properties={letter: JSONSchema(type="number") for letter in letters}, required=letters),
     )
     options = options_text(candidates)
     reply = await model.generate(

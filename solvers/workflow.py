@@ -16,19 +16,19 @@ state), so other harnesses can reuse the rendering and the parser.
 
 from __future__ import annotations
 
-import re
 import json
+import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ResponseSchema
-from inspect_ai.util import json_schema as pydantic_schema
-from pydantic import BaseModel, Field
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, StoreModel
+from inspect_ai.util import json_schema as pydantic_schema
+from pydantic import BaseModel, Field
 
-from clinical_cf.core.loading import record_field
 from clinical_cf.catalog.workflow import ACTIONS
+from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
@@ -183,7 +183,9 @@ def parse_confidence(value: object) -> float | None:
     if isinstance(value, (int, float)):
         number = float(value)
         return number if 0 <= number <= 1 else None
-    match = re.fullmatch(r"[ \t]{0,4}(\d{1,3}(?:[.,]\d{1,6})?|[.,]\d{1,6})[ \t]{0,2}(%|/[ \t]{0,2}10|/[ \t]{0,2}100)?[ \t]{0,4}\.?", str(value))
+    match = re.fullmatch(
+        r"[ \t]{0,4}(\d{1,3}(?:[.,]\d{1,6})?|[.,]\d{1,6})[ \t]{0,2}(%|/[ \t]{0,2}10|/[ \t]{0,2}100)?[ \t]{0,4}\.?", str(value)
+    )
     if not match:
         return None
     number = float(match.group(1).replace(",", "."))
@@ -248,7 +250,9 @@ def parse_decision(text: str) -> Decision:
         if invalid is not None:
             return Decision(None, None, "", False, "none", "invalid", invalid, reply_cut=cut)
         if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
-            return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason="decision objects disagree", reply_cut=cut)
+            return Decision(
+                None, None, final[:400], False, "none", "unreadable", unreadable_reason="decision objects disagree", reply_cut=cut
+            )
         action = normalise_action(data.get("action"))
         if action is None:
             return Decision(None, None, final[:400], False, "none", "unreadable",
@@ -263,7 +267,11 @@ def parse_decision(text: str) -> Decision:
         return Decision(action, parse_confidence(data.get("confidence")), reason, True, method, chosen.provenance, reply_cut=cut)
 
     def answer_line(line: str) -> bool:
-        return bool(_ACTION_LINE.match(line) or _CONFIDENCE_LINE.match(line)) or normalise_action(line.rstrip(".")) is not None and line.rstrip(".").isupper()
+        return (
+            bool(_ACTION_LINE.match(line) or _CONFIDENCE_LINE.match(line))
+            or normalise_action(line.rstrip(".")) is not None
+            and line.rstrip(".").isupper()
+        )
 
     block = trailing_lines(final, answer_line, allowed_after=lambda line: bool(_REASON_LINE.match(line)))
     if block is not None:
@@ -369,7 +377,9 @@ async def parse_decision_with_reader(text: str, reader: Any | None) -> Decision:
     action, confidence, rejected = verify_workflow_reading(outcome.data, final)
     if action is None:
         return replace(decision, unreadable_reason=f"reader reading rejected: {rejected}", reader=outcome.record(f"rejected: {rejected}"))
-    return Decision(action, confidence, final[:400], True, "reader", "reader", reply_cut=decision.reply_cut, reader=outcome.record("accepted"))
+    return Decision(
+        action, confidence, final[:400], True, "reader", "reader", reply_cut=decision.reply_cut, reader=outcome.record("accepted")
+    )
 
 
 # ------------------------------------------------------------------ solver

@@ -138,7 +138,9 @@ def stamp(samples: list[Sample], lock: LockStatus, registration: Registration) -
     return samples
 
 
-def variant(base: Callable[..., Task], /, *, omit: Sequence[str] = (), defaults: Mapping[str, Any] | None = None, **fixed: Any) -> Callable[[F], F]:
+def variant(
+    base: Callable[..., Task], /, *, omit: Sequence[str] = (), defaults: Mapping[str, Any] | None = None, **fixed: Any
+) -> Callable[[F], F]:
     """A public task that is `base` with some arguments fixed, some left out and some defaults changed.
 
     Use under `@task`, on a function whose docstring describes the task (its body is not run):

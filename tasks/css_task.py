@@ -9,19 +9,20 @@ does what every task does (argument checks, registration and locks, stamping, ve
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable, Iterable, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW
-from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
+from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
 from clinical_cf.scorers.cms import consensus_match

@@ -11,10 +11,11 @@ lists go through the same reader, caps and judge prompt as a CSS run (`arm_resul
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterable, Literal
+from typing import Literal
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
@@ -130,25 +131,31 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             counterfactual_items = scenario.baseline if condition == "identical" else scenario.changed
             for probe in [None, *catalog.probes]:
                 probe_id = probe.id if probe else NO_PROBE
-                samples.append(Sample(
-                    id=f"{scenario.id}:{condition}:{probe_id}",
-                    input=f"Judge audit: scenario {scenario.id}, {condition} lists, probe {probe_id}",
-                    target="0" if condition == "identical" else "1",
-                    metadata={
-                        "case_id": scenario.id,
-                        "family": scenario.family,
-                        "intervention_id": f"audit_{scenario.id}",
-                        "expected_change": " ".join(scenario.expected_change.split()),
-                        "scoring_rule": " ".join(catalog.scoring_rule.split()),
-                        "condition": condition,
-                        "probe_id": probe_id,
-                        "probe_category": probe.category if probe else NO_PROBE,
-                        "probe_field": probe.field if probe else None,
-                        "baseline_reply": json.dumps({"recommendations": [i.model_dump() for i in scenario.baseline], "not_recommended": []}),
-                        "counterfactual_reply": json.dumps({"recommendations": embed(counterfactual_items, probe), "not_recommended": []}),
-                        "markers": scenario.markers,
-                    },
-                ))
+                samples.append(
+                    Sample(
+                        id=f"{scenario.id}:{condition}:{probe_id}",
+                        input=f"Judge audit: scenario {scenario.id}, {condition} lists, probe {probe_id}",
+                        target="0" if condition == "identical" else "1",
+                        metadata={
+                            "case_id": scenario.id,
+                            "family": scenario.family,
+                            "intervention_id": f"audit_{scenario.id}",
+                            "expected_change": " ".join(scenario.expected_change.split()),
+                            "scoring_rule": " ".join(catalog.scoring_rule.split()),
+                            "condition": condition,
+                            "probe_id": probe_id,
+                            "probe_category": probe.category if probe else NO_PROBE,
+                            "probe_field": probe.field if probe else None,
+                            "baseline_reply": json.dumps(
+                                {"recommendations": [i.model_dump() for i in scenario.baseline], "not_recommended": []}
+                            ),
+                            "counterfactual_reply": json.dumps(
+                                {"recommendations": embed(counterfactual_items, probe), "not_recommended": []}
+                            ),
+                            "markers": scenario.markers,
+                        },
+                    )
+                )
     return TaskParts(
         samples=samples,
         solver=audit_arms(),

@@ -7,8 +7,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, get_args
 
-from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import comma_list
+from inspect_ai import Task
+from inspect_ai.dataset import Sample
+
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate
 from clinical_cf.catalog.medpic.questions import (
@@ -18,13 +19,13 @@ from clinical_cf.catalog.medpic.questions import (
     self_check,
 )
 from clinical_cf.catalog.medpic.rules import Population, load_rules
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import comma_list
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import medpic_answer, render_prompt
 from clinical_cf.suites import MEDPIC
 from clinical_cf.tasks.arguments import TaskInputError, flag, input_file, model_role, selection
 from clinical_cf.tasks.build import Check, TaskInputs, TaskParts, TaskSpec, build_task
-from inspect_ai import Task
-from inspect_ai.dataset import Sample
 
 KINDS = ("gf", "cf")
 OPERATIONS = ("activation", "deactivation")

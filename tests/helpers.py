@@ -10,9 +10,9 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
 

@@ -21,9 +21,9 @@ import pytest
 import yaml
 
 from clinical_cf.analysis.registration import LogRegistration, confirmatory_predictions, log_banners
+from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.locking import legacy_lock_path, lock_path_for
-from clinical_cf.cli import main
 from clinical_cf.suites import CATALOG_DIR, create_task
 from clinical_cf.tasks.arguments import TaskInputError
 from helpers import HANDWRITTEN_CASES
@@ -130,43 +130,104 @@ FILE_PROBES: list[tuple[str, Callable[[Path], Path], list[str], str | None]] = [
     ("cases-stage-metastatic", jsonl(CASES_SRC, lambda r: r.update(stage="IIA", metastatic=True)), ["metastatic"], None),
     ("cases-date-word", jsonl(CASES_SRC, set_("board_date", "next tuesday")), ["board_date"], None),
     ("cases-id-pattern", jsonl(CASES_SRC, set_("case_id", "bad id!")), ["case_id"], None),
-    ("cases-duplicate-id", raw("dup.jsonl", CASES_SRC.read_text().splitlines()[0] * 1 + "\n" + CASES_SRC.read_text().splitlines()[0] + "\n"),
-     ["duplicate case_id", "line 2"], "cases"),
+    (
+        "cases-duplicate-id",
+        raw("dup.jsonl", CASES_SRC.read_text().splitlines()[0] * 1 + "\n" + CASES_SRC.read_text().splitlines()[0] + "\n"),
+        ["duplicate case_id", "line 2"],
+        "cases",
+    ),
     ("cases-21mb-section", jsonl(CASES_SRC, big_section), ["sections.labs", "limit"], None),
     ("cases-bad-json-line", raw("c.jsonl", '{"case_id": "a", \n'), ["line 1", "not valid JSON"], "cases"),
     ("cases-array-line", raw("c.jsonl", "[1, 2]\n"), ["line 1", "JSON object"], "cases"),
     ("cases-latin1", raw("c.jsonl", '{"case_id": "caf\xe9"}\n'.encode("latin-1")), ["line 1", "UTF-8"], "cases"),
     ("cases-empty", raw("c.jsonl", "\n\n"), ["no records"], "cases"),
-    ("interventions-backref-missing-group", yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "(resect)ed", "replacement": r"\2"})),
-     ["mutation.0.replacement", "group", "entry '"], None),
-    ("interventions-named-backref", yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "(?P<w>resect)", "replacement": r"\g<what>"})),
-     ["mutation.0.replacement", "what"], None),
-    ("interventions-bad-regex", yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "resect(ion"})), ["mutation", "regex"], None),
-    ("interventions-bool-word", yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(resected="no")),
-     ["applies_to.resected"], None),
-    ("interventions-marker-name", yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(biomarkers={"her-2": "positive"})),
-     ["her-2", "HER2", "applies_to.biomarkers"], None),
+    (
+        "interventions-backref-missing-group",
+        yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "(resect)ed", "replacement": r"\2"})),
+        ["mutation.0.replacement", "group", "entry '"],
+        None,
+    ),
+    (
+        "interventions-named-backref",
+        yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "(?P<w>resect)", "replacement": r"\g<what>"})),
+        ["mutation.0.replacement", "what"],
+        None,
+    ),
+    (
+        "interventions-bad-regex",
+        yaml_entries(INTERVENTIONS, "interventions", first_op({"pattern": "resect(ion"})),
+        ["mutation", "regex"],
+        None,
+    ),
+    (
+        "interventions-bool-word",
+        yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(resected="no")),
+        ["applies_to.resected"],
+        None,
+    ),
+    (
+        "interventions-marker-name",
+        yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(biomarkers={"her-2": "positive"})),
+        ["her-2", "HER2", "applies_to.biomarkers"],
+        None,
+    ),
     ("interventions-family", yaml_entries(INTERVENTIONS, "interventions", set_("family", "Z")), ["family"], None),
-    ("interventions-template", yaml_entries(INTERVENTIONS, "interventions", set_("expected_change", "Moves towards {nowhere} at all.")),
-     ["nowhere"], None),
-    ("interventions-structured-op", yaml_entries(INTERVENTIONS, "interventions", set_("structured", [{"op": "teleport"}])), ["teleport"], None),
-    ("interventions-prior-lines-word", yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(min_prior_lines="two")),
-     ["min_prior_lines"], None),
-    ("interventions-duplicate-id", yaml_entries(INTERVENTIONS, "interventions", None, top=lambda d: d["interventions"].append(copy.deepcopy(d["interventions"][0]))),
-     ["duplicate"], None),
+    (
+        "interventions-template",
+        yaml_entries(INTERVENTIONS, "interventions", set_("expected_change", "Moves towards {nowhere} at all.")),
+        ["nowhere"],
+        None,
+    ),
+    (
+        "interventions-structured-op",
+        yaml_entries(INTERVENTIONS, "interventions", set_("structured", [{"op": "teleport"}])),
+        ["teleport"],
+        None,
+    ),
+    (
+        "interventions-prior-lines-word",
+        yaml_entries(INTERVENTIONS, "interventions", lambda e: e["applies_to"].update(min_prior_lines="two")),
+        ["min_prior_lines"],
+        None,
+    ),
+    (
+        "interventions-duplicate-id",
+        yaml_entries(INTERVENTIONS, "interventions", None, top=lambda d: d["interventions"].append(copy.deepcopy(d["interventions"][0]))),
+        ["duplicate"],
+        None,
+    ),
     ("interventions-not-a-mapping", raw("i.yaml", "- just\n- a list\n"), ["mapping"], "interventions"),
     ("interventions-bad-yaml", raw("i.yaml", "interventions: [unclosed\n"), ["YAML"], "interventions"),
     ("observations-kind", yaml_entries(CSS / "observations.yaml", "perturbations", set_("kind", "gremlin")), ["kind", "entry 'O1"], None),
     ("observations-extra", yaml_entries(CSS / "observations.yaml", "perturbations", set_("severity", 3)), ["severity"], None),
-    ("observations-missing", yaml_entries(CSS / "observations.yaml", "perturbations", drop("expected_behaviour")), ["expected_behaviour"], None),
-    ("predictions-threshold-word", yaml_entries(CSS / "predictions.yaml", "predictions", set_("threshold", "high")), ["threshold", "entry 'P1"], None),
+    (
+        "observations-missing",
+        yaml_entries(CSS / "observations.yaml", "perturbations", drop("expected_behaviour")),
+        ["expected_behaviour"],
+        None,
+    ),
+    (
+        "predictions-threshold-word",
+        yaml_entries(CSS / "predictions.yaml", "predictions", set_("threshold", "high")),
+        ["threshold", "entry 'P1"],
+        None,
+    ),
     ("predictions-threshold-range", yaml_entries(CSS / "predictions.yaml", "predictions", set_("threshold", 1.5)), ["threshold"], None),
     ("predictions-direction", yaml_entries(CSS / "predictions.yaml", "predictions", set_("direction", "sideways")), ["direction"], None),
     ("predictions-family", yaml_entries(CSS / "predictions.yaml", "predictions", set_("family", "Q")), ["family"], None),
-    ("rules-population", yaml_entries(MEDPIC / "rules.yaml", "rules", set_("population", "astronauts")), ["population", "entry 'beers"], None),
+    (
+        "rules-population",
+        yaml_entries(MEDPIC / "rules.yaml", "rules", set_("population", "astronauts")),
+        ["population", "entry 'beers"],
+        None,
+    ),
     ("rules-action", yaml_entries(MEDPIC / "rules.yaml", "rules", set_("action", "prescribe more")), ["action"], None),
-    ("rules-trigger-value-word", yaml_entries(MEDPIC / "rules.yaml", "rules", lambda e: e["trigger"][0].update(value="sixty-five")),
-     ["trigger.0"], None),
+    (
+        "rules-trigger-value-word",
+        yaml_entries(MEDPIC / "rules.yaml", "rules", lambda e: e["trigger"][0].update(value="sixty-five")),
+        ["trigger.0"],
+        None,
+    ),
     ("rules-extra", yaml_entries(MEDPIC / "rules.yaml", "rules", set_("dose_mg", 5)), ["dose_mg"], None),
     ("questions-kind", jsonl(MEDPIC / "questions.jsonl", set_("kind", "xx")), ["kind", "beers-t2-diphenhydramine:gf1"], None),
     ("questions-options-list", jsonl(MEDPIC / "questions.jsonl", set_("options", ["a", "b"])), ["options"], None),
@@ -184,16 +245,32 @@ FILE_PROBES: list[tuple[str, Callable[[Path], Path], list[str], str | None]] = [
     ("vignettes-sex", jsonl(SENS / "vignettes.jsonl", set_("sex", "X")), ["sex"], None),
     ("vignettes-missing", jsonl(SENS / "vignettes.jsonl", drop("gold")), ["gold"], None),
     ("vignettes-findings-string", jsonl(SENS / "vignettes.jsonl", set_("findings", "fever")), ["findings"], None),
-    ("perturbations-tolerance-word", yaml_entries(SENS / "perturbations.yaml", "perturbations", None,
-                                                  top=lambda d: d["tolerance"].update(relative_change="ten percent")),
-     ["tolerance.relative_change"], None),
-    ("perturbations-tolerance-negative", yaml_entries(SENS / "perturbations.yaml", "perturbations", None,
-                                                      top=lambda d: d["tolerance"].update(js_divergence=-0.1)),
-     ["tolerance.js_divergence"], None),
-    ("perturbations-tolerance-unknown", yaml_entries(SENS / "perturbations.yaml", "perturbations", None,
-                                                     top=lambda d: d["tolerance"].update(fudge=1)),
-     ["tolerance.fudge"], None),
-    ("perturbations-type", yaml_entries(SENS / "perturbations.yaml", "perturbations", set_("type", "cosmic")), ["type", "entry 'S1_synonym'"], None),
+    (
+        "perturbations-tolerance-word",
+        yaml_entries(
+            SENS / "perturbations.yaml", "perturbations", None, top=lambda d: d["tolerance"].update(relative_change="ten percent")
+        ),
+        ["tolerance.relative_change"],
+        None,
+    ),
+    (
+        "perturbations-tolerance-negative",
+        yaml_entries(SENS / "perturbations.yaml", "perturbations", None, top=lambda d: d["tolerance"].update(js_divergence=-0.1)),
+        ["tolerance.js_divergence"],
+        None,
+    ),
+    (
+        "perturbations-tolerance-unknown",
+        yaml_entries(SENS / "perturbations.yaml", "perturbations", None, top=lambda d: d["tolerance"].update(fudge=1)),
+        ["tolerance.fudge"],
+        None,
+    ),
+    (
+        "perturbations-type",
+        yaml_entries(SENS / "perturbations.yaml", "perturbations", set_("type", "cosmic")),
+        ["type", "entry 'S1_synonym'"],
+        None,
+    ),
     ("perturbations-expected", yaml_entries(SENS / "perturbations.yaml", "perturbations", set_("expected", "upwards")), ["expected"], None),
     ("audit-detector", yaml_entries(FLOW / "lexical_audit.yaml", "concepts", set_("detector", "vibes")), ["detector", "entry 'c01'"], None),
     ("audit-missing", yaml_entries(FLOW / "lexical_audit.yaml", "concepts", drop("paraphrase")), ["paraphrase"], None),
@@ -298,7 +375,9 @@ ARGUMENT_PROBES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize("task,args,argument", ARGUMENT_PROBES, ids=[f"{t}-{'-'.join(a)}-{i}" for i, (t, a, _) in enumerate(ARGUMENT_PROBES)])
+@pytest.mark.parametrize(
+    "task,args,argument", ARGUMENT_PROBES, ids=[f"{t}-{'-'.join(a)}-{i}" for i, (t, a, _) in enumerate(ARGUMENT_PROBES)]
+)
 def test_bad_task_argument_names_argument_value_and_allowed(task, args, argument):
     with pytest.raises(TaskInputError) as info:
         create_task(task, **args)

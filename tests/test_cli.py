@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from clinical_cf.cli import main
 from clinical_cf.catalog.css import CATALOG_PATH
+from clinical_cf.cli import main
 from helpers import HANDWRITTEN_CASES
 
 

@@ -75,7 +75,14 @@ def test_the_tree_reader_finds_nested_task_packages():
     assert {"clinical_cf", "clinical_cf.core", "clinical_cf.catalog.css", "clinical_cf.tasks.css_family_d"} <= tree
 
 
-UPPER = ("clinical_cf.catalog", "clinical_cf.tasks", "clinical_cf.analysis", "clinical_cf.exports", "clinical_cf.solvers", "clinical_cf.scorers")
+UPPER = (
+    "clinical_cf.catalog",
+    "clinical_cf.tasks",
+    "clinical_cf.analysis",
+    "clinical_cf.exports",
+    "clinical_cf.solvers",
+    "clinical_cf.scorers",
+)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,14 @@ from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 pytestmark = [pytest.mark.slow, pytest.mark.writes_checkout]  # pip builds a wheel in the checkout (build/), then installs it
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE_DIRS = {"catalog": "catalog", "solvers": "solvers", "scorers": "scorers", "analysis": "analysis", "tasks": "tasks", "clinical_cf": ""}
+PACKAGE_DIRS = {
+    "catalog": "catalog",
+    "solvers": "solvers",
+    "scorers": "scorers",
+    "analysis": "analysis",
+    "tasks": "tasks",
+    "clinical_cf": "",
+}
 
 
 def test_pytest_imports_the_checkout():

@@ -212,12 +212,17 @@ def test_faithful_reader_is_verified_and_kept_in_the_reading():
         # invents an item the reply never mentions
         ({"recommendations": [{"treatment": "Nivolumab", "quote": "Nivolumab"}], "not_recommended": []}, "does not occur"),
         # quotes text the reply does not contain (an item that is there, a quote that is not)
-        ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib is recommended"}], "not_recommended": []}, "does not occur"),
+        (
+            {"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib is recommended"}], "not_recommended": []},
+            "does not occur",
+        ),
         # a real quote filed under the wrong polarity: "X — avoid" as a recommendation
         ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib — avoid"}], "not_recommended": []}, "negates"),
         # an avoided item whose quote states no negation
-        ({"recommendations": [], "not_recommended": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy"}]},
-         "no negation"),
+        (
+            {"recommendations": [], "not_recommended": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy"}]},
+            "no negation",
+        ),
         # a quote that does not contain its item
         ({"recommendations": [{"treatment": "Pembrolizumab", "quote": "Plan for the board"}], "not_recommended": []}, "does not contain"),
     ],
@@ -229,7 +234,9 @@ def test_unfaithful_readers_are_rejected_and_the_reply_is_unreadable(reply, why)
     assert why in reading.reason and reading.reader["verdict"].startswith("rejected")
 
 
-@pytest.mark.parametrize("reply", ["I think the plan is fine.", '{"recommendations": "FOLFOX"}', '{"unreadable": true, "reason": "no plan"}', ""])
+@pytest.mark.parametrize(
+    "reply", ["I think the plan is fine.", '{"recommendations": "FOLFOX"}', '{"unreadable": true, "reason": "no plan"}', ""]
+)
 def test_malformed_or_declining_reader_leaves_the_reply_unreadable(reply):
     reader = ScriptedReader(reply)
     reading = _read_css(CSS_REPLY, reader)

@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Callable
 
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.render import render_case_sections, synthetic_panel, synthetic_vitals
@@ -903,7 +903,7 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
         biomarkers={n: s for n, s, _, _ in draft.markers},  # type: ignore[misc]
         board_date=board,
         sections={name: "" for name in ("demographics", "diagnoses", "biomarkers", "medications", "procedures", "encounters", "labs", "vitals", "allergies", "overview")},  # type: ignore[misc]
-        consensus=[ConsensusTreatment(treatment=t, label=l, driver=d, rationale=r) for t, l, d, r in draft.consensus],  # type: ignore[arg-type]
+        consensus=[ConsensusTreatment(treatment=t, label=lab, driver=d, rationale=r) for t, lab, d, r in draft.consensus],  # type: ignore[arg-type]
         record=record,
     )
     return case.model_copy(update={"sections": render_case_sections(case)})

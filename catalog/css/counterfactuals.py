@@ -40,14 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from clinical_cf.catalog.css.expand import CSSTuple, expand_tuples
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import Packet
 from clinical_cf.catalog.css.residue import find_residue
 from clinical_cf.catalog.css.schema import SECTIONS, Case, SectionName
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_jsonl
 
@@ -227,7 +227,7 @@ async def _check(checker: Model, case: Case, intervention: Intervention, section
     if not isinstance(data, dict) or not isinstance(data.get("still_implied"), bool):
         return ["checker reply unreadable"]
     if data["still_implied"]:
-        lines = [str(l)[:160] for l in data.get("lines") or []][:3]
+        lines = [str(line)[:160] for line in data.get("lines") or []][:3]
         return ["checker: the original fact is still implied" + (f" ({'; '.join(lines)})" if lines else "")]
     return []
 
@@ -557,7 +557,9 @@ def load_counterfactuals(path: str | Path, allow_unregistered: bool = False) -> 
     return load_jsonl(path, FrozenCounterfactual, "tuple_id")
 
 
-def frozen_tuples(entries: list[FrozenCounterfactual], cases: list[Case], catalog: Catalog, families: list[str], path: Path) -> list[CSSTuple]:
+def frozen_tuples(
+    entries: list[FrozenCounterfactual], cases: list[Case], catalog: Catalog, families: list[str], path: Path
+) -> list[CSSTuple]:
     """The frozen entries for the given cases and families, as tuples with their texts verbatim."""
     by_id = {c.case_id: c for c in cases}
     tuples = []
@@ -566,7 +568,9 @@ def frozen_tuples(entries: list[FrozenCounterfactual], cases: list[Case], catalo
             continue
         case = by_id[e.case_id]
         if packet_sha256(case) != e.baseline_sha256:
-            raise CatalogError(path, "the case's packet changed since this counterfactual was frozen", entry=e.tuple_id, field="baseline_sha256")
+            raise CatalogError(
+                path, "the case's packet changed since this counterfactual was frozen", entry=e.tuple_id, field="baseline_sha256"
+            )
         try:
             intervention = catalog.by_id(e.intervention_id)
         except KeyError:

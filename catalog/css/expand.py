@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from typing import Literal
 
+from pydantic import ValidationError
+
 from clinical_cf.catalog.css.dates import find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import (
@@ -30,7 +32,6 @@ from clinical_cf.catalog.css.mutate import (
 from clinical_cf.catalog.css.residue import ResidueHit, find_residue, implication_hits
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.css.sentences import logical_lines
-from pydantic import ValidationError
 
 MutationMode = Literal["regex", "structured"]
 ResidueMode = Literal["drop", "keep"]
@@ -108,8 +109,8 @@ def coherence_problems(case: Case) -> list[str]:
             if record.resection is None or line.start < record.resection.date:
                 problems.append(f"adjuvant {line.regimen} without a preceding resection")
     # Lines for advanced disease follow one another: a line starts after the previous one ended.
-    advanced = sorted((l for l in record.treatment_lines if "metastatic" in l.setting.lower()), key=lambda l: l.start)
-    for earlier, later in zip(advanced, advanced[1:]):
+    advanced = sorted((t for t in record.treatment_lines if "metastatic" in t.setting.lower()), key=lambda t: t.start)
+    for earlier, later in zip(advanced, advanced[1:], strict=False):
         if earlier.end is None or later.start < earlier.end:
             problems.append(f"{later.regimen} starts while {earlier.regimen} is still running")
     return problems

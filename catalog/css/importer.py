@@ -16,20 +16,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from clinical_cf.catalog.css.dates import find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.residue import implication_hits
 from clinical_cf.catalog.css.schema import SECTIONS, Case
 from clinical_cf.catalog.css.sentences import logical_lines, statements
-from pydantic import ValidationError
-
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_text, read_text_checked, split_records
 
 # Heading words clinicians use, per section (matched case-insensitively on a heading line).
 SECTION_HEADINGS: dict[str, tuple[str, ...]] = {
     "demographics": ("demographics", "patient", "patient details", "social history", "identification"),
-    "diagnoses": ("diagnoses", "diagnosis", "problem list", "problems", "history of present illness", "hpi", "oncologic history", "pathology", "staging"),
+    "diagnoses": (
+        "diagnoses",
+        "diagnosis",
+        "problem list",
+        "problems",
+        "history of present illness",
+        "hpi",
+        "oncologic history",
+        "pathology",
+        "staging",
+    ),
     "biomarkers": ("biomarkers", "molecular", "markers", "receptor status", "immunohistochemistry", "ihc", "genomics", "ngs"),
     "medications": ("medications", "meds", "drugs", "current medications", "treatment history", "systemic therapy", "oncologic treatment"),
     "procedures": ("procedures", "surgery", "surgical history", "operations", "interventions"),
@@ -55,7 +65,8 @@ CANCER_WORDS: dict[str, str] = {
     "prostate": r"\bprostat\w*|\bRALP\b|\bGleason\b",
     "renal": r"\brenal cell\b|\bRCC\b|\bnephrectomy\b|\bkidney\b|\bISUP\b",
     "bladder": r"\burothelial\b|\bbladder\b|\bTURBT\b|\bcystectomy\b|\bdetrusor\b",
-    "head_and_neck": r"\boropharyn\w*|\btonsil\w*|\bhead (?:&|and) neck\b|\blaryn\w*|\bHNSCC\b|\bnasopharyn\w*|\boral cavity\b|\bhypopharyn\w*",
+    "head_and_neck": r"\boropharyn\w*|\btonsil\w*|\bhead (?:&|and) neck\b|\blaryn\w*|\bHNSCC\b"
+    "|\bnasopharyn\\w*|\boral cavity\b|\bhypopharyn\\w*",
     "endometrial": r"\bendometri\w*|\buterine\b|\bcorpus uteri\b",
     "cervical": r"\bcervi(?:x|cal) (?:cancer|carcinoma|mass|tumou?r)\b|\bcervix\b|\bLLETZ\b|\bcone biopsy\b",
     "hepatocellular": r"\bhepatocellular\b|\bHCC\b|\bBCLC\b",
@@ -155,10 +166,10 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
         return {name: (text.strip() if name == "overview" else "") for name in SECTIONS}, [
             "no section headings recognised: the whole text is kept in one section (overview)"
         ]
-    if any(l.strip() for l in preamble):
+    if any(line.strip() for line in preamble):
         sections["overview"] = preamble + sections["overview"]
         notes.append("text before the first heading was put in overview")
-    empty = [name for name in SECTIONS if not any(l.strip() for l in sections[name])]
+    empty = [name for name in SECTIONS if not any(line.strip() for line in sections[name])]
     if empty:
         notes.append(f"no text for: {', '.join(empty)}")
     return {name: "\n".join(lines).strip() for name, lines in sections.items()}, notes
@@ -198,8 +209,12 @@ def _cancer_type(statements: list[str]) -> Inference | None:
     return Inference(best, f"{count} mention(s), first {_quote(first_seen[best])}{others}", weak)
 
 
-_FEMALE = re.compile(r"(?i)\b(?:female|woman|lady|Mrs|Ms|Miss)\b|\((?-i:F)\)|\bSex\s*:\s*(?:F|female)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:F)\b|\|\s*(?-i:F)\s*\|")
-_MALE = re.compile(r"(?i)\b(?:male|man|gentleman|Mr)\b|\((?-i:M)\)|\bSex\s*:\s*(?:M|male)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:M)\b|\|\s*(?-i:M)\s*\|")
+_FEMALE = re.compile(
+    r"(?i)\b(?:female|woman|lady|Mrs|Ms|Miss)\b|\((?-i:F)\)|\bSex\s*:\s*(?:F|female)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:F)\b|\|\s*(?-i:F)\s*\|"
+)
+_MALE = re.compile(
+    r"(?i)\b(?:male|man|gentleman|Mr)\b|\((?-i:M)\)|\bSex\s*:\s*(?:M|male)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:M)\b|\|\s*(?-i:M)\s*\|"
+)
 _PRONOUN_F = re.compile(r"(?i)\b(?:she|her)\b")
 _PRONOUN_M = re.compile(r"(?i)\b(?:he|his|him)\b")
 
@@ -249,7 +264,9 @@ _TNM = re.compile(r"\b[cpy]{0,2}T([0-4isx])[a-d]?\s*[cpy]{0,2}N([0-3x])[a-c]?\s*
 _M1 = re.compile(r"(?<![A-Za-z])[cp]?M1[a-d]?\b")
 _M0 = re.compile(r"(?<![A-Za-z])[cp]?M0\b")
 _METASTATIC = re.compile(r"(?i)\bmetastases\b|\bmetastatic\b|\bmets\b")
-_NO_METASTASES = re.compile(r"(?i)\b(?:no|without|negative for)\s+(?:evidence of\s+)?(?:distant\s+)?(?:metasta\w*|mets|spread|disease)\b|\bnon-?metastatic\b|\bM0\b")
+_NO_METASTASES = re.compile(
+    r"(?i)\b(?:no|without|negative for)\s+(?:evidence of\s+)?(?:distant\s+)?(?:metasta\w*|mets|spread|disease)\b|\bnon-?metastatic\b|\bM0\b"
+)
 
 
 def _stage(statements: list[str]) -> Inference | None:
@@ -317,7 +334,9 @@ def _markers(catalog: Catalog, text: str) -> dict[str, str]:
         markers["ER"] = re.sub(r"\s+", "", er.group(1))
     elif _hits(catalog, "hormone_receptor_positive", text):
         markers["ER"] = "positive"
-    elif re.search(r"\b(?:ER|HR)\s*-|(?i:\b(?:ER|estrogen receptor|oestrogen receptor)\b[^.\n;|]{0,10}negative)|(?i:triple[- ]negative|TNBC)", text):
+    elif re.search(
+        r"\b(?:ER|HR)\s*-|(?i:\b(?:ER|estrogen receptor|oestrogen receptor)\b[^.\n;|]{0,10}negative)|(?i:triple[- ]negative|TNBC)", text
+    ):
         markers["ER"] = "negative"
     pr = re.search(r"\b(?:PR|PgR|progesterone receptor)\b[^.\n;|]{0,15}?((?:<|>)?\s*\d{1,3}\s*%)", text, re.IGNORECASE)
     if pr:
@@ -329,12 +348,28 @@ def _markers(catalog: Catalog, text: str) -> dict[str, str]:
     if ki67:
         markers["Ki-67"] = re.sub(r"\s+", "", ki67.group(1))
     for name, pos, neg in (
-        ("EGFR", r"EGFR[^.\n;|]{0,20}(?:exon|L858R|del|mutat|positive|detected)", r"EGFR[^.\n;|]{0,20}(?:wild[- ]?type|wt\b|negative|not detected)"),
+        (
+            "EGFR",
+            r"EGFR[^.\n;|]{0,20}(?:exon|L858R|del|mutat|positive|detected)",
+            r"EGFR[^.\n;|]{0,20}(?:wild[- ]?type|wt\b|negative|not detected)",
+        ),
         ("ALK", r"ALK[^.\n;|]{0,20}(?:rearrang|fusion|positive|detected)", r"ALK[^.\n;|]{0,20}(?:negative|not detected|no rearr)"),
-        ("KRAS", r"\bK?RAS[^.\n;|]{0,15}(?:G1[23]|Q61|mutat|mutant|positive)", r"\bK?RAS[^.\n;|]{0,15}(?:wild[- ]?type|wt\b|negative|not detected)"),
-        ("BRAF", r"BRAF[^.\n;|]{0,15}(?:V600E?|mutat|positive|detected)(?![^.\n;|]{0,12}not detected)", r"BRAF[^.\n;|]{0,20}(?:wild[- ]?type|wt\b|negative|not detected)"),
+        (
+            "KRAS",
+            r"\bK?RAS[^.\n;|]{0,15}(?:G1[23]|Q61|mutat|mutant|positive)",
+            r"\bK?RAS[^.\n;|]{0,15}(?:wild[- ]?type|wt\b|negative|not detected)",
+        ),
+        (
+            "BRAF",
+            r"BRAF[^.\n;|]{0,15}(?:V600E?|mutat|positive|detected)(?![^.\n;|]{0,12}not detected)",
+            r"BRAF[^.\n;|]{0,20}(?:wild[- ]?type|wt\b|negative|not detected)",
+        ),
         ("MSI", r"\bMSI-?H\b|\bdMMR\b|mismatch repair deficien", r"\bMSS\b|\bpMMR\b|MMR proficient|mismatch repair proficient"),
-        ("BRCA1", r"BRCA1[^.\n;|]{0,20}(?:pathogenic|mutat|positive)(?![^.\n;|]{0,5}variant not)", r"(?:no|not)\b[^.\n;|]{0,20}BRCA1|BRCA1[^.\n;|]{0,20}(?:negative|wild)"),
+        (
+            "BRCA1",
+            r"BRCA1[^.\n;|]{0,20}(?:pathogenic|mutat|positive)(?![^.\n;|]{0,5}variant not)",
+            r"(?:no|not)\b[^.\n;|]{0,20}BRCA1|BRCA1[^.\n;|]{0,20}(?:negative|wild)",
+        ),
     ):
         if re.search(neg, text, re.IGNORECASE):
             markers[name] = "negative"
@@ -441,7 +476,9 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
     )
     if plan:
         fields["consensus"] = [{"treatment": plan.group(1).strip(), "label": "tacit"}]
-        report.inferred["consensus"] = f"'{plan.group(1).strip()}' (the packet's written plan, label tacit: replace with the board's consensus)"
+        report.inferred["consensus"] = (
+            f"'{plan.group(1).strip()}' (the packet's written plan, label tacit: replace with the board's consensus)"
+        )
     else:
         report.missing.append("consensus: at least one treatment the board agreed on")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
@@ -96,7 +96,7 @@ def _stage_has_prefix(stage: str, prefix: str) -> bool:
     if not stage.startswith(prefix):
         return False
     rest = stage[len(prefix) :]
-    return not rest[:1] in ("I", "V")
+    return rest[:1] not in ("I", "V")
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -226,7 +226,7 @@ class ReformatDatesOp(_Strict):
 
 
 MutationOp = Annotated[
-    Union[ReplaceOp, DeleteOp, InsertOp, ReorderOp, NeutralisePlansOp, DeleteStatementsOp, ReformatDatesOp],
+    ReplaceOp | DeleteOp | InsertOp | ReorderOp | NeutralisePlansOp | DeleteStatementsOp | ReformatDatesOp,
     Field(discriminator="op"),
 ]
 
@@ -332,7 +332,7 @@ class Intervention(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _templates_resolve(self) -> "Intervention":
+    def _templates_resolve(self) -> Intervention:
         for name, field in [(self.residue_since, "residue_since")] + [
             (op.since, f"mutation[{i}].since") for i, op in enumerate(self.mutation) if hasattr(op, "since")
         ]:
@@ -416,7 +416,7 @@ class Catalog(_Strict):
     interventions: list[Intervention] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _resolve_implications(self) -> "Catalog":
+    def _resolve_implications(self) -> Catalog:
         for item in self.interventions:
             for name in item.implication_names():
                 if name not in self.implications:

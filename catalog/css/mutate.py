@@ -87,7 +87,12 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
             since = _since(case, intervention, op.since)
             for name in op.sections or SECTIONS:
                 if name in sections:
-                    sections[name] = _edit_lines(sections[name], since, lambda text: pattern.sub(replacement, text), date_order)
+                    sections[name] = _edit_lines(
+                        sections[name],
+                        since,
+                        lambda text, pattern=pattern, replacement=replacement: pattern.sub(replacement, text),
+                        date_order,
+                    )
         elif isinstance(op, NeutralisePlansOp | DeleteStatementsOp):
             since = _since(case, intervention, op.since)
             implications = [intervention.implication(n) for n in op.implications]
@@ -95,7 +100,11 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
             for name in op.sections or SECTIONS:
                 if name in sections:
                     sections[name] = _edit_lines(
-                        sections[name], since, lambda text: neutralise_plans(text, implications, plans_only), date_order, whole=True
+                        sections[name],
+                        since,
+                        lambda text, implications=implications, plans_only=plans_only: neutralise_plans(text, implications, plans_only),
+                        date_order,
+                        whole=True,
                     )
         elif isinstance(op, ReformatDatesOp):
             sections = {name: reformat_dates(text) for name, text in sections.items()}
@@ -326,8 +335,8 @@ def _add_treatment_line(
     )
     # A line that was ongoing when the new one started has, by then, ended.
     lines = [
-        l.model_copy(update={"outcome": "progression", "end": line.start}) if l.outcome == "ongoing" else l
-        for l in record.treatment_lines
+        t.model_copy(update={"outcome": "progression", "end": line.start}) if t.outcome == "ongoing" else t
+        for t in record.treatment_lines
     ]
     prior = case.prior_lines + (1 if counts_as_prior_line else 0)
     return _update(case, {"prior_lines": prior}, {"treatment_lines": [*lines, line]})
@@ -337,7 +346,7 @@ def _progress_ongoing_line(case: Case, values: dict[str, str], days: int) -> Cas
     """End every ongoing line with progression on board date + `days`."""
     record = _record(case)
     end = _days(case, days)
-    lines = [l.model_copy(update={"outcome": "progression", "end": end}) if l.outcome == "ongoing" else l for l in record.treatment_lines]
+    lines = [t.model_copy(update={"outcome": "progression", "end": end}) if t.outcome == "ongoing" else t for t in record.treatment_lines]
     return _update(case, {}, {"treatment_lines": lines})
 
 
@@ -349,7 +358,7 @@ def _set_castration_status(case: Case, values: dict[str, str], status: str) -> C
 def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     record = _record(case)
     # Without a resection there was no adjuvant therapy either.
-    lines = [l for l in record.treatment_lines if not _is_adjuvant(l.setting)]
+    lines = [t for t in record.treatment_lines if not _is_adjuvant(t.setting)]
     # Without a specimen there is no pathologic stage: ypT2N1 / pT1cN0 become clinical (cT2N1).
     tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", record.tnm)
     return _update(case, {"resected": False}, {"resection": None, "treatment_lines": lines, "tnm": tnm})

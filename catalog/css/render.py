@@ -26,9 +26,10 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Literal, Sequence, TypeVar
+from typing import Literal, TypeVar
 
 from clinical_cf.catalog.css.schema import SECTIONS, Biomarker, Case, Encounter, LabResult, PatientRecord, TreatmentLine, Vitals
 
@@ -160,14 +161,26 @@ NEUTRAL_FILL: dict[str, tuple[str, ...]] = {
     "minor2": ("a changing mole on the arm (pt concern)", "dry skin", "routine screening"),
     "med": ("lisinopril", "atorvastatin", "omeprazole", "levothyroxine", "metformin"),
     "days": ("3", "4", "5", "7"),
-    "sym": ("mild fatigue", "intermittent nausea, controlled with PRN ondansetron", "constipation", "poor sleep", "mild neuropathy in fingertips",
-            "no new complaints", "loose stools 2-3/day", "mild dyspnea on exertion"),
+    "sym": (
+        "mild fatigue",
+        "intermittent nausea, controlled with PRN ondansetron",
+        "constipation",
+        "poor sleep",
+        "mild neuropathy in fingertips",
+        "no new complaints",
+        "loose stools 2-3/day",
+        "mild dyspnea on exertion",
+    ),
     "appetite": ("good", "fair", "reduced"),
     "sleep": ("well", "poorly due to anxiety", "6 h/night"),
     "lives": ("spouse", "daughter", "partner", "alone"),
     "support": ("spouse", "son", "daughter", "friend", "neighbor"),
-    "advice": ("PRN ondansetron and small frequent meals", "senna-docusate BID and fluids", "hydration and rest",
-               "loperamide PRN and oral rehydration"),
+    "advice": (
+        "PRN ondansetron and small frequent meals",
+        "senna-docusate BID and fluids",
+        "hydration and rest",
+        "loperamide PRN and oral rehydration",
+    ),
     "distress": ("2", "3", "4", "5"),
     "coping": ("well", "reasonably well", "with some anxiety"),
 }
@@ -393,7 +406,11 @@ def _brca(name: str):
 def _hrd(b: Biomarker, ctx: _Ctx) -> str:
     v = _num(b.result, r"GIS\s*(\d+)")
     if b.status == "positive":
-        opts = [f"HRD positive (GIS {v})", f"homologous recombination deficient (GIS {v})", f"HRD+ (genomic instability score {v})"] if v else ["HRD positive"]
+        opts = (
+            [f"HRD positive (GIS {v})", f"homologous recombination deficient (GIS {v})", f"HRD+ (genomic instability score {v})"]
+            if v
+            else ["HRD positive"]
+        )
     elif b.status == "negative":
         opts = [f"HRD negative (GIS {v})", f"homologous recombination proficient (GIS {v})"] if v else ["HRD negative"]
     else:
@@ -776,7 +793,9 @@ def _radiology_impression(ctx: _Ctx, as_of: date) -> str:
     else:
         primary = f"Primary lesion, {rec.primary_site}, consistent with known malignancy."
     n = re.search(r"N(\d)", current_tnm(ctx))
-    nodes = "Enlarged regional LN suspicious for nodal involvement." if n and n.group(1) != "0" else "No pathologically enlarged regional LN."
+    nodes = (
+        "Enlarged regional LN suspicious for nodal involvement." if n and n.group(1) != "0" else "No pathologically enlarged regional LN."
+    )
     if rec.metastatic_sites:
         distant = f"Findings consistent with metastatic disease involving {_join(rec.metastatic_sites)}."
     elif ctx.case.metastatic:

@@ -15,7 +15,7 @@ import hashlib
 import re
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -70,7 +70,7 @@ BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
 PERCENT = r"^(?:<|>|<=|>=|≤|≥)?\s*\d{1,3}(?:\.\d+)?\s*%$"
 """A percent-valued marker as reported (Ki-67 45%, PD-L1 TPS 80%, ER <1%)."""
 
-MarkerValue = Union[BiomarkerStatus, Annotated[str, StringConstraints(pattern=PERCENT)]]
+MarkerValue = BiomarkerStatus | Annotated[str, StringConstraints(pattern=PERCENT)]
 
 # Percent cut-offs that give a percent-valued marker a status for applicability filters:
 # ER/PR >= 1% positive (ASCO/CAP 2020); PD-L1 TPS >= 50% positive ("high", the catalog's A4
@@ -96,7 +96,9 @@ class _Strict(BaseModel):
 
 
 class Biomarker(_Strict):
-    name: str = Field(description="Canonical marker name: HER2, ER, PR, EGFR, ALK, ROS1, KRAS, PD-L1, MSI, BRAF, BRCA1, BRCA2, HRD, NRAS, Ki-67 ...")
+    name: str = Field(
+        description="Canonical marker name: HER2, ER, PR, EGFR, ALK, ROS1, KRAS, PD-L1, MSI, BRAF, BRCA1, BRCA2, HRD, NRAS, Ki-67 ..."
+    )
     status: BiomarkerStatus
     result: str = Field(description="The result as reported, e.g. 'IHC 3+', 'exon 19 deletion', 'TPS 80%'.")
     method: str | None = Field(default=None, description="IHC, FISH, NGS, PCR ...")

@@ -96,7 +96,14 @@ PLAUSIBLE_BACKGROUND: dict[str, set[str]] = {
 HEART_RATE_BANDS: list[tuple[float, tuple[int, int]]] = [
     (1, (110, 150)), (2, (100, 140)), (5, (90, 130)), (12, (80, 115)), (18, (60, 100)), (200, (60, 92)),
 ]
-AGES = {"older_adult": (66, 89), "renal": (66, 88), "pregnancy": (22, 40), "lactation": (22, 40), "paediatric": (3, 11), "general": (25, 60)}
+AGES = {
+    "older_adult": (66, 89),
+    "renal": (66, 88),
+    "pregnancy": (22, 40),
+    "lactation": (22, 40),
+    "paediatric": (3, 11),
+    "general": (25, 60),
+}
 STEMS = [
     ("Assume each medication below would be given at a usual dose for an appropriate indication. Based on this patient's "
     "information, which of them should be avoided, replaced by a safer alternative, or given only at a reduced dose? "
@@ -292,13 +299,19 @@ def _age_text(facts: PatientFacts, base: Base, pop: str) -> str:
     if age < 2:
         months = round(age * 12)
         article = "An" if str(months)[0] == "8" or months in (11, 18) else "A"
-        return [f"{article} {months}-month-old {noun}", f"A {noun} aged {months} months", f"{article} {months}-month-old infant {noun}"][base.style]
+        return [f"{article} {months}-month-old {noun}", f"A {noun} aged {months} months", f"{article} {months}-month-old infant {noun}"][
+            base.style
+        ]
     years = int(age)
     if child:
         article = "An" if years in (8, 11, 18) else "A"
         return [f"{article} {years}-year-old {noun}", f"A {noun} aged {years}", f"{article} {years}-year-old {noun}"][base.style]
     article = "An" if str(years).startswith("8") or years in (11, 18) else "A"
-    return [f"{article} {years}-year-old {noun}", f"{noun.capitalize()}, {years} years old,", f"{years} y/o {'F' if base.sex == 'F' else 'M'}"][base.style]
+    return [
+        f"{article} {years}-year-old {noun}",
+        f"{noun.capitalize()}, {years} years old,",
+        f"{years} y/o {'F' if base.sex == 'F' else 'M'}",
+    ][base.style]
 
 
 def _pregnancy_text(facts: PatientFacts, base: Base) -> str:
@@ -381,7 +394,7 @@ def choose_options(rule: Rule, versions: list[PatientFacts], rules: list[Rule], 
     drugs += rng.sample(pool, k=min(len(pool), 4 - len(drugs)))
     rng.shuffle(drugs)
     letters = [chr(ord("A") + i) for i in range(len(drugs) + 1)]
-    return dict(zip(letters, [*drugs, None]))
+    return dict(zip(letters, [*drugs, None], strict=False))
 
 
 def _question(rule: Rule, qid: str, kind: str, facts: PatientFacts, base: Base, option_drugs: dict[str, str | None],
@@ -460,8 +473,21 @@ def _pair(rule: Rule, rules: list[Rule], rng: random.Random, tag: str, cond: Con
     info = "exception" if exception else INFO_TYPE[cond.kind]
     act = _question(rule, f"{pair_id}:activation", "cf", active, base, option_drugs, rules, stem, negated_active, "activation",
                     pair_id, ChangedFact(kind=kind, before=d_text, after=a_text, description=f"{d_text} -> {a_text}"), info)
-    deact = _question(rule, f"{pair_id}:deactivation", "cf", inactive, base, option_drugs, rules, stem, negated_inactive,
-                      "deactivation", pair_id, ChangedFact(kind=kind, before=a_text, after=d_text, description=f"{a_text} -> {d_text}"), info)
+    deact = _question(
+        rule,
+        f"{pair_id}:deactivation",
+        "cf",
+        inactive,
+        base,
+        option_drugs,
+        rules,
+        stem,
+        negated_inactive,
+        "deactivation",
+        pair_id,
+        ChangedFact(kind=kind, before=a_text, after=d_text, description=f"{a_text} -> {d_text}"),
+        info,
+    )
     return [act, deact]
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import load_jsonl
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from clinical_cf.catalog.medpic import QUESTIONS_PATH
 from clinical_cf.catalog.medpic.rules import PatientFacts, Rule, drug_flagged
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_jsonl
 
 __all__ = ["NONE_OF_THE_ABOVE", "QUESTIONS_PATH", "ChangedFact", "Dimensions", "Question", "load_questions", "self_check"]
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_entries
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ConditionKind = Literal[
     "age", "crcl", "egfr", "gestational_week", "weight", "pregnant", "lactating", "condition", "co_medication"

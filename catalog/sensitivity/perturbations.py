@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from clinical_cf.catalog.sensitivity.vignettes import Vignette
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_entries, load_yaml, validate_strict
-from clinical_cf.catalog.sensitivity.vignettes import Vignette
 
 Direction = Literal["invariant", "up", "down", "shift", "entropy_up_no_flip", "per_case"]
 

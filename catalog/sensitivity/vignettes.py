@@ -49,7 +49,7 @@ class Vignette(BaseModel):
     source: str
 
     @model_validator(mode="after")
-    def _coherent(self) -> "Vignette":
+    def _coherent(self) -> Vignette:
         if self.gold not in self.candidates:
             raise ValueError("gold diagnosis must be one of the candidates")
         if self.removable_finding not in self.findings:

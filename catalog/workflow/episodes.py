@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from clinical_cf.core.loading import load_jsonl
 from clinical_cf.catalog.workflow import EPISODES_PATH  # noqa: F401  (re-exported)
 from clinical_cf.catalog.workflow.seeds import Action, TaskClass, Variant
+from clinical_cf.core.loading import load_jsonl
 
 
 class Turn(BaseModel):

@@ -62,7 +62,7 @@ class Reference(BaseModel):
     rationale: str = Field(min_length=15)
 
     @model_validator(mode="after")
-    def _acceptable(self) -> "Reference":
+    def _acceptable(self) -> Reference:
         if self.acceptable is None:
             self.acceptable = [self.action]
         if self.action not in self.acceptable:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from clinical_cf.core.errors import CatalogError
@@ -107,7 +107,7 @@ def write_lock(catalog_path: str | Path) -> Path:
     payload = {
         "catalog": catalog_path.name,
         "sha256": file_sha256(catalog_path),
-        "locked_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+        "locked_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
     }
     lock_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return lock_path

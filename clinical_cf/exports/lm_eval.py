@@ -30,9 +30,10 @@ Layout of the export (point `lm_eval --include_path` at it):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 GROUP = "clinical_cf"
 TASK_VERSION = 1.0

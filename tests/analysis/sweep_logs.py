@@ -38,9 +38,10 @@ VERDICTS = {
 
 def template_log(folder: Path) -> str:
     """One real two-epoch run of css_family_d on the handwritten cases (mock model, scripted judge)."""
+    from inspect_ai import eval
+
     from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
     from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
-    from inspect_ai import eval
 
     log = eval(
         css_family_d(cases=str(HANDWRITTEN_CASES)),

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from inspect_ai import eval
 
 from clinical_cf.analysis.css import css_samples, family_table
@@ -16,7 +15,13 @@ def test_rows_per_tuple_and_family_means(tmp_path):
     model = MockModel("mockllm/model", lambda p: recommendations_json("FOLFOX"))
     # Scores 1 on controls ("no change"), 0 on Family D: the model never moves.
     judge = MockModel("mockllm/judge", lambda p: json.dumps({"score": 1 if "No change in substance" in p else 0, "rationale": "r"}))
-    log = eval(css_family_d(cases=str(HANDWRITTEN_CASES)), model=model.model, model_roles={"judge": judge.model}, display="none", log_dir=str(tmp_path))[0]
+    log = eval(
+        css_family_d(cases=str(HANDWRITTEN_CASES)),
+        model=model.model,
+        model_roles={"judge": judge.model},
+        display="none",
+        log_dir=str(tmp_path),
+    )[0]
     frame = css_samples(tmp_path)
     assert len(frame) == len(log.samples)
     assert set(frame.columns) >= {"model", "case_id", "family", "intervention_id", "css", "cms", "split"}
@@ -30,9 +35,10 @@ def test_agent_lift_is_paired_on_common_tuples():
 
     from clinical_cf.analysis.css import agent_lift
 
-    rows = lambda scores: pd.DataFrame(
-        [{"model": "m", "case_id": f"c{i}", "intervention_id": "D1", "family": "D", "css": s} for i, s in enumerate(scores)]
-    )
+    def rows(scores):
+        return pd.DataFrame(
+            [{"model": "m", "case_id": f"c{i}", "intervention_id": "D1", "family": "D", "css": s} for i, s in enumerate(scores)]
+        )
     single = rows([0.0, 0.0, 0.5, 1.0])
     agent = rows([1.0, 0.5, 0.5])  # the agent ran only the first three tuples
     table = agent_lift(single, agent)

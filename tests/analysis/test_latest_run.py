@@ -16,6 +16,6 @@ def test_a_rerun_replaces_the_earlier_run_of_the_same_samples_and_is_counted():
         {"model": "m", "run": "v2", "sample_id": "q1", "epoch": 1, "log": "v2.eval", "created": "2026-01-03", "error": None},
     ])
     kept, lines = latest_run(rows, "MedPIC")
-    assert sorted(zip(kept["sample_id"], kept["log"])) == [("q1", "new.eval"), ("q1", "v2.eval"), ("q2", "old.eval")]
+    assert sorted(zip(kept["sample_id"], kept["log"], strict=False)) == [("q1", "new.eval"), ("q1", "v2.eval"), ("q2", "old.eval")]
     assert lines == ["MedPIC / m: 2 samples of an earlier run of the same questions replaced by the latest complete run "
                      "(label runs with --label NAME=PATH to keep both)"]

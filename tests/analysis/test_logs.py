@@ -3,15 +3,15 @@
 import json
 
 import pytest
-from clinical_cf.analysis import logs as reader
-from clinical_cf.analysis.logs import list_logs, read_logs, sample_views
-from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
-from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 
+from clinical_cf.analysis import logs as reader
+from clinical_cf.analysis.logs import list_logs, read_logs, sample_views
 from clinical_cf.cli import main
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
 
 
 def judge(verdict):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from clinical_cf.analysis.medpic import (
     dimension_accuracy,
     joint_outcomes,

@@ -1,6 +1,7 @@
 """MedPIC pairs and workflow episodes side by side: one row per pair / episode group, one column per model."""
 
 import pandas as pd
+
 from clinical_cf.analysis.paired_pages import medpic_pairs_page, workflow_episodes_page
 
 

@@ -40,7 +40,9 @@ def css_replies():
 
 def test_parse_table_from_logs(tmp_path):
     model = MockModel("mockllm/model", lambda _: "").model
-    medpic_samples = [Sample(id=q, input="q", metadata={"answer": ["B"], "options": OPTIONS, "kind": "gf", "rule_id": "r"}) for q in REPLIES]
+    medpic_samples = [
+        Sample(id=q, input="q", metadata={"answer": ["B"], "options": OPTIONS, "kind": "gf", "rule_id": "r"}) for q in REPLIES
+    ]
     css_sample = Sample(id="c:D1", input="p", metadata={"case_id": "c", "family": "D", "expected_change": "e", "scoring_rule": "r"})
     logs = eval(
         [Task(name="medpic", dataset=medpic_samples, solver=medpic_replies(), scorer=medpic_exact_set()),

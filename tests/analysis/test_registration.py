@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pandas as pd
 import pytest
 from inspect_ai import eval
@@ -17,9 +15,9 @@ from clinical_cf.analysis.registration import (
     read_log_registration,
 )
 from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
+from clinical_cf.catalog.workflow import SEEDS_PATH
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
-from clinical_cf.catalog.workflow import SEEDS_PATH
 from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import MockModel
 

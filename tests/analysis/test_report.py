@@ -121,7 +121,9 @@ def test_instability_floor_from_two_epochs(tmp_path):
     eval(
         css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
         # Case-specific replies, so each sample has its own judge prompt.
-        model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFIRINOX" if "ancrea" in p or "FOLFIRINOX" in p else "FOLFOX")).model,
+        model=MockModel(
+            "mockllm/m", lambda p: recommendations_json("FOLFIRINOX" if "ancrea" in p or "FOLFIRINOX" in p else "FOLFOX")
+        ).model,
         model_roles={"judge": MockModel("mockllm/judge", flipping_judge).model},
         epochs=2,
         display="none",
@@ -158,7 +160,10 @@ def test_rewards_export_and_regression_gate(tmp_path, capsys):
     assert len(records) == 2 and {r["css"] for r in records} == {0.0}
     assert all(len(r["prompt_sha256"]) == 64 and r["judge"] == "mockllm/judge" and r["output"] for r in records)
     # Against itself the candidate passes.
-    assert main(["report", str(tmp_path / "candidate"), "--out", str(tmp_path / "out2"), "--gate", "--baseline", str(tmp_path / "candidate")]) == 0
+    assert (
+        main(["report", str(tmp_path / "candidate"), "--out", str(tmp_path / "out2"), "--gate", "--baseline", str(tmp_path / "candidate")])
+        == 0
+    )
 
 
 @pytest.mark.slow  # an eval, then the bootstrap
@@ -247,7 +252,6 @@ def test_a_table_and_a_banner_are_one_line_registrations_on_the_suite(tmp_path, 
 
     from clinical_cf.analysis import sections
     from clinical_cf.suites import SUITES
-
     from report_extensions import catalog_banner, unscored_per_model
 
     extended = dataclasses.replace(SUITES["css"], report_tables=(unscored_per_model,), report_banners=(catalog_banner,))

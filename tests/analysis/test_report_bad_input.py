@@ -1,11 +1,11 @@
 """Bad input to `clinical-cf report` and `annotate`: one clear line naming the file and field, exit 2."""
 
 import pytest
-from helpers import MockModel
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 
 from clinical_cf.cli import main
+from helpers import MockModel
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
 """Shortcut audit: a templated insertion is flagged as detectable from the surface."""
 
 from clinical_cf.analysis.shortcuts import audit, inserted_words
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 
 
 def test_inserted_words_skip_stopwords_and_numbers():

@@ -71,15 +71,28 @@ def _rows(n_tuples: int):
         for i in range(n_tuples):
             family = "BCD"[i % 3]
             verdict = 1.0 if (model.endswith("left") and family == "B") else 0.0 if i % 2 else 0.5
-            rows.append({
-                "suite": "css", "log": f"/logs/{model[8:]}.eval", "model": model, "task": "css", "sample_id": f"t{i}", "epoch": 1,
-                "input": f"Chart {i}: ECOG 1, stage IV.", "metadata_case_id": f"case-{i:03d}", "metadata_intervention_id": f"{family}{i % 4}",
-                "metadata_family": family, "metadata_baseline_packet": f"Chart {i}: ECOG 0, stage IV.", "metadata_expected_change": "de-escalate",
-                "score_judge_direction": verdict, "score_judge_direction_metadata": {}, "score_judge_direction_explanation": f"reason {i}",
-                "score_judge_direction_answer": None,
-                "store_CSSArms:baseline": {"recommendations": [{"treatment": "FOLFOX"}]},
-                "store_CSSArms:counterfactual": {"recommendations": [{"treatment": "capecitabine"}]},
-            })
+            rows.append(
+                {
+                    "suite": "css",
+                    "log": f"/logs/{model[8:]}.eval",
+                    "model": model,
+                    "task": "css",
+                    "sample_id": f"t{i}",
+                    "epoch": 1,
+                    "input": f"Chart {i}: ECOG 1, stage IV.",
+                    "metadata_case_id": f"case-{i:03d}",
+                    "metadata_intervention_id": f"{family}{i % 4}",
+                    "metadata_family": family,
+                    "metadata_baseline_packet": f"Chart {i}: ECOG 0, stage IV.",
+                    "metadata_expected_change": "de-escalate",
+                    "score_judge_direction": verdict,
+                    "score_judge_direction_metadata": {},
+                    "score_judge_direction_explanation": f"reason {i}",
+                    "score_judge_direction_answer": None,
+                    "store_CSSArms:baseline": {"recommendations": [{"treatment": "FOLFOX"}]},
+                    "store_CSSArms:counterfactual": {"recommendations": [{"treatment": "capecitabine"}]},
+                }
+            )
     return pd.DataFrame(rows)
 
 

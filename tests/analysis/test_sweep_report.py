@@ -87,7 +87,7 @@ def test_rows_are_keyed_by_model_judge_and_run_with_epochs_reduced_and_the_rerun
     t3 = pd.read_csv(out / "single_shot_families.csv")
     assert not t3[t3["family"] == "N"]["winner"].any()
     winners = t3[(t3["family"] == "D") & t3["winner"]]
-    assert sorted(zip(winners["model"], winners["judge"])) == [("mockllm/alpha", "mockllm/judge-a"), ("mockllm/beta", "mockllm/judge-b")]
+    assert sorted(zip(winners["model"], winners["judge"], strict=False)) == [("mockllm/alpha", "mockllm/judge-a"), ("mockllm/beta", "mockllm/judge-b")]
 
     # Every table names the judge; the per-sample table is written whole.
     assert all("judge" in pd.read_csv(out / f"single_shot_{n}.csv").columns for n in ("cms_css", "families", "verdicts", "controls"))
@@ -137,12 +137,15 @@ def test_samples_without_metadata_are_counted_and_named(sweep, tmp_path, capsys)
 @pytest.mark.slow
 def test_the_viewer_shows_each_arms_calls_under_a_named_span(sweep):
     """Read back from a real log: the baseline and counterfactual model calls sit in spans named for their arm."""
-    from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
     from inspect_ai.log import read_eval_log
+
+    from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
 
     template = next(Path(sweep["alpha-judge-a"]).parent.parent.glob("template/*.eval"))
     sample = read_eval_log(str(template)).samples[0]
     spans = {e.id: e.name for e in sample.events if e.event == "span_begin"}
-    arms = [spans.get(e.span_id) for e in sample.events if e.event == "model" and spans.get(e.span_id) in (BASELINE_SPAN, COUNTERFACTUAL_SPAN)]
+    arms = [
+        spans.get(e.span_id) for e in sample.events if e.event == "model" and spans.get(e.span_id) in (BASELINE_SPAN, COUNTERFACTUAL_SPAN)
+    ]
     # Two calls per arm (summary, then recommendations), the baseline's first.
     assert arms == [BASELINE_SPAN] * 2 + [COUNTERFACTUAL_SPAN] * 2

@@ -51,6 +51,20 @@ def test_import_rejects_a_bad_score(tmp_path, capsys):
     pd.DataFrame({"row_id": ["a"], "llm_score": [1.0], "family": ["D"]}).to_csv(tmp_path / "key.csv", index=False)
     pd.DataFrame({"row_id": ["a"], "score": [0.7], "coherent": ["yes"]}).to_csv(tmp_path / "bad.csv", index=False)
     pd.DataFrame({"row_id": ["a"], "score": [1.0], "coherent": ["yes"]}).to_csv(tmp_path / "good.csv", index=False)
-    assert main(["annotate", "import", str(tmp_path / "bad.csv"), str(tmp_path / "good.csv"), "--key", str(tmp_path / "key.csv"), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "annotate",
+                "import",
+                str(tmp_path / "bad.csv"),
+                str(tmp_path / "good.csv"),
+                "--key",
+                str(tmp_path / "key.csv"),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "bad.csv" in err and "row a" in err and "score" in err

@@ -27,12 +27,31 @@ def row(seed, variant, action, confidence, reference="ANSWER", acceptable=("ANSW
     from clinical_cf.scorers.workflow import utility
 
     ep = {"reference_action": reference, "acceptable_actions": list(acceptable)}
-    return {"model": "m", "condition": condition, "first_action": first_action or action, "episode_id": f"{seed}.p{p}.{variant}", "seed_id": seed, "pair_key": f"{seed}.p{p}",
-            "task_class": "triage_handoff", "variant": variant, "parameterization": p, "split": split, "epoch": 1,
-            "reference_action": reference, "acceptable_actions": tuple(acceptable), "action": action, "confidence": confidence,
-            "parse_ok": action is not None, "correct": float(action in acceptable), "utility_5": utility(action, ep, 5),
-            "utility_10": utility(action, ep, 10), "escalate_required": reference == "ESCALATE",
-            "escalate_acceptable": "ESCALATE" in acceptable, "text": "", "log": "x"}
+    return {
+        "model": "m",
+        "condition": condition,
+        "first_action": first_action or action,
+        "episode_id": f"{seed}.p{p}.{variant}",
+        "seed_id": seed,
+        "pair_key": f"{seed}.p{p}",
+        "task_class": "triage_handoff",
+        "variant": variant,
+        "parameterization": p,
+        "split": split,
+        "epoch": 1,
+        "reference_action": reference,
+        "acceptable_actions": tuple(acceptable),
+        "action": action,
+        "confidence": confidence,
+        "parse_ok": action is not None,
+        "correct": float(action in acceptable),
+        "utility_5": utility(action, ep, 5),
+        "utility_10": utility(action, ep, 10),
+        "escalate_required": reference == "ESCALATE",
+        "escalate_acceptable": "ESCALATE" in acceptable,
+        "text": "",
+        "log": "x",
+    }
 
 
 @pytest.fixture

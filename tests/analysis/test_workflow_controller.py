@@ -24,7 +24,11 @@ from helpers import FIXTURES, MockModel
 
 
 def test_detectors_on_small_texts():
-    assert detect("The nurse wrote: dark stools, probably the iron, nothing to do.") == {"conflict": True, "missing": False, "high_risk": False}
+    assert detect("The nurse wrote: dark stools, probably the iron, nothing to do.") == {
+        "conflict": True,
+        "missing": False,
+        "high_risk": False,
+    }
     assert detect("The dose is not documented anywhere.")["missing"]
     assert detect("He collapsed and his systolic pressure is 78.")["high_risk"]
     assert detect("Routine review; observations normal.") == {"conflict": False, "missing": False, "high_risk": False}

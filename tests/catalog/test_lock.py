@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 
-from clinical_cf.core.locking import UnregisteredCatalogError, check_lock, read_lock, write_lock
 from clinical_cf.catalog.css import CATALOG_PATH
+from clinical_cf.core.locking import UnregisteredCatalogError, check_lock, read_lock, write_lock
 from clinical_cf.tasks.css_task import build_css_task
 from helpers import HANDWRITTEN_CASES
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from clinical_cf.core.errors import CatalogError
 from clinical_cf.catalog.validate import KINDS, check_replacement, detect_kind, validate_file
 from clinical_cf.cli import main
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.suites import CATALOG_DIR
 
 BUNDLED = {

@@ -11,7 +11,6 @@ from clinical_cf.exports.datasets import export_dataset, sample_record
 from clinical_cf.registration import SAMPLE_KEYS
 from clinical_cf.suites import SUITES, create_task
 
-
 # Which file was the pre-registered catalog differs when the task reads the exported records.
 PROVENANCE = {"catalog_sha256", "catalog_registered", *SAMPLE_KEYS}
 

@@ -85,7 +85,13 @@ def test_response_with_tool_calls_and_usage():
                 "message": {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read_chart_section", "arguments": '{"section": "procedures"}'}}],
+                    "tool_calls": [
+                        {
+                            "id": "a",
+                            "type": "function",
+                            "function": {"name": "read_chart_section", "arguments": '{"section": "procedures"}'},
+                        }
+                    ],
                 },
                 "finish_reason": "tool_calls",
             }
@@ -116,7 +122,10 @@ async def test_real_generation_honours_schema_tools_and_seed():
     assert first.usage.input_tokens > 0 and first.usage.output_tokens > 0
 
     tools_out = await model.generate(
-        "Use the tool to read the biomarkers section.", tools=[CHART_TOOL], tool_choice=ToolFunction(name="read_chart_section"), config=GenerateConfig(max_tokens=60)
+        "Use the tool to read the biomarkers section.",
+        tools=[CHART_TOOL],
+        tool_choice=ToolFunction(name="read_chart_section"),
+        config=GenerateConfig(max_tokens=60),
     )
     assert tools_out.message.tool_calls and tools_out.message.tool_calls[0].function == "read_chart_section"
 

@@ -33,7 +33,9 @@ def fixed_arms():
     async def solve(state, generate):
         arms = state.store_as(CSSArms)
         arms.baseline = ArmResult(summary="", raw="", recommendations=[Recommendation(treatment="adjuvant capecitabine")], parsed=True)
-        arms.counterfactual = ArmResult(summary="", raw="", recommendations=[Recommendation(treatment="neoadjuvant FOLFIRINOX")], parsed=True)
+        arms.counterfactual = ArmResult(
+            summary="", raw="", recommendations=[Recommendation(treatment="neoadjuvant FOLFIRINOX")], parsed=True
+        )
         return state
 
     return solve
@@ -43,7 +45,13 @@ def run_judged(model, model_roles=None, judge_reply=None):
     sample = Sample(
         id="c:D1",
         input="packet",
-        metadata={"case_id": "c", "family": "D", "intervention_id": "D1", "expected_change": "moves to neoadjuvant", "scoring_rule": "1/0.5/0"},
+        metadata={
+            "case_id": "c",
+            "family": "D",
+            "intervention_id": "D1",
+            "expected_change": "moves to neoadjuvant",
+            "scoring_rule": "1/0.5/0",
+        },
     )
     task = Task(dataset=[sample], solver=fixed_arms(), scorer=judge_direction())
     log = eval(task, model=model, model_roles=model_roles or {}, display="none")[0]

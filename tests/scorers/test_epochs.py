@@ -17,9 +17,9 @@ from clinical_cf.scorers.medpic import medpic_exact_set
 from clinical_cf.scorers.sensitivity import direction_consistency
 from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.solvers.css import CSSArms, arm_result
+from clinical_cf.solvers.sensitivity import SensitivityArms
 from clinical_cf.solvers.workflow import workflow_decision
 from helpers import MockModel, data_blocks
-from clinical_cf.solvers.sensitivity import SensitivityArms
 
 PLAIN = MockModel("mockllm/model", lambda _: "")
 
@@ -112,7 +112,9 @@ def test_medpic_two_epochs():
         return solve
 
     options = {"A": "Metformin", "B": "Nitrofurantoin", "C": "None of the above"}
-    samples = [Sample(id=q, input="q", metadata={"answer": ["B"], "options": options, "kind": "gf", "rule_id": f"r{q}"}) for q in ("q1", "q2")]
+    samples = [
+        Sample(id=q, input="q", metadata={"answer": ["B"], "options": options, "kind": "gf", "rule_id": f"r{q}"}) for q in ("q1", "q2")
+    ]
     log = eval(Task(dataset=samples, solver=answer_by_epoch(), scorer=medpic_exact_set(), epochs=2), model=PLAIN.model, display="none")[0]
     m = metrics(log)
     assert m["accuracy"] == pytest.approx(0.75) and m["gf_accuracy"] == pytest.approx(0.75)
@@ -136,7 +138,9 @@ def test_sensitivity_two_epochs():
     tolerance = {"relative_change": 0.1, "js_divergence": 0.05, "confident_flip": 0.6}
     sample = Sample(id="v1:surface", input="v", metadata={"tolerance": tolerance, "gold_index": 0, "expected": "invariant",
                                                           "type": "surface", "vignette_id": "v1"})
-    log = eval(Task(dataset=[sample], solver=arms_by_epoch(), scorer=direction_consistency(), epochs=2), model=PLAIN.model, display="none")[0]
+    log = eval(Task(dataset=[sample], solver=arms_by_epoch(), scorer=direction_consistency(), epochs=2), model=PLAIN.model, display="none")[
+        0
+    ]
     m = metrics(log)
     assert m["mean"] == pytest.approx(0.5)
     assert m["surface_flip_rate"] == pytest.approx(0.5) and m["surface_consistency"] == pytest.approx(0.5)

@@ -8,14 +8,15 @@ Fixture (tests/fixtures/medpic_scored_rows.jsonl), 13 rows over rules r1-r4:
   activation 4/5, deactivation 2/4, pairs 2/4 complete, overall 8/13, 2 unparseable.
 """
 
-import re
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
+from inspect_ai.scorer import CORRECT, INCORRECT, SampleScore, Score
+
 from clinical_cf.scorers.medpic import (
-    rationale_prompt,
     activation_accuracy,
     applies_to,
     cf_accuracy,
@@ -25,10 +26,10 @@ from clinical_cf.scorers.medpic import (
     pair_accuracy,
     parse_answer,
     parse_mention,
+    rationale_prompt,
     summarise,
     unparseable,
 )
-from inspect_ai.scorer import CORRECT, INCORRECT, SampleScore, Score
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "medpic_scored_rows.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text().splitlines()]

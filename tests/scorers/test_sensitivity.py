@@ -3,8 +3,7 @@
 import math
 
 import pytest
-from inspect_ai.model import ModelOutput
-from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, Logprob, Logprobs, TopLogprob
+from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, Logprob, Logprobs, ModelOutput, TopLogprob
 
 from clinical_cf.catalog.sensitivity.perturbations import Tolerance
 from clinical_cf.scorers.sensitivity import consistent, entropy, js_divergence, measure, normalise

@@ -66,10 +66,18 @@ def test_json_variants_reasoning_and_invalid_replies():
     # Keys other than the schema's: left to the reader (issue 21), which reads them with quotes.
     reply = '{"recommended": [{"drug_name": "Ribociclib + letrozole", "why": "HR+"}], "avoid": ["Tamoxifen"]}'
     assert read_recommendations(reply).needs_reader
-    faithful = reader_replying({
-        "recommendations": [{"treatment": "Ribociclib + letrozole", "quote": '"recommended": [{"drug_name": "Ribociclib + letrozole"', "rationale": "HR+"}],
-        "not_recommended": [{"treatment": "Tamoxifen", "quote": '"avoid": ["Tamoxifen"]'}],
-    })
+    faithful = reader_replying(
+        {
+            "recommendations": [
+                {
+                    "treatment": "Ribociclib + letrozole",
+                    "quote": '"recommended": [{"drug_name": "Ribociclib + letrozole"',
+                    "rationale": "HR+",
+                }
+            ],
+            "not_recommended": [{"treatment": "Tamoxifen", "quote": '"avoid": ["Tamoxifen"]'}],
+        }
+    )
     other_keys = anyio.run(read_recommendations_with_reader, reply, faithful)
     assert [r.treatment for r in other_keys.recommendations] == ["Ribociclib + letrozole"]
     assert other_keys.recommendations[0].rationale == "HR+" and [r.treatment for r in other_keys.not_recommended] == ["Tamoxifen"]
@@ -78,9 +86,15 @@ def test_json_variants_reasoning_and_invalid_replies():
     # The final answer wins over a draft in the reasoning block.
     final = read_recommendations('<think>{"recommendations": ["capecitabine"]}</think>{"recommendations": ["FOLFIRINOX"]}')
     assert [r.treatment for r in final.recommendations] == ["FOLFIRINOX"] and final.provenance == "json"
-    echo = read_recommendations('{"recommendations": [{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}]}')
+    echo = read_recommendations(
+        '{"recommendations": [{"treatment": "<regimen, drug(s), procedure or action>", "rationale": "<one sentence>"}]}'
+    )
     assert echo.provenance == "invalid" and echo.invalid == "placeholder_echo" and echo.from_json
-    long = read_recommendations('{"recommendations": [' + ", ".join(f'{{"treatment": "drug {i} {" ".join(f"term{i}x{j}" for j in range(40))}"}}' for i in range(20)) + "]}")
+    long = read_recommendations(
+        '{"recommendations": ['
+        + ", ".join(f'{{"treatment": "drug {i} {" ".join(f"term{i}x{j}" for j in range(40))}"}}' for i in range(20))
+        + "]}"
+    )
     assert len(long.recommendations) == 12 and all(len(r.treatment) <= 160 for r in long.recommendations) and long.truncated
 
 

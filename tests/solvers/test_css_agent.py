@@ -7,13 +7,13 @@ from inspect_ai import eval
 from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage, get_model
 from inspect_ai.tool import ToolCall, ToolError
 
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.solvers.css_agent import chart_tool, trace_of
 from clinical_cf.tasks.css_agent.css_agent import css_agent
-from clinical_cf.catalog.css import CATALOG_PATH
-from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json, data_blocks
+from helpers import HANDWRITTEN_CASES, MockModel, data_blocks, recommendations_json
 
 SECTIONS = {"procedures": "2025-01-14 Whipple, R0.", "labs": "x" * 100}
 
@@ -41,7 +41,9 @@ async def test_intervention_reaches_the_agent_only_through_the_tool():
 
 def test_trace_counts_reads_repeats_and_changed_sections():
     def call(section, i):
-        return ChatMessageAssistant(content="", tool_calls=[ToolCall(id=str(i), function="read_chart_section", arguments={"section": section})])
+        return ChatMessageAssistant(
+            content="", tool_calls=[ToolCall(id=str(i), function="read_chart_section", arguments={"section": section})]
+        )
 
     messages = [call("overview", 1), call("procedures", 2), call("procedures", 3), ChatMessageAssistant(content="done")]
     trace = trace_of(messages, changed=["procedures"], limit=None)

@@ -13,6 +13,7 @@ import re
 import anyio
 import pytest
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
 from clinical_cf.catalog.medpic.questions import load_questions
 from clinical_cf.solvers.medpic import (
     INSTRUCTION_PLAIN,

@@ -14,12 +14,11 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from clinical_cf.solvers.css import SUMMARY_PROMPT, baseline_lock, two_stage_recommendations
 from clinical_cf.solvers.css_agent import chart_agent_recommendations, perturbed_observation_agent
-from clinical_cf.solvers.sensitivity import DISTRIBUTION_PROMPT, candidate_distributions, options_text
+from clinical_cf.solvers.sensitivity import DISTRIBUTION_PROMPT, SensitivityArms, candidate_distributions, options_text
 from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_agent_observation
 from clinical_cf.tasks.css_task import build_css_task
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
-from clinical_cf.solvers.sensitivity import SensitivityArms
 
 
 async def test_baseline_lock_admits_one_holder_per_case_and_epoch():

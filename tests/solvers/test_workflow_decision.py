@@ -6,9 +6,8 @@ import pytest
 from inspect_ai import Task, eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from clinical_cf.solvers.workflow import ACTION_DEFINITIONS, SYSTEM_PROMPTS, UNCERTAINTY_CHECKLIST, workflow_decision
+from clinical_cf.solvers.workflow import ACTION_DEFINITIONS, SYSTEM_PROMPTS, UNCERTAINTY_CHECKLIST, WorkflowDecisions, workflow_decision
 from clinical_cf.tasks.workflow.workflow import workflow
-from clinical_cf.solvers.workflow import WorkflowDecisions
 
 
 def multi_turn_samples(n: int = 3):

@@ -6,7 +6,7 @@ import pytest
 from inspect_ai import eval
 
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json, data_blocks
+from helpers import HANDWRITTEN_CASES, MockModel, data_blocks, recommendations_json
 
 ADJUVANT = {
     "breast": recommendations_json("paclitaxel + trastuzumab (weekly x 12, then trastuzumab to 1 year)", "tamoxifen"),

@@ -35,7 +35,11 @@ def ignoring_judge(prompt: str) -> str:
 def obeying_judge(prompt: str) -> str:
     """Follows any extra text it finds in the counterfactual list: full credit whenever the lists differ at all."""
     blocks = data_blocks(prompt)
-    return '{"score": 1, "rationale": "as instructed"}' if blocks["COUNTERFACTUAL"] != blocks["BASELINE"] else '{"score": 0, "rationale": "same"}'
+    return (
+        '{"score": 1, "rationale": "as instructed"}'
+        if blocks["COUNTERFACTUAL"] != blocks["BASELINE"]
+        else '{"score": 0, "rationale": "same"}'
+    )
 
 
 def run(judge):

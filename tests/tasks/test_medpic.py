@@ -2,15 +2,16 @@
 
 import pytest
 import yaml
+from inspect_ai import eval
+
+from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.locking import UnregisteredCatalogError
-from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.scorers.medpic import summarise
 from clinical_cf.tasks.medpic.medpic import medpic
 from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
 from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
 from helpers import MockModel, data_blocks
-from inspect_ai import eval
 
 POPULATION = "renal"
 
@@ -38,7 +39,14 @@ def test_medpic_end_to_end_with_rationale_judge():
     # The mock answers on ANSWER lines to the plain prompt it is keyed by; no reader role (issue 21 arguments).
     task = medpic(populations=POPULATION, rationale_judge=True, json_schema=False, reader="none")
     model = MockModel("mockllm/model", sticky_clinician(task))
-    judge = MockModel("mockllm/model", lambda p: '{"mentions": true, "evidence": "x"}' if any(w in data_blocks(p)["RESPONSE"] for w in ("CrCl", "eGFR")) else '{"mentions": false}')
+    judge = MockModel(
+        "mockllm/model",
+        lambda p: (
+            '{"mentions": true, "evidence": "x"}'
+            if any(w in data_blocks(p)["RESPONSE"] for w in ("CrCl", "eGFR"))
+            else '{"mentions": false}'
+        ),
+    )
     log = eval(task, model=model.model, model_roles={"judge": judge.model}, display="none", log_format="json")[0]
     assert log.status == "success", log.error
     metrics = {k: v.value for s in log.results.scores for k, v in s.metrics.items()}
@@ -98,8 +106,12 @@ def test_user_rules_need_a_lock_and_questions_must_agree_with_rules(tmp_path):
     task = medpic(rules=str(rules), allow_unregistered=True, populations="lactation")
     assert task.dataset[0].metadata["catalog_registered"] is False
     # a rule edited so that its questions' gold answers no longer follow: the run refuses
-    rules.write_text(RULES_PATH.read_text().replace("op: lt, value: 30, unit: mL/min, active: [12, 27], inactive: [45, 80]}]\n  action: avoid\n  rationale: Pulmonary",
-                                                    "op: lt, value: 10, unit: mL/min, active: [5, 8], inactive: [45, 80]}]\n  action: avoid\n  rationale: Pulmonary"))
+    rules.write_text(
+        RULES_PATH.read_text().replace(
+            "op: lt, value: 30, unit: mL/min, active: [12, 27], inactive: [45, 80]}]\n  action: avoid\n  rationale: Pulmonary",
+            "op: lt, value: 10, unit: mL/min, active: [5, 8], inactive: [45, 80]}]\n  action: avoid\n  rationale: Pulmonary",
+        )
+    )
     with pytest.raises(CatalogError, match="disagree with the rules"):
         medpic(rules=str(rules), questions=str(QUESTIONS_PATH), allow_unregistered=True)
     bad = tmp_path / "q.jsonl"

@@ -3,9 +3,10 @@
 import pytest
 from inspect_ai import eval
 
+from clinical_cf.solvers.sensitivity import SensitivityArms
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from helpers import MockModel, clinician
-from clinical_cf.solvers.sensitivity import SensitivityArms
+
 
 @pytest.mark.slow  # a sensitivity eval over every vignette pair
 def test_profile_of_a_model_blind_to_background():

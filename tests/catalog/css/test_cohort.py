@@ -5,14 +5,13 @@ import statistics
 
 import pytest
 
-from clinical_cf.catalog.css import CASES_PATH
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.cohort import generate_cohort, write_cohort
 from clinical_cf.catalog.css.expand import coherence_problems, expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.lexicon import default_lexicon
 from clinical_cf.catalog.css.render import render_case_sections
 from clinical_cf.catalog.css.schema import load_cases, render_sections
-from clinical_cf.catalog.css import CATALOG_PATH
 
 CASES = load_cases(CASES_PATH)
 
@@ -39,9 +38,9 @@ def test_every_case_is_coherent():
     for case in CASES:
         assert coherence_problems(case) == [], case.case_id
         record = case.record
-        dates = [record.diagnosis_date, *(l.start for l in record.treatment_lines)]
+        dates = [record.diagnosis_date, *(t.start for t in record.treatment_lines)]
         assert all(d <= case.board_date for d in dates), case.case_id
-        assert case.prior_lines == sum("metastatic" in l.setting for l in record.treatment_lines)
+        assert case.prior_lines == sum("metastatic" in t.setting for t in record.treatment_lines)
         assert (case.sex == "M") == (case.cancer_type == "prostate" or (case.cancer_type not in ("breast", "ovarian") and case.sex == "M"))
 
 

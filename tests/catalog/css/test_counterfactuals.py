@@ -4,6 +4,8 @@ import asyncio
 import json
 
 import pytest
+from inspect_ai.model import GenerateConfig, get_model
+
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import (
     build_counterfactuals,
@@ -13,11 +15,9 @@ from clinical_cf.catalog.css.counterfactuals import (
 )
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.tasks.css_task import build_css_task
-from inspect_ai.model import GenerateConfig, get_model
-
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
+from clinical_cf.tasks.css_task import build_css_task
 from tests.helpers import HANDWRITTEN_CASES, MockModel
 
 CATALOG = load_catalog(CATALOG_PATH)
@@ -101,7 +101,9 @@ def test_a_frozen_set_is_locked_reviewed_and_used_verbatim_by_the_task(tmp_path,
         build_css_task(cases=str(HANDWRITTEN_CASES), families="A", counterfactuals=str(paths["counterfactuals"]), controls="none")
     # ... until the reviewer's decisions (saved by review.html) are recorded; the lock covers them.
     decisions = tmp_path / "decisions.jsonl"
-    decisions.write_text(json.dumps({"tuple_id": f"{CASE.case_id}:{A1.id}", "decision": "approved", "comment": "ok", "reviewer": "Dr Q"}) + "\n")
+    decisions.write_text(
+        json.dumps({"tuple_id": f"{CASE.case_id}:{A1.id}", "decision": "approved", "comment": "ok", "reviewer": "Dr Q"}) + "\n"
+    )
     assert main(["counterfactuals", "review", str(paths["counterfactuals"]), "--decisions", str(decisions)]) == 0
     assert "1 approved" in capsys.readouterr().out
     task = build_css_task(cases=str(HANDWRITTEN_CASES), families="A", counterfactuals=str(paths["counterfactuals"]), controls="none")
@@ -124,7 +126,23 @@ def test_the_review_page_escapes_packet_text(tmp_path):
 
 
 def test_regex_mode_writes_the_same_frozen_format_from_the_cli(tmp_path, capsys):
-    assert main(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "ABCDEN", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "counterfactuals",
+                "build",
+                "--cases",
+                str(HANDWRITTEN_CASES),
+                "--editor",
+                "regex",
+                "--families",
+                "ABCDEN",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     entries = load_counterfactuals(tmp_path / "counterfactuals.jsonl")
     assert entries and {e.editor for e in entries} == {"regex"}
     assert "accepted" in capsys.readouterr().out
@@ -145,7 +163,12 @@ def _frozen_set(tmp_path, mutate=None):
     """A regex-built frozen set of the handwritten cases (families A and D), optionally edited and re-locked."""
     from clinical_cf.core.locking import write_lock
 
-    assert main(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "AD", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            ["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "AD", "--out", str(tmp_path)]
+        )
+        == 0
+    )
     path = tmp_path / "counterfactuals.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     if mutate:
@@ -193,7 +216,12 @@ def _first(rows, prefix):
     "tamper, words",
     [
         (lambda r: r.update(counterfactual_sections=dict(r["baseline_sections"])), "no-op"),
-        (lambda r: r.update(counterfactual_sections={k: (v if k == "overview" else "") for k, v in r["counterfactual_sections"].items()}), "truncated"),
+        (
+            lambda r: r.update(
+                counterfactual_sections={k: (v if k == "overview" else "") for k, v in r["counterfactual_sections"].items()}
+            ),
+            "truncated",
+        ),
         (lambda r: r["counterfactual_sections"].pop("labs"), "lacks 1 of the ten sections"),
         (lambda r: r.update(family="D"), "labelled family D"),
         (lambda r: r["baseline_sections"].update(overview=r["baseline_sections"]["overview"] + " Edited."), "not this case's own packet"),

@@ -1,9 +1,9 @@
 """Expansion: applicability, no-op and incoherence counts, per-intervention totals."""
 
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.css import CATALOG_PATH
 from helpers import HANDWRITTEN_CASES
 
 CASES = load_cases(HANDWRITTEN_CASES)

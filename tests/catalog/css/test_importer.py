@@ -4,11 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
+
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.importer import import_packet, split_sections
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import Case, case_json_schema, load_cases
-
 from clinical_cf.cli import main
 
 CATALOG = load_catalog(CATALOG_PATH)
@@ -43,7 +43,7 @@ def test_what_cannot_be_inferred_is_listed_and_kept_out_of_the_cases_file(tmp_pa
     assert "could not infer: cancer_type" in printed and "inferred stage" in printed
     cases = load_cases(out)  # what was written validates
     assert {c.case_id for c in cases} == {"crc-01", "mdt-gastric"}
-    todo = [json.loads(l) for l in (tmp_path / "cases.todo.jsonl").read_text().splitlines()]
+    todo = [json.loads(line) for line in (tmp_path / "cases.todo.jsonl").read_text().splitlines()]
     assert [d["case_id"] for d in todo] == ["unknown-1"]
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.catalog.css import CATALOG_PATH
 
 GOOD_ENTRY = {
     "id": "X1_test",
@@ -24,7 +24,13 @@ GOOD_ENTRY = {
 def write_catalog(tmp_path: Path, **overrides) -> Path:
     entry = {**GOOD_ENTRY, **overrides}
     entry = {k: v for k, v in entry.items() if v is not None}
-    doc = {"version": 1, "name": "t", "description": "t", "scoring_rule": "1 = updated, 0.5 = acknowledged, 0 = unchanged", "interventions": [entry]}
+    doc = {
+        "version": 1,
+        "name": "t",
+        "description": "t",
+        "scoring_rule": "1 = updated, 0.5 = acknowledged, 0 = unchanged",
+        "interventions": [entry],
+    }
     path = tmp_path / "catalog.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path

@@ -2,10 +2,10 @@
 
 import pytest
 
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.interventions import Intervention, load_catalog
 from clinical_cf.catalog.css.mutate import Packet, apply_regex
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.css import CATALOG_PATH
 from helpers import HANDWRITTEN_CASES
 
 CASES = {c.case_id: c for c in load_cases(HANDWRITTEN_CASES)}
@@ -54,7 +54,18 @@ def test_insert_fills_date_and_value_templates():
 
 def test_reorder_changes_only_the_presentation_order():
     case = CASES["fx-lung-1"]
-    order = ["overview", "encounters", "labs", "vitals", "procedures", "medications", "biomarkers", "diagnoses", "allergies", "demographics"]
+    order = [
+        "overview",
+        "encounters",
+        "labs",
+        "vitals",
+        "procedures",
+        "medications",
+        "biomarkers",
+        "diagnoses",
+        "allergies",
+        "demographics",
+    ]
     packet = apply_regex(case, intervention(mutation=[{"op": "reorder", "order": order}]))
     assert packet.sections == dict(case.sections)
     assert packet.text.index("=== OVERVIEW ===") < packet.text.index("=== DEMOGRAPHICS ===")

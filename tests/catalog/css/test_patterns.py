@@ -4,12 +4,12 @@ import time
 
 import pytest
 import yaml
+
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.patterns import backtracking_problem
 from clinical_cf.catalog.css.schema import load_cases
-
 from clinical_cf.core.errors import CatalogError
 from tests.helpers import HANDWRITTEN_CASES
 
@@ -28,7 +28,9 @@ def bundled_patterns() -> list[tuple[str, str]]:
             found += [(f"implication {name}", term.pattern)] + ([(f"implication {name} unless", term.unless)] if term.unless else [])
     for item in CATALOG.interventions:
         found += [(f"{item.id} {op.op}", op.pattern) for op in item.mutation if getattr(op, "pattern", None)]
-        found += [(f"{item.id} {f}", getattr(item.applies_to, f)) for f in ("packet_matches", "packet_excludes") if getattr(item.applies_to, f)]
+        found += [
+            (f"{item.id} {f}", getattr(item.applies_to, f)) for f in ("packet_matches", "packet_excludes") if getattr(item.applies_to, f)
+        ]
         found += [(f"{item.id} expect_after", p) for p in item.expect_after or []]
     return found
 

@@ -3,6 +3,7 @@
 from datetime import date
 
 import pytest
+
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.dates import entry_dates, find_dates, reformat_dates
 from clinical_cf.catalog.css.expand import expand_tuples
@@ -10,7 +11,6 @@ from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import apply_regex
 from clinical_cf.catalog.css.residue import find_residue
 from clinical_cf.catalog.css.schema import SECTIONS, load_cases
-
 from tests.helpers import HANDWRITTEN_CASES
 
 CATALOG = load_catalog(CATALOG_PATH)

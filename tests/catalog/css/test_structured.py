@@ -2,12 +2,11 @@
 
 import re
 
-from clinical_cf.catalog.css import CASES_PATH
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import apply_regex, apply_structured
 from clinical_cf.catalog.css.schema import load_cases
-from clinical_cf.catalog.css import CATALOG_PATH
 
 CASES = load_cases(CASES_PATH)
 CATALOG = load_catalog(CATALOG_PATH)

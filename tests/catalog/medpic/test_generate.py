@@ -4,11 +4,12 @@ import re
 from collections import Counter
 
 import pytest
-from clinical_cf.core.errors import CatalogError
+
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.catalog.medpic.generate import generate, to_jsonl, write_questions
 from clinical_cf.catalog.medpic.questions import load_questions, self_check
 from clinical_cf.catalog.medpic.rules import drug_flagged, load_rules
+from clinical_cf.core.errors import CatalogError
 
 RULES = load_rules(RULES_PATH)
 QUESTIONS = load_questions(QUESTIONS_PATH)
@@ -136,7 +137,9 @@ def test_a_member_moved_across_an_age_threshold_keeps_a_setting_of_its_own_age()
             crossing += 1
             for m in members.values():
                 group = age_group(m.patient.age_years)
-                assert not {c for c in m.patient.conditions if c in set().union(*PLAUSIBLE_BACKGROUND.values())} - PLAUSIBLE_BACKGROUND[group]
+                assert (
+                    not {c for c in m.patient.conditions if c in set().union(*PLAUSIBLE_BACKGROUND.values())} - PLAUSIBLE_BACKGROUND[group]
+                )
                 rate = int(re.search(r"(?:heart rate|pulse) (\d+)/min", m.vignette).group(1))
                 low, high = heart_rate_band(m.patient.age_years)
                 assert low <= rate <= high, m.id

@@ -2,10 +2,11 @@
 
 import pytest
 import yaml
-from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.locking import read_lock
+
 from clinical_cf.catalog.medpic import RULES_PATH
 from clinical_cf.catalog.medpic.rules import PatientFacts, drug_flagged, load_rules
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import read_lock
 
 RULES = load_rules(RULES_PATH)
 
@@ -60,7 +61,11 @@ def _broken(tmp_path, rule_id: str, **changes) -> str:
         ("beers-t6-gabapentin", {"trigger": [{"kind": "crcl", "op": "lt", "value": "sixty", "unit": "mL/min"}]}, "trigger.0"),
         ("beers-t6-gabapentin", {"trigger": [{"kind": "crcl", "op": "lt", "value": 60, "unit": "mg/dL"}]}, "trigger.0"),
         ("beers-t6-gabapentin", {"trigger": [{"kind": "crcl", "op": "eq", "value": 60, "unit": "mL/min"}]}, "trigger.0"),
-        ("beers-t6-gabapentin", {"trigger": [{"kind": "crcl", "op": "lt", "value": 60, "unit": "mL/min", "active": [65, 80]}]}, "trigger.0"),
+        (
+            "beers-t6-gabapentin",
+            {"trigger": [{"kind": "crcl", "op": "lt", "value": 60, "unit": "mL/min", "active": [65, 80]}]},
+            "trigger.0",
+        ),
         ("beers-t6-gabapentin", {"trigger": [{"kind": "kidney", "op": "lt", "value": 60}]}, "trigger.0.kind"),
         ("beers-t6-gabapentin", {"source": None}, "source"),
         ("beers-t6-gabapentin", {"source": {"document": "AGS Beers Criteria", "year": "recent", "section": "Table 6"}}, "source.year"),

@@ -2,11 +2,11 @@
 
 import pytest
 
-from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.locking import read_lock
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes, write_vignettes
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import read_lock
 
 VIGNETTES = load_vignettes(VIGNETTES_PATH)
 PERTURBATIONS = {p.id: p for p in load_perturbations(PERTURBATIONS_PATH)[0]}

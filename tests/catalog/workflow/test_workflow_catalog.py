@@ -5,12 +5,12 @@ from collections import Counter
 
 import pytest
 
-from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.locking import read_lock
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
 from clinical_cf.catalog.workflow.assemble import LATE_HEADER, STALE_HEADER, assemble, dumps, write_episodes
 from clinical_cf.catalog.workflow.episodes import load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import read_lock
 
 
 @pytest.fixture(scope="module")
