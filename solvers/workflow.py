@@ -266,6 +266,11 @@ def parse_decision(text: str) -> Decision:
         method = "json" if chosen.provenance == "json" else "partial_json"
         return Decision(action, parse_confidence(data.get("confidence")), reason, True, method, chosen.provenance, reply_cut=cut)
 
+    # A reply that is nothing but one action's name states it exactly, whatever its case ("Escalate").
+    bare = final.strip().rstrip(".").strip()
+    if "\n" not in bare and normalise_action(bare) is not None:
+        return Decision(normalise_action(bare), None, final[:400], True, "keyword", "field", reply_cut=cut)
+
     def answer_line(line: str) -> bool:
         return (
             bool(_ACTION_LINE.match(line) or _CONFIDENCE_LINE.match(line))

@@ -5,6 +5,7 @@ import json
 import pandas as pd
 from inspect_ai import eval
 
+from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.cli import main
 from clinical_cf.tasks.css.css import css
 from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
@@ -13,7 +14,12 @@ from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 def test_export_is_blinded_and_import_reports_agreement(tmp_path, capsys):
     verdicts = iter([0, 0.5, 1] * 20)
     judge = MockModel("mockllm/judge", lambda p: json.dumps({"score": next(verdicts), "rationale": "r"}))
-    eval(css(cases=str(HANDWRITTEN_CASES), controls="none"), model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
+    # Catalog v3 finds first-line progression incoherent on the hand-written packets (diagnosed too
+    # recently for a first course), so one bundled case that takes family B joins them.
+    cases = tmp_path / "cases.jsonl"
+    bundled_b = next(line for line in CASES_PATH.read_text(encoding="utf-8").splitlines() if '"css-breast-020"' in line)
+    cases.write_text(HANDWRITTEN_CASES.read_text(encoding="utf-8").rstrip("\n") + "\n" + bundled_b + "\n", encoding="utf-8")
+    eval(css(cases=str(cases), controls="none"), model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
          model_roles={"judge": judge.model}, display="none", log_dir=str(tmp_path / "logs"))
 
     out = tmp_path / "annotation"
