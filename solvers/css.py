@@ -39,6 +39,7 @@ from clinical_cf.replies import (
     ReaderTask,
     ask_reader,
     data_block,
+    degenerate,
     final_answer,
     find_object,
     grounded,
@@ -154,6 +155,7 @@ class ArmResult(BaseModel):
     )
     truncated: bool = Field(default=False, description="Items or their text were cut to the parse-time caps.")
     unreadable_reason: str = Field(default="", description="Why no list could be read (provenance unreadable).")
+    contradictory: list[str] = Field(default_factory=list, description="Options the reply's JSON both recommends and says to avoid.")
     reply_cut: bool = Field(default=False, description="The reply was longer than clinical_cf.replies.MAX_REPLY_CHARS and was read cut.")
     reader: dict[str, Any] | None = Field(
         default=None, description="The reader role's call when step (d) ran: model, its reply, the verification's verdict."
@@ -324,6 +326,8 @@ class RecommendationReading(BaseModel):
     reply_cut: bool = False
     reader: dict[str, Any] | None = None
     """The reader role's call when step (d) ran: model, its reply and the verification's verdict."""
+    contradictory: list[str] = Field(default_factory=list)
+    """Options the reply's JSON both recommends and says to avoid (read as stated)."""
 
     @property
     def needs_reader(self) -> bool:
@@ -420,6 +424,11 @@ def read_recommendations(text: str) -> RecommendationReading:
                                          reason="an entry of the JSON names no treatment")
         span = final[chosen.start:chosen.end]
         invalid = invalid_reason(span, TEMPLATE_PLACEHOLDERS)
+        if invalid == "degenerate_repetition" and not degenerate("\n".join(r.treatment for r in [*recommended, *avoided])):
+            # The options are stated once; only a rationale loops (a small model's habit). The options
+            # are what is judged: keep them, and drop the looping rationales rather than the answer.
+            recommended, avoided = _without_looping_rationales(recommended), _without_looping_rationales(avoided)
+            invalid = None
         if invalid is not None:
             return RecommendationReading(provenance="invalid", invalid=invalid, from_json=True, reply_cut=cut)
         contradiction = _contradicted(recommended, outside_json(final, objects))
@@ -455,6 +464,10 @@ def read_recommendations(text: str) -> RecommendationReading:
     return _finish(recommended, avoided, provenance, from_json, cut)
 
 
+def _without_looping_rationales(items: list[Recommendation]) -> list[Recommendation]:
+    return [Recommendation(treatment=r.treatment, rationale="") if degenerate(r.rationale) else r for r in items]
+
+
 def _finish(recommended: list[Recommendation], avoided: list[Recommendation], provenance: Provenance,
             from_json: bool, cut: bool, reader: dict[str, Any] | None = None) -> RecommendationReading:
     """Invalid-output checks on the items that were read, then the parse-time caps."""
@@ -475,14 +488,17 @@ def _finish(recommended: list[Recommendation], avoided: list[Recommendation], pr
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
                                      reason="the reading names no option")
     both = {_key(r.treatment) for r in recommended} & {_key(r.treatment) for r in avoided}
-    if both:
+    # Requested JSON that puts one option in both lists states exactly that: it is read as stated
+    # (a contradictory answer, for the judge to weigh) and flagged. From prose, answer lines or the
+    # reader, the same overlap means the reading is in doubt, so it stays unreadable.
+    if both and not (from_json and provenance in ("json", "repaired")):
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
                                      reason=f"{sorted(both)[0][:60]!r} is both recommended and to be avoided")
     capped_recommended, cut_a = _cap(recommended)
     capped_avoided, cut_b = _cap(avoided)
     return RecommendationReading(
         recommendations=capped_recommended, not_recommended=capped_avoided, provenance=provenance,
-        truncated=cut_a or cut_b, from_json=from_json, reply_cut=cut, reader=reader,
+        truncated=cut_a or cut_b, from_json=from_json, reply_cut=cut, reader=reader, contradictory=sorted(both),
     )
 
 
@@ -611,6 +627,7 @@ def _arm(reading: RecommendationReading, raw: str, summary: str, trace: AgentTra
         unreadable_reason=reading.reason if reading.provenance == "unreadable" else "",
         reply_cut=reading.reply_cut,
         reader=reading.reader,
+        contradictory=reading.contradictory,
         trace=trace,
     )
 

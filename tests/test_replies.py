@@ -367,11 +367,16 @@ def test_invalid_output_checks_look_at_the_answer_that_was_read():
     assert invalid_reason("| Option | Why |\n|" + "-" * 30 + "|" + "-" * 30 + "|\n| FOLFOX | first line |") is None
 
 
-def test_an_option_both_recommended_and_avoided_is_unreadable():
+def test_an_option_both_recommended_and_avoided_is_read_as_stated_from_json_and_unreadable_from_lines():
     from clinical_cf.solvers.css import read_recommendations
 
+    # The requested JSON states the contradiction itself: read as stated (a bad answer, judged), flagged.
     reading = read_recommendations('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}')
-    assert reading.provenance == "unreadable" and "both recommended and to be avoided" in reading.reason
+    assert reading.provenance == "json" and reading.contradictory == ["benadryl"]
+    assert [r.treatment for r in reading.recommendations] == ["Benadryl"] and [r.treatment for r in reading.not_recommended] == ["benadryl"]
+    # From answer lines the same overlap puts the reading itself in doubt.
+    lines = read_recommendations("Plan below.\nRECOMMENDED: Benadryl\nNOT RECOMMENDED: benadryl")
+    assert lines.provenance == "unreadable" and "both recommended and to be avoided" in lines.reason
 
 
 def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
@@ -385,3 +390,15 @@ def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
         bench.READER_MODE[0] = "faithful"
     assert not [o for o in outcomes if o.verdict == "silent"], [o for o in outcomes if o.verdict == "silent"]
     assert not [o for o in outcomes if o.step == "reader"]
+
+
+def test_a_looping_rationale_does_not_unscore_options_stated_once():
+    from clinical_cf.solvers.css import read_recommendations
+
+    looping = "Benadopa is a drug that helps to treat cancer. " * 12
+    reading = read_recommendations('{"recommendations": [{"treatment": "Benadopa", "rationale": "' + looping + '"}], "not_recommended": []}')
+    assert reading.provenance == "json" and reading.invalid is None
+    assert [(r.treatment, r.rationale) for r in reading.recommendations] == [("Benadopa", "")]
+    # Options that loop are still degenerate output, never judged.
+    repeated = ",".join(['{"treatment": "FOLFOX", "rationale": "x"}'] * 8)
+    assert read_recommendations('{"recommendations": [' + repeated + '], "not_recommended": []}').invalid == "degenerate_repetition"
