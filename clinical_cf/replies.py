@@ -712,7 +712,19 @@ def reader_prompt(task: ReaderTask, final: str) -> str:
     return READER_PROMPT.format(task=task.instructions, notice=DATA_NOTICE.format(tag=tag), reply=data_block("REPLY", body, tag))
 
 
-def resolve_reader(reader: str | None, judge_role: str = "judge") -> Any:
+@dataclass(frozen=True)
+class ReaderModel:
+    """The reader role's model and whether it may be sent `response_schema` (`-T json_schema=false`
+    is for providers that reject it: then the reader is asked for the JSON in the prompt only)."""
+
+    model: Any
+    json_schema: bool = True
+
+    def __str__(self) -> str:
+        return str(self.model)
+
+
+def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: bool = True) -> ReaderModel | None:
     """The reader model for `reader` (a model role name), or None when the reader is off.
 
     `reader=None` or "none" turns step (d) off. A bound role named `reader` is used; otherwise the
@@ -725,10 +737,12 @@ def resolve_reader(reader: str | None, judge_role: str = "judge") -> Any:
 
     roles = model_roles()
     if reader in roles:
-        return get_model(role=reader, required=True)
-    if judge_role in roles:
-        return get_model(role=judge_role, required=True)
-    return get_model()
+        model = get_model(role=reader, required=True)
+    elif judge_role in roles:
+        model = get_model(role=judge_role, required=True)
+    else:
+        model = get_model()
+    return ReaderModel(model, json_schema)
 
 
 async def ask_reader(model: Any, task: ReaderTask, final: str) -> ReaderOutcome:
@@ -740,9 +754,12 @@ async def ask_reader(model: Any, task: ReaderTask, final: str) -> ReaderOutcome:
     """
     from inspect_ai.model import GenerateConfig
 
+    schema = task.schema
+    if isinstance(model, ReaderModel):
+        model, schema = model.model, (task.schema if model.json_schema else None)
     output = await model.generate(
         reader_prompt(task, final),
-        config=GenerateConfig(response_schema=task.schema, temperature=0.0),
+        config=GenerateConfig(response_schema=schema, temperature=0.0),
         cache=False,
     )
     reply = output.completion or ""

@@ -161,7 +161,7 @@ def unparseable() -> Metric:
 
 @scorer(metrics=[accuracy(), stderr(cluster="rule_id"), accuracy_read(), gf_accuracy(), cf_accuracy(), gf_cf_gap(), activation_accuracy(),
                  deactivation_accuracy(), pair_accuracy(), unparseable(), parse_quality()])
-def medpic_exact_set(reader: str | None = "reader") -> Scorer:
+def medpic_exact_set(reader: str | None = "reader", json_schema: bool = True) -> Scorer:
     """CORRECT when the parsed option set equals the gold set exactly; unreadable replies are INCORRECT and flagged.
 
     The reply is read by contract (`read_answer`), then by the reader role (`reader`, "none" turns
@@ -174,7 +174,7 @@ def medpic_exact_set(reader: str | None = "reader") -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         gold = frozenset(meta["answer"])
-        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader))
+        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader, json_schema=json_schema))
         parsed = reading.letters
         info = {"parse": reading.provenance, "kind": meta["kind"], "operation": meta.get("operation"),
                 "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"], "reply_cut": reading.reply_cut,
@@ -284,7 +284,7 @@ def rationale_mentions_change(
     """
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
-        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader))
+        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader, json_schema=json_schema))
         if reading.invalid is not None:
             return Score.unscored(reason="invalid_output", explanation=f"invalid output: {reading.invalid}",
                                   metadata={"invalid": reading.invalid})

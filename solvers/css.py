@@ -254,7 +254,7 @@ def two_stage_recommendations(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
-        reader_model = resolve_reader(reader)
+        reader_model = resolve_reader(reader, json_schema=json_schema)
         arms = state.store_as(CSSArms)
         baseline_packet: str = state.metadata["baseline_packet"]
 

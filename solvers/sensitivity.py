@@ -367,7 +367,7 @@ def candidate_distributions(
         meta = state.metadata
         candidates: list[str] = meta["candidates"]
         digest = hashlib.sha256(meta["baseline_text"].encode()).hexdigest()
-        reader_model = resolve_reader(reader)
+        reader_model = resolve_reader(reader, json_schema=json_schema)
         async with baseline_lock((str(model), digest, state.epoch)):
             baseline = await elicit(model, meta["baseline_text"], candidates, policy, json_schema, logprobs, reader_model)
         perturbed = await elicit(model, state.input_text, candidates, False, json_schema, logprobs, reader_model)

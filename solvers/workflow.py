@@ -33,6 +33,7 @@ from clinical_cf.replies import (
     Provenance,
     ReaderTask,
     ask_reader,
+    degenerate,
     final_answer,
     grounded,
     invalid_reason,
@@ -247,6 +248,11 @@ def parse_decision(text: str) -> Decision:
         chosen = objects[-1]
         data = lowered_keys(chosen.value)
         invalid = invalid_reason(final[chosen.start:chosen.end], PLACEHOLDERS)
+        # The action and confidence are what is read; a `reason` that loops (a small model's habit)
+        # does not make a stated action invalid: the looping reason is dropped instead.
+        looping_reason = invalid == "degenerate_repetition" and degenerate(str(data.get("reason", data.get("rationale", "")) or ""))
+        if looping_reason and invalid_reason(json.dumps({k: v for k, v in data.items() if k not in ("reason", "rationale")})) is None:
+            invalid, data = None, {k: v for k, v in data.items() if k not in ("reason", "rationale")}
         if invalid is not None:
             return Decision(None, None, "", False, "none", "invalid", invalid, reply_cut=cut)
         if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
@@ -405,7 +411,7 @@ def workflow_decision(condition: str = "neutral", json_schema: bool = True, read
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
         turns = meta["turns"]
-        reader_model = resolve_reader(reader)
+        reader_model = resolve_reader(reader, json_schema=json_schema)
         state.messages = [ChatMessageSystem(content=system_prompt(condition, meta["task_class"], json_schema))]
         decisions = []
         for turn in turns:

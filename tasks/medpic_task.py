@@ -95,7 +95,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
         # Zero-shot: one generation from the rendered prompt (the sample input); no partner is shown.
         solver=medpic_answer(json_schema=args.json_schema),
         scorers=[
-            medpic_exact_set(reader=args.reader),
+            medpic_exact_set(reader=args.reader, json_schema=args.json_schema),
             *([rationale_mentions_change(reader=args.reader, json_schema=args.json_schema)] if args.rationale_judge else []),
         ],
         dataset=args.name,

@@ -263,6 +263,10 @@ def completion_request(
     return request
 
 
+MAX_GRAMMAR_STRING = 600
+"""The longest string bound the gguf provider's JSON grammar enforces (see `cap_arrays`)."""
+
+
 def cap_arrays(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
     """Give every array in a JSON schema a `maxItems` (Inspect's JSONSchema has none).
 
@@ -272,6 +276,11 @@ def cap_arrays(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
     out = dict(schema)
     if out.get("type") == "array":
         out.setdefault("maxItems", max_items)
+    # llama.cpp spells a string bound `char{0,N}` as N nested grammar rules; matching ~1,200 of them
+    # overflows the sampler's stack and kills the process (seen: a MedPIC rationale of maxLength
+    # 1200). Under the grammar a string is bounded at MAX_GRAMMAR_STRING characters at most.
+    if out.get("type") == "string" and isinstance(out.get("maxLength"), int) and out["maxLength"] > MAX_GRAMMAR_STRING:
+        out["maxLength"] = MAX_GRAMMAR_STRING
     for key in ("items", "additionalProperties"):
         if isinstance(out.get(key), dict):
             out[key] = cap_arrays(out[key], max_items)

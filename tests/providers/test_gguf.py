@@ -18,7 +18,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolFunction, ToolInfo, ToolParam, ToolParams
 from inspect_ai.util import JSONSchema
 
-from clinical_cf.providers.gguf import UnsupportedOption, completion_request, default_weights, model_output
+from clinical_cf.providers.gguf import MAX_GRAMMAR_STRING, UnsupportedOption, cap_arrays, completion_request, default_weights, model_output
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES
 
@@ -234,3 +234,13 @@ async def test_concurrent_requests_decode_in_separate_contexts():
     assert [o.completion for o in together] == [o.completion for o in one_by_one]
     with pytest.raises(UnsupportedOption, match="parallel must be at least 1"):
         get_model("gguf/smollm2", parallel=0)
+
+
+def test_grammar_string_bounds_stay_below_what_llama_cpp_can_match():
+    # A 1,200-character bound crashed llama.cpp's grammar sampler (a MedPIC rationale); tighter bounds are kept.
+    schema = {"type": "object", "properties": {"long": {"type": "string", "maxLength": 1200}, "short": {"type": "string", "maxLength": 160},
+                                               "items": {"type": "array", "items": {"type": "string", "maxLength": 5000}}}}
+    capped = cap_arrays(schema, 3)
+    assert capped["properties"]["long"]["maxLength"] == MAX_GRAMMAR_STRING
+    assert capped["properties"]["short"]["maxLength"] == 160
+    assert capped["properties"]["items"]["items"]["maxLength"] == MAX_GRAMMAR_STRING and capped["properties"]["items"]["maxItems"] == 3

@@ -56,5 +56,6 @@ def test_css_family_d_from_the_cli_against_a_loopback_server(server_url, tmp_pat
         assert all(arm["raw"] for arm in arms)
         score = sample.scores["judge_direction"]
         assert score.metadata["judge_model"] == "openai-api/judge/smollm2"
-        # A 135M model may not produce a readable verdict; it must then be unscored, not zero.
-        assert score.value in (0.0, 0.5, 1.0) or score.reason == "grader_failed"
+        # A 135M model may not produce a readable list or verdict; the tuple is then unscored with the
+        # reason (an arm no step could read, an invalid arm, or a verdict the judge never stated), not zero.
+        assert score.value in (0.0, 0.5, 1.0) or score.reason in ("grader_failed", "unreadable", "invalid_output")

@@ -78,3 +78,11 @@ def test_an_unreadable_reply_is_recorded_as_unparsed_not_guessed():
 def test_unknown_condition_is_refused():
     with pytest.raises(ValueError, match="condition must be one of"):
         workflow_decision(condition="anxious")
+
+
+def test_a_looping_reason_does_not_invalidate_a_stated_action():
+    from clinical_cf.solvers.workflow import parse_decision
+
+    looping = "The potassium is 6.9 mmol/L and the potassium is 6.9. " * 10
+    decision = parse_decision('{"action": "ESCALATE", "confidence": 0.8, "reason": "' + looping + '"}')
+    assert (decision.action, decision.confidence, decision.reason, decision.invalid) == ("ESCALATE", 0.8, "", None)
