@@ -246,12 +246,19 @@ def inputs_consistent() -> Metric:
 
 @scorer(metrics=[inputs_consistent()])
 def registration_check() -> Scorer:
-    """Records each sample's input fingerprint as its answer; the metric refuses a log of mixed inputs."""
+    """Records each sample's input fingerprint in the score's metadata; the metric refuses a log of mixed inputs.
+
+    The fingerprint is metadata, not the score's answer, so Inspect's viewer shows no column of hashes.
+    """
 
     async def score(state: TaskState, target: Target) -> Score:
         fingerprint = (state.metadata or {}).get(SAMPLE_FINGERPRINT)
         if fingerprint is None:
             return Score(value=0, answer=None, explanation="sample carries no input fingerprint")
-        return Score(value=1, answer=fingerprint, explanation="input fingerprint of the files that produced this sample")
+        return Score(
+            value=1,
+            explanation="input fingerprint of the files that produced this sample",
+            metadata={"input_fingerprint": fingerprint},
+        )
 
     return score

@@ -173,7 +173,9 @@ def test_registration_check_scores_each_sample_by_its_input_fingerprint(tmp_path
         log_dir=str(tmp_path),
     )[0]
     scores = {s.id: s.scores["registration_check"] for s in log.samples}
-    assert [scores[i].answer for i in (1, 2)] == ["f" * 64] * 2 and scores[3].value == 0
+    assert [scores[i].metadata["input_fingerprint"] for i in (1, 2)] == ["f" * 64] * 2 and scores[3].value == 0
+    # In metadata, not as the answer: the viewer shows no score column of hashes.
+    assert all(scores[i].answer is None for i in (1, 2))
     assert "carries no input fingerprint" in scores[3].explanation
     # A sample without a fingerprint next to stamped ones is a mixed log: the metric refuses it.
     assert log.status == "error" and "refusing to extend this log" in str(log.error.message)
