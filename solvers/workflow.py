@@ -203,6 +203,7 @@ _ACTION_LINE = re.compile(
     r"(?:[,;][ \t]{0,3}confidence[ \t]{0,3}[:=][ \t]{0,3}(?P<confidence>[^,;]{1,20}?))?[ \t]{0,3}\.?$",
     re.IGNORECASE,
 )
+_BARE_ACTION = re.compile(r"[A-Za-z][A-Za-z _-]{1,38}[.!]?")
 _CONFIDENCE_LINE = re.compile(r"^confidence[ \t]{0,3}[:=][ \t]{0,3}(?P<confidence>.{1,20}?)[ \t]{0,3}$", re.IGNORECASE)
 _REASON_LINE = re.compile(r"^(?:reason|rationale)[ \t]{0,3}[:=]", re.IGNORECASE)
 # Word stems that state an action in prose, for the contradiction check and the reader's grounding.
@@ -272,10 +273,11 @@ def parse_decision(text: str) -> Decision:
         method = "json" if chosen.provenance == "json" else "partial_json"
         return Decision(action, parse_confidence(data.get("confidence")), reason, True, method, chosen.provenance, reply_cut=cut)
 
-    # A reply that is nothing but one action's name states it exactly, whatever its case ("Escalate").
-    bare = final.strip().rstrip(".").strip()
-    if "\n" not in bare and normalise_action(bare) is not None:
-        return Decision(normalise_action(bare), None, final[:400], True, "keyword", "field", reply_cut=cut)
+    # A reply that is nothing but one action's name states it exactly, whatever its case ("Escalate.");
+    # a question ("Escalate?") or anything around the name is not a statement of it.
+    bare = final.strip()
+    if _BARE_ACTION.fullmatch(bare) and normalise_action(bare.rstrip(".!")) is not None:
+        return Decision(normalise_action(bare.rstrip(".!")), None, final[:400], True, "keyword", "field", reply_cut=cut)
 
     def answer_line(line: str) -> bool:
         return (

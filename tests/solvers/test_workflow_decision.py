@@ -86,3 +86,14 @@ def test_a_looping_reason_does_not_invalidate_a_stated_action():
     looping = "The potassium is 6.9 mmol/L and the potassium is 6.9. " * 10
     decision = parse_decision('{"action": "ESCALATE", "confidence": 0.8, "reason": "' + looping + '"}')
     assert (decision.action, decision.confidence, decision.reason, decision.invalid) == ("ESCALATE", 0.8, "", None)
+
+
+@pytest.mark.parametrize(
+    "reply, action",
+    [("Escalate!", "ESCALATE"), ("  abstain.", "ABSTAIN"), ("Ask clarification", "ASK_CLARIFICATION"),
+     ("Escalate?", None), ("Escalate now", None), ("Do not escalate", None), ("escalate, answer", None)],
+)
+def test_a_reply_that_is_only_an_action_name_states_it_and_nothing_else_does(reply, action):
+    from clinical_cf.solvers.workflow import parse_decision
+
+    assert parse_decision(reply).action == action
