@@ -1,0 +1,274 @@
+"""What decides a score, per suite: the parts hashed into the suite's fingerprint with its catalogs and data.
+
+A suite's published version `N-X` promises that two logs of the same N were scored the same way.
+The catalogs and generated data are only half of that: the prompts a model and its judges are
+shown, the response schemas they answer in, the valid score sets, the deterministic reading rules
+(cue words, placeholders, caps) and the scoring constants decide a score as much. `scoring_parts`
+lists them per suite; `clinical_cf.suites.Suite.fingerprint` hashes them in, `catalog/published.json`
+records one hash per part (`clinical-cf export register`), and `clinical_cf.registration.scoring_changes`
+names the parts that changed since the version was published. tests/test_scoring_contract.py fails
+until the version moves.
+
+Each part is named `<module>.<CONSTANT>` after the module constant it is (read when the function
+is called, so a test can monkeypatch one), or `rendered/<prompt>` for a prompt as a model receives
+it, rendered from fixed inputs by the function the solver or scorer calls (this catches a change in
+how a template is filled, not only in the template). tests/solvers/test_prompts.py checks the
+rendered prompts for doubled braces and unfilled slots: the same list.
+
+To add a prompt, a schema or a scoring constant: import its module here and add it to its suite's
+function below (`_shared` for what every suite's reading uses). tests/test_scoring_contract.py
+fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies.py that no
+suite lists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from clinical_cf import judging, replies
+from clinical_cf.scorers import cms, css_judge, css_process, metrics
+from clinical_cf.scorers import medpic as medpic_scorer
+from clinical_cf.scorers import sensitivity as sensitivity_scorer
+from clinical_cf.scorers import workflow as workflow_scorer
+from clinical_cf.solvers import css as css_solver
+from clinical_cf.solvers import css_agent
+from clinical_cf.solvers import medpic as medpic_solver
+from clinical_cf.solvers import sensitivity as sensitivity_solver
+from clinical_cf.solvers import workflow as workflow_solver
+
+READING_RULES_VERSION = {"css": 1, "medpic": 1, "sensitivity": 1, "workflow": 1}
+"""The version of each suite's deterministic reading code (regular expressions and branches that are code, not
+constants): move it when a change to a reader function changes what a reply reads as. Its constants are parts
+of their own below."""
+
+_REPLY = json.dumps({"recommendations": [{"treatment": "FOLFOX", "rationale": "RAS mutant"}], "not_recommended": []})
+_QUESTION = {
+    "vignette": "A 79-year-old woman with insomnia.",
+    "question": "Which medication should be avoided?",
+    "options": {"A": "Diphenhydramine", "B": "Melatonin", "C": "Sleep hygiene"},
+    "multi_select": True,
+}
+
+
+def _shared() -> dict[str, Any]:
+    """The reading every suite's replies go through (clinical_cf/replies.py) and the judge-role wiring."""
+    return {
+        "clinical_cf.replies.READER_PROMPT": replies.READER_PROMPT,
+        "clinical_cf.replies.DATA_NOTICE": replies.DATA_NOTICE,
+        "clinical_cf.replies.READER_ROLE": replies.READER_ROLE,
+        "clinical_cf.replies.PROVENANCES": replies.PROVENANCES,
+        "clinical_cf.replies.READ": replies.READ,
+        "clinical_cf.replies.MAX_REPLY_CHARS": replies.MAX_REPLY_CHARS,
+        "clinical_cf.replies.MAX_JSON_DEPTH": replies.MAX_JSON_DEPTH,
+        "clinical_cf.replies.MAX_REPAIR_CHARS": replies.MAX_REPAIR_CHARS,
+        "clinical_cf.replies.NEGATIVE_CUES": replies.NEGATIVE_CUES,
+        "clinical_cf.replies.EXCLUDING_CUES": replies.EXCLUDING_CUES,
+        "clinical_cf.judging.JUDGE_ROLE": judging.JUDGE_ROLE,
+        "clinical_cf.judging.FALLBACK_ROLE": judging.FALLBACK_ROLE,
+    }
+
+
+def css_prompts() -> dict[str, str]:
+    """The CSS prompts as a model under test, the judges and the reader receive them (fixed inputs)."""
+    arms = css_solver.CSSArms(baseline=css_solver.arm_result(_REPLY), counterfactual=css_solver.arm_result(_REPLY))
+    return {
+        "rendered/css/system": css_solver.SYSTEM_PROMPT,
+        "rendered/css/summary": css_solver.SUMMARY_PROMPT.format(packet="Patient packet."),
+        "rendered/css/stage2_json": css_solver.stage2_prompt("A summary.", json_schema=True),
+        "rendered/css/stage2_plain": css_solver.stage2_prompt("A summary.", json_schema=False),
+        "rendered/css/agent_instructions": css_agent.AGENT_INSTRUCTIONS,
+        "rendered/css/agent_request": css_agent.AGENT_REQUEST.format(case_id="c1"),
+        "rendered/css/judge": css_judge.judge_prompt(arms, "The list should change.", "1 if it changed."),
+        "rendered/css/judge_retry": css_judge.RETRY_PROMPT,
+        "rendered/css/process_judge": css_process.PROCESS_PROMPT.format(
+            kind="noise", title="t", section="labs", expected="e", rule="r", notice="n", trace="t", recommendations="r", baseline="b"
+        ),
+        "rendered/css/process_retry": css_process.PROCESS_RETRY_PROMPT,
+        "rendered/css/cms_match": cms.MATCH_PROMPT.format(consensus="1. FOLFOX", notice="n", recommendations="1. FOLFOX"),
+        "rendered/css/reader": replies.reader_prompt(css_solver.CSS_READER, "Some reply."),
+    }
+
+
+def _css() -> dict[str, Any]:
+    return {
+        **_shared(),
+        "clinical_cf.solvers.css.SYSTEM_PROMPT": css_solver.SYSTEM_PROMPT,
+        "clinical_cf.solvers.css.SUMMARY_PROMPT": css_solver.SUMMARY_PROMPT,
+        "clinical_cf.solvers.css.RECOMMEND_PROMPT": css_solver.RECOMMEND_PROMPT,
+        "clinical_cf.solvers.css.RECOMMEND_PROMPT_PLAIN": css_solver.RECOMMEND_PROMPT_PLAIN,
+        "clinical_cf.solvers.css.RECOMMENDATIONS_SCHEMA": css_solver.RECOMMENDATIONS_SCHEMA,
+        "clinical_cf.solvers.css.MAX_ITEMS": css_solver.MAX_ITEMS,
+        "clinical_cf.solvers.css.MAX_TREATMENT_CHARS": css_solver.MAX_TREATMENT_CHARS,
+        "clinical_cf.solvers.css.MAX_RATIONALE_CHARS": css_solver.MAX_RATIONALE_CHARS,
+        "clinical_cf.solvers.css.TEMPLATE_PLACEHOLDERS": css_solver.TEMPLATE_PLACEHOLDERS,
+        "clinical_cf.solvers.css.CSS_READER": css_solver.CSS_READER,
+        "clinical_cf.solvers.css.RAW_FALLBACK_CHARS": css_solver.RAW_FALLBACK_CHARS,
+        "clinical_cf.solvers.css.MAX_BLOCK_CHARS": css_solver.MAX_BLOCK_CHARS,
+        "clinical_cf.solvers.css_agent.TOOL_NAME": css_agent.TOOL_NAME,
+        "clinical_cf.solvers.css_agent.SUBMIT_TOOL_NAME": css_agent.SUBMIT_TOOL_NAME,
+        "clinical_cf.solvers.css_agent.AGENT_INSTRUCTIONS": css_agent.AGENT_INSTRUCTIONS,
+        "clinical_cf.solvers.css_agent.AGENT_REQUEST": css_agent.AGENT_REQUEST,
+        "clinical_cf.scorers.css_judge.JUDGE_PROMPT": css_judge.JUDGE_PROMPT,
+        "clinical_cf.scorers.css_judge.RETRY_PROMPT": css_judge.RETRY_PROMPT,
+        "clinical_cf.scorers.css_judge.VALID_SCORES": css_judge.VALID_SCORES,
+        "clinical_cf.scorers.css_judge.VERDICT_SCHEMA": css_judge.VERDICT_SCHEMA,
+        "clinical_cf.scorers.css_process.PROCESS_PROMPT": css_process.PROCESS_PROMPT,
+        "clinical_cf.scorers.css_process.PROCESS_RETRY_PROMPT": css_process.PROCESS_RETRY_PROMPT,
+        "clinical_cf.scorers.css_process.PROCESS_SCHEMA": css_process.PROCESS_SCHEMA,
+        "clinical_cf.scorers.css_process.TRACE_CHARS": css_process.TRACE_CHARS,
+        "clinical_cf.scorers.cms.MATCH_PROMPT": cms.MATCH_PROMPT,
+        "clinical_cf.scorers.cms.WEIGHTS": cms.WEIGHTS,
+        "clinical_cf.scorers.metrics.CONTROL_FAMILY": metrics.CONTROL_FAMILY,
+        **css_prompts(),
+    }
+
+
+def medpic_prompts() -> dict[str, str]:
+    plain = medpic_solver.render_prompt(_QUESTION)
+    return {
+        "rendered/medpic/plain": plain,
+        "rendered/medpic/json": plain[: -len(medpic_solver.INSTRUCTION_PLAIN)] + medpic_solver.INSTRUCTION_JSON,
+        "rendered/medpic/rationale_judge": medpic_scorer.rationale_prompt("CrCl 28 mL/min", "ANSWER: A"),
+        "rendered/medpic/rationale_retry": medpic_scorer.RATIONALE_RETRY_PROMPT,
+        "rendered/medpic/reader": replies.reader_prompt(medpic_solver.MEDPIC_READER, "Some reply."),
+    }
+
+
+def _medpic() -> dict[str, Any]:
+    return {
+        **_shared(),
+        "clinical_cf.solvers.medpic.PROMPT": medpic_solver.PROMPT,
+        "clinical_cf.solvers.medpic.INSTRUCTION_PLAIN": medpic_solver.INSTRUCTION_PLAIN,
+        "clinical_cf.solvers.medpic.INSTRUCTION_JSON": medpic_solver.INSTRUCTION_JSON,
+        "clinical_cf.solvers.medpic.SINGLE_SELECT_NOTE": medpic_solver.SINGLE_SELECT_NOTE,
+        "clinical_cf.solvers.medpic.NONE_TEXT": medpic_solver.NONE_TEXT,
+        "clinical_cf.solvers.medpic.PLACEHOLDERS": medpic_solver.PLACEHOLDERS,
+        "clinical_cf.solvers.medpic.MEDPIC_READER": medpic_solver.MEDPIC_READER,
+        "rendered/medpic/answer_schema": medpic_solver.answer_schema(_QUESTION["options"]),
+        "clinical_cf.scorers.medpic.RATIONALE_PROMPT": medpic_scorer.RATIONALE_PROMPT,
+        "clinical_cf.scorers.medpic.RATIONALE_RETRY_PROMPT": medpic_scorer.RATIONALE_RETRY_PROMPT,
+        "clinical_cf.scorers.medpic.RESPONSE_CHARS": medpic_scorer.RESPONSE_CHARS,
+        "clinical_cf.scorers.medpic.MENTION_SCHEMA": medpic_scorer.MENTION_SCHEMA,
+        **medpic_prompts(),
+    }
+
+
+def sensitivity_prompts() -> dict[str, str]:
+    options = sensitivity_solver.options_text(["a", "b"])
+    return {
+        "rendered/sensitivity/json": sensitivity_solver.DISTRIBUTION_PROMPT.format(vignette="v", options=options),
+        "rendered/sensitivity/plain": sensitivity_solver.DISTRIBUTION_PROMPT_PLAIN.format(vignette="v", options=options),
+        "rendered/sensitivity/letter": sensitivity_solver.LETTER_PROMPT.format(vignette="v", options=options),
+        "rendered/sensitivity/reader": replies.reader_prompt(sensitivity_solver.SENSITIVITY_READER, "Some reply."),
+    }
+
+
+def _sensitivity() -> dict[str, Any]:
+    return {
+        **_shared(),
+        "clinical_cf.solvers.sensitivity.LETTERS": sensitivity_solver.LETTERS,
+        "clinical_cf.solvers.sensitivity.DISTRIBUTION_PROMPT": sensitivity_solver.DISTRIBUTION_PROMPT,
+        "clinical_cf.solvers.sensitivity.DISTRIBUTION_PROMPT_PLAIN": sensitivity_solver.DISTRIBUTION_PROMPT_PLAIN,
+        "clinical_cf.solvers.sensitivity.LETTER_PROMPT": sensitivity_solver.LETTER_PROMPT,
+        "clinical_cf.solvers.sensitivity.SUM_TOLERANCE": sensitivity_solver.SUM_TOLERANCE,
+        "clinical_cf.solvers.sensitivity.SENSITIVITY_READER": sensitivity_solver.SENSITIVITY_READER,
+        "clinical_cf.scorers.sensitivity.FLOOR": sensitivity_scorer.FLOOR,
+        **sensitivity_prompts(),
+    }
+
+
+def workflow_prompts() -> dict[str, str]:
+    prompts = {
+        f"rendered/workflow/{condition}/{task_class}/{'json' if schema else 'plain'}": workflow_solver.system_prompt(
+            condition, task_class, schema
+        )
+        for condition in workflow_solver.CONDITIONS
+        for task_class in workflow_solver.CLASS_SEMANTICS
+        for schema in (True, False)
+    }
+    prompts["rendered/workflow/reader"] = replies.reader_prompt(workflow_solver.WORKFLOW_READER, "Some reply.")
+    return prompts
+
+
+def _workflow() -> dict[str, Any]:
+    return {
+        **_shared(),
+        "clinical_cf.solvers.workflow.CONDITIONS": workflow_solver.CONDITIONS,
+        "clinical_cf.solvers.workflow.ACTION_DEFINITIONS": workflow_solver.ACTION_DEFINITIONS,
+        "clinical_cf.solvers.workflow.CLASS_SEMANTICS": workflow_solver.CLASS_SEMANTICS,
+        "clinical_cf.solvers.workflow.OUTPUT_FORMAT": workflow_solver.OUTPUT_FORMAT,
+        "clinical_cf.solvers.workflow.OUTPUT_FORMAT_PLAIN": workflow_solver.OUTPUT_FORMAT_PLAIN,
+        "clinical_cf.solvers.workflow.UNCERTAINTY_CHECKLIST": workflow_solver.UNCERTAINTY_CHECKLIST,
+        "clinical_cf.solvers.workflow.SYSTEM_PROMPTS": workflow_solver.SYSTEM_PROMPTS,
+        "clinical_cf.solvers.workflow.DECISION_SCHEMA": workflow_solver.DECISION_SCHEMA,
+        "clinical_cf.solvers.workflow.PLACEHOLDERS": workflow_solver.PLACEHOLDERS,
+        "clinical_cf.solvers.workflow.ACTION_STEMS": workflow_solver.ACTION_STEMS,
+        "clinical_cf.solvers.workflow.STRONG_ACTION_STEMS": workflow_solver.STRONG_ACTION_STEMS,
+        "clinical_cf.solvers.workflow.WORKFLOW_READER": workflow_solver.WORKFLOW_READER,
+        "clinical_cf.scorers.workflow.ECE_BINS": workflow_scorer.ECE_BINS,
+        # The cost ratio of a missed escalation is the utility's default (a task argument can override it per run).
+        "clinical_cf.scorers.workflow.utility.__defaults__": workflow_scorer.utility.__defaults__,
+        **workflow_prompts(),
+    }
+
+
+_SUITE_PARTS: dict[str, Callable[[], dict[str, Any]]] = {
+    "css": _css, "medpic": _medpic, "sensitivity": _sensitivity, "workflow": _workflow,
+}
+
+PROMPTS: dict[str, Callable[[], dict[str, str]]] = {
+    "css": css_prompts, "medpic": medpic_prompts, "sensitivity": sensitivity_prompts, "workflow": workflow_prompts,
+}
+"""Every suite's prompts as rendered for a model (a subset of its parts): what tests/solvers/test_prompts.py checks."""
+
+
+def scoring_parts(suite: str) -> dict[str, Any]:
+    """Everything besides the catalogs and data that decides the suite's scores, by part name (see the module docstring)."""
+    try:
+        parts = _SUITE_PARTS[suite]()
+    except KeyError:
+        raise ValueError(f"no scoring contract for suite {suite!r}; known: {', '.join(_SUITE_PARTS)}") from None
+    return {**parts, f"clinical_cf.scoring_contract.READING_RULES_VERSION[{suite}]": READING_RULES_VERSION[suite]}
+
+
+def canonical(value: Any) -> Any:
+    """A JSON-ready form of a part that changes exactly when the part does (order of sets ignored)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, re.Pattern):
+        return {"pattern": value.pattern, "flags": value.flags}
+    if isinstance(value, BaseModel):  # ResponseSchema, JSONSchema
+        return value.model_dump(mode="json", exclude_none=True)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # ReaderTask
+        return {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (set, frozenset)):
+        return sorted((canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    raise TypeError(f"scoring part of type {type(value).__name__} cannot be hashed: list its constants, not code")
+
+
+def part_hash(value: Any) -> str:
+    return hashlib.sha256(json.dumps(canonical(value), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def scoring_hashes(suite: str) -> dict[str, str]:
+    """One SHA-256 per scoring part of the suite (what `catalog/published.json` records under `scoring`)."""
+    return {name: part_hash(value) for name, value in sorted(scoring_parts(suite).items())}
+
+
+def scoring_fingerprint(suite: str) -> str:
+    """SHA-256 over every part's name and hash."""
+    digest = hashlib.sha256()
+    for name, sha in scoring_hashes(suite).items():
+        digest.update(f"{name}\0{sha}\n".encode())
+    return digest.hexdigest()
