@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 import clinical_cf.catalog
+import clinical_cf.tasks
 from clinical_cf.catalog.css.counterfactuals import load_counterfactuals
 from clinical_cf.catalog.css.observations import load_observations
 from clinical_cf.catalog.css.predictions import load_predictions
@@ -52,6 +53,17 @@ if TYPE_CHECKING:
 
 # The catalog package, wherever it is installed (the checkout's catalog/ in an editable install).
 CATALOG_DIR = Path(clinical_cf.catalog.__file__).resolve().parent
+# The tasks package: one folder per public task, `tasks/<name>/<name>.py` (the checkout's tasks/ in an editable install).
+TASKS_DIR = Path(clinical_cf.tasks.__file__).resolve().parent
+
+
+def task_folders() -> tuple[str, ...]:
+    """Every public task, by its folder `tasks/<name>/` (a package holding `<name>.py`): the one list of tasks.
+
+    A task belongs to the suite its name starts with (`css_family_d` to `css`); `clinical_cf/_registry.py`
+    imports each (tests/test_specs.py names a folder it misses), setup.py packages each.
+    """
+    return tuple(sorted(p.parent.name for p in TASKS_DIR.glob("*/__init__.py") if (p.parent / f"{p.parent.name}.py").is_file()))
 
 ReportTable = Callable[["pd.DataFrame"], "pd.DataFrame"]
 """A per-sample table of a report section: `(samples) -> table`; its docstring's first line is the title."""
@@ -81,10 +93,6 @@ class Suite:
     """The paper (or write-up) the suite follows."""
     arxiv: str | None
     tags: tuple[str, ...]
-    tasks: tuple[str, ...]
-    """Registered task names (`clinical_cf/<name>`)."""
-    main_task: str
-    """The task whose samples a dataset export writes (every sample of the suite's default run)."""
     records: str
     """File name of the suite's source records in a dataset export (cases, vignettes, ...)."""
     data: Path
@@ -117,6 +125,17 @@ class Suite:
     """Extra section tables over the suite's sample rows."""
     report_banners: tuple[ReportBanner, ...] = ()
     """Section banners over the suite's logs and sample rows."""
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """Its registered tasks (`clinical_cf/<name>`): the task folders named after it, its main task first."""
+        mine = [t for t in task_folders() if t == self.name or t.startswith(f"{self.name}_")]
+        return tuple(sorted(mine, key=lambda t: t != self.main_task))
+
+    @property
+    def main_task(self) -> str:
+        """The task whose samples a dataset export writes (every sample of the suite's default run): the suite's name."""
+        return self.name
 
     def record_model(self) -> type[BaseModel]:
         return self.schema
@@ -316,11 +335,6 @@ CSS = Suite(
     source="Counterfactual Evaluation Reveals Hidden Capability Profiles in Clinical LLMs and Agents (Turk 2026)",
     arxiv="https://arxiv.org/abs/2605.30590",
     tags=("Medical", "Counterfactual", "Model-graded", "Agent"),
-    tasks=(
-        "css", "css_family_a", "css_family_b", "css_family_c", "css_family_d", "css_family_e",
-        "css_agent", "css_agent_family_d", "css_agent_observation", "css_judge_audit",
-    ),
-    main_task="css",
     records="cases",
     data=CATALOG_DIR / "css" / "cases.jsonl",
     schema=Case,
@@ -365,8 +379,6 @@ SENSITIVITY = Suite(
     source="Practitioner write-up on counterfactual evaluation of clinical LLMs and ReAct agents (no arXiv paper)",
     arxiv=None,
     tags=("Medical", "Counterfactual", "Robustness"),
-    tasks=("sensitivity",),
-    main_task="sensitivity",
     records="vignettes",
     data=CATALOG_DIR / "sensitivity" / "vignettes.jsonl",
     schema=Vignette,
@@ -404,8 +416,6 @@ WORKFLOW = Suite(
     source="Auditing Escalation Reliability in Healthcare LLM Agents (Zheng et al. 2026)",
     arxiv="https://arxiv.org/abs/2610.21270",
     tags=("Medical", "Counterfactual", "Agent", "Calibration"),
-    tasks=("workflow",),
-    main_task="workflow",
     records="episodes",
     data=CATALOG_DIR / "workflow" / "episodes.jsonl",
     schema=Episode,
@@ -443,8 +453,6 @@ MEDPIC = Suite(
     source="Evaluating Counterfactual Sensitivity to Patient Information in Medication-Safety Reasoning (MedPIC-Bench, 2026)",
     arxiv="https://arxiv.org/abs/2608.03028",
     tags=("Medical", "Counterfactual", "Multiple-choice"),
-    tasks=("medpic", "medpic_gf", "medpic_cf"),
-    main_task="medpic",
     records="questions",
     data=CATALOG_DIR / "medpic" / "questions.jsonl",
     schema=Question,

@@ -1,10 +1,24 @@
-"""Task-argument checks shared by every task builder, and the clean error a bad argument or data file ends in.
+"""Task arguments: declared once, in a builder's signature, and checked from it; the clean error a bad one ends in.
 
 `inspect eval tasks/... -T name=value` hands the builder whatever the command line parsed (YAML
-scalars: `true`, `3`, `abc`, a list for `a,b`). Each argument is checked here when the task is
-built, so an unknown value names the argument, the value and the allowed values, and a run
-never records a value it silently ignored (`-T mutation_mode=bogus` once ran regex mode and
-logged "bogus").
+scalars: `true`, `3`, `abc`, a list for `a,b`). Each argument is checked when the task is built,
+so an unknown value names the argument, the value and the allowed values, and a run never
+records a value it silently ignored (`-T mutation_mode=bogus` once ran regex mode and logged "bogus").
+
+An argument's type, range and choices are its annotation, and nothing else declares them:
+
+    def build_x_task(
+        mode: Literal["regex", "structured"] = "regex",     # one of the choices
+        samples: Annotated[int | None, Between(1, MAX_COUNT)] = 100,   # a whole number in range, or none
+        scale: Annotated[float, Between(1, MAX_SCALE)] = 1.0,          # a number in range
+        kinds: Annotated[str | list[str], CommaList(KINDS)] = "a,b",   # a comma list of choices
+        cases: UserFile = None,                              # a user file (left out: the bundled one)
+        reader: RoleName = "reader",                         # a model role, or "none"
+        json_schema: bool = True,                            # true or false
+    ) -> Task:
+
+`argument_checks(builder)` derives each argument's check (and `accepted(annotation)` the words the
+docs and the error message use) from the annotation; `clinical_cf.tasks.build.build_task` runs them.
 
 Errors are raised as Inspect's own `PrerequisiteError`, the exception Inspect uses for
 "this run cannot start" (a missing package, a missing API key): its CLI prints the message
@@ -16,11 +30,14 @@ module that imports it.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import re
+import types
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from inspect_ai.model import GenerateConfig
 from rich.markup import escape
@@ -29,6 +46,9 @@ from clinical_cf.core.errors import CatalogError, PrerequisiteError
 from clinical_cf.core.loading import check_regular_file, comma_list, resolve_user_path
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+Check = Callable[[str, Any], Any]
+"""An argument checker: `(name, value) -> checked value`, raising `TaskInputError` on a bad value."""
 
 
 class TaskInputError(PrerequisiteError, ValueError):
@@ -81,12 +101,13 @@ def selection(name: str, value: Any, allowed: Iterable[str], all_word: bool = Tr
 
 
 ROLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+ROLE_EXPECTED = 'a model role name (letters, digits, "_" or "-"), or "none"'
 
 
 def model_role(name: str, value: Any) -> str:
     """A model role's name (bound with `--model-role NAME=...`), or "none" where the role can be turned off."""
     if not isinstance(value, str) or not ROLE_NAME.fullmatch(value):
-        raise argument_error(name, value, 'a model role name (letters, digits, "_" or "-"), or "none"')
+        raise argument_error(name, value, ROLE_EXPECTED)
     return value
 
 
@@ -143,10 +164,13 @@ def _range(minimum: float | None, maximum: float | None) -> str:
     return f" <= {maximum:g}" if maximum is not None else ""
 
 
+def count_expected(minimum: int, maximum: int | None, optional: bool) -> str:
+    return f"a whole number >= {minimum}" + (f" and <= {maximum:,}" if maximum is not None else "") + (" or none" if optional else "")
+
+
 def count(name: str, value: Any, minimum: int = 1, optional: bool = False, maximum: int | None = None) -> int | None:
     """A whole number >= `minimum` and <= `maximum` (None allowed when `optional`: "no limit")."""
-    expected = f"a whole number >= {minimum}" + (f" and <= {maximum:,}" if maximum is not None else "")
-    expected += " or none" if optional else ""
+    expected = count_expected(minimum, maximum, optional)
     if value is None or (optional and isinstance(value, str) and value.strip().lower() in ("none", "null", "all")):
         if optional:
             return None
@@ -266,3 +290,133 @@ environment and lets them override the settings logged with the run, so defaults
 silently replaced a run's own `--max-retries` / `--timeout` on retry. As task config they apply
 under anything given on the command line, are logged with the run, and a retry replays the log.
 """
+
+
+# --- declaring an argument once: its annotation ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Between:
+    """`Annotated[int, Between(1, 100)]`: a whole number in the range; `Annotated[float, Between(1, 5)]`: a number."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass(frozen=True)
+class CommaList:
+    """`Annotated[str | list[str], CommaList(("a", "b"))]`: a comma list of the choices (empty or "all" selects all,
+    unless `all_word` is false; `optional`: empty means no filter, None)."""
+
+    choices: tuple[str, ...]
+    all_word: bool = True
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class File:
+    """A user file (`UserFile`): left out, the task reads its bundled file; given, it must be an existing file."""
+
+
+@dataclass(frozen=True)
+class Role:
+    """A model role's name (`RoleName`), bound with `--model-role NAME=...`."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An argument with its own check (`check(name, value) -> value`) and the words that say what it accepts."""
+
+    check: Check
+    accepts: str
+
+
+UserFile = Annotated[str | None, File()]
+RoleName = Annotated[str, Role()]
+
+
+def _split(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
+    """(the type, its Annotated markers)."""
+    if get_origin(annotation) is Annotated:
+        base, *markers = get_args(annotation)
+        return base, tuple(markers)
+    return annotation, ()
+
+
+def _optional(base: Any) -> tuple[Any, bool]:
+    """(the type without None, whether None is allowed)."""
+    if get_origin(base) in (Union, types.UnionType):
+        members = [a for a in get_args(base) if a is not type(None)]
+        if len(members) < len(get_args(base)):
+            return (members[0] if len(members) == 1 else base), True
+    return base, False
+
+
+def _literal(base: Any) -> tuple[str, ...] | None:
+    return tuple(get_args(base)) if get_origin(base) is Literal else None
+
+
+def check_for(annotation: Any) -> Check:
+    """The check an argument's annotation declares (TypeError for one that declares none)."""
+    base, markers = _split(annotation)
+    inner, optional = _optional(base)
+    marker = markers[0] if markers else None
+    if isinstance(marker, Checked):
+        return marker.check
+    if isinstance(marker, File):
+        return input_file
+    if isinstance(marker, Role):
+        return model_role
+    if isinstance(marker, CommaList):
+        if marker.optional:
+            return lambda name, value: selection(name, value, marker.choices) if comma_list(value) else None
+        return functools.partial(selection, allowed=marker.choices, all_word=marker.all_word)
+    if isinstance(marker, Between) and inner is int:
+        low = 1 if marker.minimum is None else int(marker.minimum)
+        high = None if marker.maximum is None else int(marker.maximum)
+        return functools.partial(count, minimum=low, optional=optional, maximum=high)
+    if isinstance(marker, Between) and inner is float:
+        return functools.partial(number, minimum=marker.minimum, maximum=marker.maximum)
+    if inner is bool:
+        return flag
+    if (choices := _literal(inner)) is not None:
+        return functools.partial(choice, allowed=choices)
+    raise TypeError(f"the annotation {annotation!r} declares no check: use bool, Literal, Annotated[..., Between/CommaList/...]")
+
+
+def accepted(annotation: Any) -> str:
+    """What an argument accepts, in the words of its error message (for the docs' argument tables)."""
+    base, markers = _split(annotation)
+    inner, optional = _optional(base)
+    marker = markers[0] if markers else None
+    if isinstance(marker, Checked):
+        return marker.accepts
+    if isinstance(marker, File):
+        return "a file path"
+    if isinstance(marker, Role):
+        return ROLE_EXPECTED
+    if isinstance(marker, CommaList):
+        return f"a comma list of {', '.join(marker.choices)}" + (" or all" if marker.all_word else "")
+    if isinstance(marker, Between) and inner is int:
+        low = 1 if marker.minimum is None else int(marker.minimum)
+        return count_expected(low, None if marker.maximum is None else int(marker.maximum), optional)
+    if isinstance(marker, Between) and inner is float:
+        return "a number" + _range(marker.minimum, marker.maximum)
+    if inner is bool:
+        return "true or false"
+    if (choices := _literal(inner)) is not None:
+        return f"one of {', '.join(choices)}"
+    raise TypeError(f"the annotation {annotation!r} declares no check")
+
+
+def annotations_of(builder: Callable[..., Any]) -> dict[str, Any]:
+    """Every parameter's annotation, resolved (the builder's module may use `from __future__ import annotations`)."""
+    function = inspect.unwrap(builder)
+    hints = get_type_hints(function, include_extras=True)
+    return {name: hints[name] for name in inspect.signature(function).parameters}
+
+
+@functools.cache
+def argument_checks(builder: Callable[..., Any]) -> dict[str, Check]:
+    """Every argument's check, derived from the builder's signature, in signature order (the first bad one is reported)."""
+    return {name: check_for(annotation) for name, annotation in annotations_of(builder).items()}

@@ -1,10 +1,11 @@
-"""One task builder for every suite: `build_task(spec, **args)`, and `variant` for the thin `@task` files.
+"""One task builder for every suite: `build_task(spec, **args)`.
 
 Every task is the same loop (case -> intervention -> expectation -> score), so what surrounds it is
 written once here, in this order:
 
-1. **arguments**: each is checked by its checker from `clinical_cf.tasks.arguments` (a bad value
-   names the argument, the value and what was expected, and the run does not start);
+1. **arguments**: each is checked by the check its annotation in the builder's signature declares
+   (`clinical_cf.tasks.arguments.argument_checks`: a bad value names the argument, the value and
+   what was expected, and the run does not start);
 2. **inputs**: the files the task reads are registered (`clinical_cf.registration.register_inputs`:
    catalogs need their locks, bundled data must match theirs) and the pre-registered one's lock is
    checked (`check_lock`);
@@ -16,20 +17,20 @@ written once here, in this order:
    check scorer, and task metadata: the suite, the setting where the task has one, the
    pre-registered file's hash and lock state, the task's own fields and the registration.
 
-A task's builder is its `TaskSpec` plus a function whose signature and docstring document the
-arguments (`return build_task(SPEC, **locals())`); a public task that differs from another only in
-some arguments is a `variant` of it, and says only what differs.
+A task's builder is its `TaskSpec` plus a function whose signature declares the arguments (types,
+ranges, choices and defaults) and whose docstring describes them: `return build_task(SPEC, **locals())`,
+with `SPEC = TaskSpec(..., arguments=<that function>)`. A public task (`tasks/<name>/<name>.py`) is a
+plain `@task` function with its own signature that calls a builder and passes what differs
+(`return build_css_task(families="D", setting="single_shot", **locals())`).
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -39,12 +40,9 @@ from inspect_ai.solver import Solver
 from clinical_cf.core.locking import LockStatus, check_lock
 from clinical_cf.registration import Registration, published_version, register_inputs, registration_check
 from clinical_cf.suites import Suite
-from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, TaskInputError, clean_task_errors
+from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, Check, TaskInputError, argument_checks, clean_task_errors
 
-Check = Callable[[str, Any], Any]
-"""An argument checker: `(name, value) -> checked value`, raising `TaskInputError` on a bad value."""
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["Check", "TaskInputs", "TaskParts", "TaskSpec", "build_task", "stamp"]
 
 
 @dataclass(frozen=True)
@@ -75,8 +73,8 @@ class TaskSpec:
     """How one task is built: its suite, its arguments' checks, its inputs and its parts."""
 
     suite: Suite
-    arguments: Mapping[str, Check]
-    """Every argument's checker, in the order they are checked (the first bad one is the one reported)."""
+    arguments: Callable[..., Task]
+    """The builder whose signature declares every argument: its annotations are the checks, run in signature order."""
     inputs: Callable[[SimpleNamespace], TaskInputs]
     parts: Callable[[SimpleNamespace], TaskParts]
     setting: Callable[[SimpleNamespace], str] | None = None
@@ -94,15 +92,16 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
     A task's builder documents its arguments and their defaults in its signature and passes them all:
     `return build_task(SPEC, **locals())`.
     """
-    unknown = sorted(set(args) - set(spec.arguments))
+    checks = argument_checks(spec.arguments)
+    unknown = sorted(set(args) - set(checks))
     if unknown:
-        raise TaskInputError(f"unknown task argument(s) {', '.join(map(repr, unknown))}; known: {', '.join(spec.arguments)}")
-    missing = [name for name in spec.arguments if name not in args]
+        raise TaskInputError(f"unknown task argument(s) {', '.join(map(repr, unknown))}; known: {', '.join(checks)}")
+    missing = [name for name in checks if name not in args]
     if missing:  # defaults live in the builder's signature, which passes every argument
         raise TypeError(f"build_task: missing argument(s) {', '.join(missing)}")
     if spec.before is not None:
         spec.before(args)
-    checked = SimpleNamespace(**{name: check(name, args[name]) for name, check in spec.arguments.items()})
+    checked = SimpleNamespace(**{name: check(name, args[name]) for name, check in checks.items()})
     inputs = spec.inputs(checked)
     allow_unregistered = bool(getattr(checked, "allow_unregistered", False))
     registration = register_inputs(list(inputs.catalogs), list(inputs.data), allow_unregistered)
@@ -136,44 +135,3 @@ def stamp(samples: list[Sample], lock: LockStatus, registration: Registration) -
     for sample in samples:
         sample.metadata = {**(sample.metadata or {}), **fields}
     return samples
-
-
-def variant(
-    base: Callable[..., Task], /, *, omit: Sequence[str] = (), defaults: Mapping[str, Any] | None = None, **fixed: Any
-) -> Callable[[F], F]:
-    """A public task that is `base` with some arguments fixed, some left out and some defaults changed.
-
-    Use under `@task`, on a function whose docstring describes the task (its body is not run):
-
-        @task
-        @variant(build_css_task, families="D", omit=AGENT_ARGUMENTS)
-        def css_family_d() -> Task:
-            \"\"\"CSS on Family D with paired negative controls.\"\"\"
-
-    The task's signature (what `-T` takes and `inspect list` shows) is `base`'s, without the fixed
-    and omitted arguments, with the changed defaults; Inspect reads it from `__signature__`.
-    """
-    defaults = dict(defaults or {})
-    base_signature = inspect.signature(base)
-    for name in [*omit, *fixed, *defaults]:
-        if name not in base_signature.parameters:
-            raise TypeError(f"{getattr(base, '__qualname__', base)} has no argument {name!r}")
-    parameters = [
-        p.replace(default=defaults.get(p.name, p.default))
-        for p in base_signature.parameters.values()
-        if p.name not in fixed and p.name not in omit
-    ]
-    signature = base_signature.replace(parameters=parameters)
-
-    def decorate(function: F) -> F:
-        @functools.wraps(function)
-        def build(*args: Any, **kwargs: Any) -> Task:
-            bound = signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            return base(**fixed, **bound.arguments)
-
-        build.__signature__ = signature  # type: ignore[attr-defined]
-        del build.__wrapped__  # type: ignore[attr-defined]  # the signature is the variant's, not the placeholder's
-        return build  # type: ignore[return-value]
-
-    return decorate

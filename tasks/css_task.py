@@ -1,25 +1,24 @@
 """Build a CSS task: expand cases x catalog interventions into tuples, wire solver and scorers.
 
 Every public CSS task (`css`, `css_family_a` ... `css_family_e`, `css_agent`, `css_agent_family_d`) is a
-`variant` of `build_css_task` (`single_shot_css` / `agent_css`) that states only what differs; this
-module is the one place the suite's tuples are assembled, and `clinical_cf.tasks.build.build_task`
+plain `@task` function that calls `build_css_task` with what differs (its setting, its families); this
+module is the one place the suite's tuples are assembled and its arguments declared (the annotations
+below: each alias is the argument's type, range and choices), and `clinical_cf.tasks.build.build_task`
 does what every task does (argument checks, registration and locks, stamping, version, metadata).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
-from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Literal, TypeVar
+from typing import Annotated, Literal
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
-from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW
+from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW, frozen_for_task, load_counterfactuals
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
@@ -35,28 +34,31 @@ from clinical_cf.tasks.arguments import (
     MAX_MESSAGES,
     MAX_SCALE,
     MAX_SECTION_CAP_BYTES,
+    Between,
+    Checked,
+    RoleName,
     TaskInputError,
-    choice,
-    count,
-    flag,
-    input_file,
-    model_role,
-    number,
+    UserFile,
 )
-from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task, variant
+from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 
-F = TypeVar("F", bound=Callable[..., Task])
-
-SETTINGS = ("single_shot", "agent")
-AGENT_ARGUMENTS = ("tuples", "section_cap_bytes", "max_messages")
-"""Arguments only the agent setting's tasks take (a fixed tuple subset, the tool-return cap, the message limit)."""
-SINGLE_SHOT_ARGUMENTS = ("scale", "summary_max_tokens", "recommend_max_tokens")
-"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple, the two stages' output caps)."""
 MAX_OUTPUT_TOKENS = 32_768
 """The largest per-stage output cap a task accepts."""
 
+# Each CSS argument's type, range and choices, declared once: the builder and every public CSS task annotate with these.
+Families = Annotated[
+    str | list[str], Checked(lambda name, value: css_families(value), "letters among A, B, C, D, E (e.g. D or ABCDE)")
+]
 Controls = Literal["per_case", "all", "none"]
 Split = Literal["dev", "test", "all"]
+Setting = Literal["single_shot", "agent"]
+CMSMatching = Literal["lexicon", "judge"]
+Unreviewed = Literal["refuse", "allow"]
+Scale = Annotated[float, Between(1, MAX_SCALE)]  # below 1 cannot shorten a packet
+Tuples = Annotated[int | None, Between(1, MAX_COUNT)]
+SectionCap = Annotated[int, Between(256, MAX_SECTION_CAP_BYTES)]
+MaxMessages = Annotated[int, Between(2, MAX_MESSAGES)]
+OutputTokens = Annotated[int | None, Between(16, MAX_OUTPUT_TOKENS)]
 
 
 def _inputs(args: SimpleNamespace) -> TaskInputs:
@@ -142,59 +144,28 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     )
 
 
-SPEC = TaskSpec(
-    suite=CSS,
-    arguments={
-        "families": lambda name, value: css_families(value),
-        "mutation_mode": partial(choice, allowed=("regex", "structured")),
-        "split": partial(choice, allowed=("dev", "test", "all")),
-        "controls": partial(choice, allowed=("per_case", "all", "none")),
-        "allow_unregistered": flag,
-        "scale": partial(number, minimum=1, maximum=MAX_SCALE),  # below 1 cannot shorten a packet
-        "cms_matching": partial(choice, allowed=("lexicon", "judge")),
-        "baseline_cache": flag,
-        "json_schema": flag,
-        "reader": model_role,
-        "summary_max_tokens": partial(count, minimum=16, optional=True, maximum=MAX_OUTPUT_TOKENS),
-        "recommend_max_tokens": partial(count, minimum=16, optional=True, maximum=MAX_OUTPUT_TOKENS),
-        "setting": partial(choice, allowed=SETTINGS),
-        "tuples": partial(count, minimum=1, optional=True, maximum=MAX_COUNT),
-        "section_cap_bytes": partial(count, minimum=256, maximum=MAX_SECTION_CAP_BYTES),
-        "max_messages": partial(count, minimum=2, maximum=MAX_MESSAGES),
-        "catalog": input_file,
-        "cases": input_file,
-        "residue": partial(choice, allowed=("drop", "keep")),
-        "counterfactuals": input_file,
-        "unreviewed": partial(choice, allowed=("refuse", "allow")),
-    },
-    inputs=_inputs,
-    parts=_parts,
-    setting=lambda args: args.setting,
-)
-
-
 def build_css_task(
-    families: str | Iterable[str] = "ABCDE",
-    cases: str | None = None,
-    catalog: str | None = None,
+    families: Families = "ABCDE",
+    cases: UserFile = None,
+    catalog: UserFile = None,
     mutation_mode: MutationMode = "regex",
     split: Split = "all",
     controls: Controls = "per_case",
     allow_unregistered: bool = False,
-    scale: float = 1.0,
-    cms_matching: Literal["lexicon", "judge"] = "lexicon",
+    scale: Scale = 1.0,
+    cms_matching: CMSMatching = "lexicon",
     baseline_cache: bool = True,
     json_schema: bool = True,
-    setting: Literal["single_shot", "agent"] = "single_shot",
-    tuples: int | None = None,
-    section_cap_bytes: int = 8192,
-    max_messages: int = 40,
+    setting: Setting = "single_shot",
+    tuples: Tuples = None,
+    section_cap_bytes: SectionCap = 8192,
+    max_messages: MaxMessages = 40,
     residue: ResidueMode = "drop",
-    counterfactuals: str | None = None,
-    unreviewed: Literal["refuse", "allow"] = "refuse",
-    reader: str = "reader",
-    summary_max_tokens: int | None = None,
-    recommend_max_tokens: int | None = None,
+    counterfactuals: UserFile = None,
+    unreviewed: Unreviewed = "refuse",
+    reader: RoleName = "reader",
+    summary_max_tokens: OutputTokens = None,
+    recommend_max_tokens: OutputTokens = None,
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -239,21 +210,17 @@ def build_css_task(
     return build_task(SPEC, **locals())
 
 
-def single_shot_css(**fixed: object) -> Callable[[F], F]:
-    """A single-shot CSS task: `build_css_task` without the agent's arguments, with `fixed` ones (e.g. families="D")."""
-    return variant(build_css_task, setting="single_shot", omit=AGENT_ARGUMENTS, **fixed)
+SPEC = TaskSpec(suite=CSS, arguments=build_css_task, inputs=_inputs, parts=_parts, setting=lambda args: args.setting)
 
-
-def agent_css(defaults: dict[str, object] | None = None, **fixed: object) -> Callable[[F], F]:
-    """A CSS task in the agent setting: `build_css_task` without the single-shot arguments, with `fixed` ones."""
-    return variant(build_css_task, setting="agent", omit=SINGLE_SHOT_ARGUMENTS, defaults=defaults, **fixed)
+AGENT_ARGUMENTS = ("tuples", "section_cap_bytes", "max_messages")
+"""Arguments only the agent setting's tasks take (a fixed tuple subset, the tool-return cap, the message limit)."""
+SINGLE_SHOT_ARGUMENTS = ("scale", "summary_max_tokens", "recommend_max_tokens")
+"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple, the two stages' output caps)."""
 
 
 def _frozen(
     path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool, unreviewed: str
 ) -> tuple[list[CSSTuple], dict[str, dict], dict[str, int]]:
-    from clinical_cf.catalog.css.counterfactuals import frozen_for_task, load_counterfactuals
-
     return frozen_for_task(load_counterfactuals(path, allow_unregistered), cases, catalog, families, path, unreviewed)  # type: ignore[arg-type]
 
 
@@ -283,11 +250,8 @@ def fixed_subset(tuples: list[CSSTuple], size: int | None) -> list[CSSTuple]:
 
 
 def select_split(cases: list[Case], split: Split) -> list[Case]:
-    if split == "all":
-        return cases
-    if split not in ("dev", "test"):
-        raise ValueError(f"split must be 'dev', 'test' or 'all', not {split!r}")
-    return [c for c in cases if c.split == split]
+    """The cases of a split (already checked against `Split` with the task's other arguments)."""
+    return cases if split == "all" else [c for c in cases if c.split == split]
 
 
 def _choose_controls(control_tuples: list[CSSTuple], controls: Controls) -> list[CSSTuple]:

@@ -11,13 +11,10 @@ lists go through the same reader, caps and judge prompt as a CSS run (`arm_resul
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Literal
+from typing import Annotated, Literal
 
-from inspect_ai import Task
 from inspect_ai.dataset import Sample
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
@@ -26,13 +23,14 @@ from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.scorers.judge_audit import NO_PROBE, audited_judge
 from clinical_cf.solvers.judge_audit import audit_arms
-from clinical_cf.suites import CSS
-from clinical_cf.tasks.arguments import flag, input_file, selection
-from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
+from clinical_cf.tasks.arguments import CommaList
+from clinical_cf.tasks.build import TaskParts
 
 PROBES_PATH = CSS_DIR / "judge_probes.yaml"
 CONDITIONS = ("identical", "changed")
 Condition = Literal["identical", "changed"]
+Conditions = Annotated[str | list[str], CommaList(CONDITIONS)]
+"""The audit's `conditions` argument (its signature is in tasks/css_judge_audit/css_judge_audit.py)."""
 
 
 class ListItem(BaseModel):
@@ -126,7 +124,7 @@ def embed(items: list[ListItem], probe: Probe | None) -> list[dict[str, str]]:
     return out
 
 
-def _parts(args: SimpleNamespace) -> TaskParts:
+def parts(args: SimpleNamespace) -> TaskParts:
     path = args.probes or PROBES_PATH
     catalog = load_probes(path)
     samples = []
@@ -174,34 +172,3 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             "samples": len(samples),
         },
     )
-
-
-SPEC = TaskSpec(
-    # No model under test is asked anything, so the audit has no setting (single-shot or agent) to log.
-    suite=CSS,
-    arguments={
-        "conditions": partial(selection, allowed=CONDITIONS),
-        "allow_unregistered": flag,
-        "json_schema": flag,
-        "probes": input_file,
-    },
-    inputs=lambda args: TaskInputs(catalogs=[args.probes or PROBES_PATH]),
-    parts=_parts,
-)
-
-
-def build_judge_audit_task(
-    probes: str | None = None,
-    conditions: str | Iterable[str] = "identical,changed",
-    allow_unregistered: bool = False,
-    json_schema: bool = True,
-) -> Task:
-    """The judge audit over a probe catalog.
-
-    Args:
-        probes: Probe catalog YAML (default: the bundled pre-registered catalog).
-        conditions: "identical", "changed" or both (comma-separated).
-        allow_unregistered: Run even if the probe catalog does not match its lock.
-        json_schema: Ask the judge for structured output (`response_schema`).
-    """
-    return build_task(SPEC, **locals())

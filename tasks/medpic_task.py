@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, get_args
+from typing import Annotated, Any, get_args
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
@@ -20,12 +19,11 @@ from clinical_cf.catalog.medpic.questions import (
 )
 from clinical_cf.catalog.medpic.rules import Population, load_rules
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import comma_list
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import medpic_answer, render_prompt
 from clinical_cf.suites import MEDPIC
-from clinical_cf.tasks.arguments import TaskInputError, flag, input_file, model_role, selection
-from clinical_cf.tasks.build import Check, TaskInputs, TaskParts, TaskSpec, build_task
+from clinical_cf.tasks.arguments import Checked, CommaList, RoleName, TaskInputError, UserFile
+from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 
 KINDS = ("gf", "cf")
 OPERATIONS = ("activation", "deactivation")
@@ -103,50 +101,30 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     )
 
 
-def _optional_selection(allowed: tuple[str, ...]) -> Check:
-    """A comma list from `allowed`, or None (no filter) when empty."""
-    return lambda name, value: selection(name, value, allowed) if comma_list(value) else None
-
-
 def _task_name(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise TaskInputError(f"task argument '{name}': got {value!r}; expected a task name")
     return value
 
 
-SPEC = TaskSpec(
-    suite=MEDPIC,
-    arguments={
-        "kinds": partial(selection, allowed=KINDS),
-        "operations": _optional_selection(OPERATIONS),
-        "populations": _optional_selection(POPULATIONS),
-        "allow_unregistered": flag,
-        "rationale_judge": flag,
-        "json_schema": flag,
-        "reader": model_role,
-        "rules": input_file,
-        "questions": input_file,
-        "name": _task_name,
-    },
-    inputs=lambda args: TaskInputs(
-        catalogs=[args.rules or RULES_PATH], data=[q] if (q := _questions_file(args)) else []
-    ),
-    parts=_parts,
-    task_name=lambda args: args.name,
-)
+# Each MedPIC argument's type and choices, declared once: the builder and the public MedPIC tasks annotate with these.
+Kinds = Annotated[str | list[str], CommaList(KINDS)]
+Operations = Annotated[str | list[str] | None, CommaList(OPERATIONS, optional=True)]
+Populations = Annotated[str | list[str] | None, CommaList(POPULATIONS, optional=True)]
+TaskName = Annotated[str, Checked(_task_name, "a task name")]
 
 
 def build_medpic_task(
-    kinds: str | list[str] = "gf,cf",
-    operations: str | list[str] | None = None,
-    populations: str | list[str] | None = None,
-    rules: str | None = None,
-    questions: str | None = None,
+    kinds: Kinds = "gf,cf",
+    operations: Operations = None,
+    populations: Populations = None,
+    rules: UserFile = None,
+    questions: UserFile = None,
     allow_unregistered: bool = False,
     rationale_judge: bool = False,
-    name: str = "medpic",
+    name: TaskName = "medpic",
     json_schema: bool = True,
-    reader: str = "reader",
+    reader: RoleName = "reader",
 ) -> Task:
     """MedPIC-Bench-style questions: which medications are potentially inappropriate for this patient.
 
@@ -168,3 +146,12 @@ def build_medpic_task(
             reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())
+
+
+SPEC = TaskSpec(
+    suite=MEDPIC,
+    arguments=build_medpic_task,
+    inputs=lambda args: TaskInputs(catalogs=[args.rules or RULES_PATH], data=[q] if (q := _questions_file(args)) else []),
+    parts=_parts,
+    task_name=lambda args: args.name,
+)

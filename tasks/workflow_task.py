@@ -1,15 +1,13 @@
-"""Build the workflow escalation task (seed 004): episodes -> samples, multi-turn JSON decisions, utility."""
+"""The workflow escalation task's parts (seed 004, `tasks/workflow/`): episodes -> samples, multi-turn JSON decisions, utility."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.workflow import EPISODES_PATH, SEEDS_PATH, TASK_CLASSES, VARIANTS
@@ -18,10 +16,15 @@ from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.scorers.workflow import workflow_action
-from clinical_cf.solvers.workflow import CONDITIONS, workflow_decision
-from clinical_cf.suites import WORKFLOW
-from clinical_cf.tasks.arguments import choice, exclusive, flag, input_file, model_role, number, selection
-from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
+from clinical_cf.solvers.workflow import workflow_decision
+from clinical_cf.tasks.arguments import Between, CommaList, exclusive
+from clinical_cf.tasks.build import TaskInputs, TaskParts
+
+# The workflow task's own argument types (its signature is in tasks/workflow/workflow.py).
+TaskClasses = Annotated[str | list[str], CommaList(TASK_CLASSES)]
+Variants = Annotated[str | list[str], CommaList(VARIANTS)]
+Split = Literal["all", "dev", "test"]
+CostRatio = Annotated[float, Between(1, 1000)]  # finite utilities: no -inf, no inversion
 
 
 def workflow_inputs(episodes: Path | None, seeds: Path | None) -> TaskInputs:
@@ -51,11 +54,11 @@ def load_workflow_episodes(episodes: Path | None, seeds: Path | None) -> tuple[l
     return items, {"catalog": str(path), "catalog_kind": "seeds"}
 
 
-def _one_source(args: Mapping[str, Any]) -> None:
+def one_source(args: Mapping[str, Any]) -> None:
     exclusive(episodes=args["episodes"], seeds=args["seeds"])
 
 
-def _parts(args: SimpleNamespace) -> TaskParts:
+def parts(args: SimpleNamespace) -> TaskParts:
     items, source = load_workflow_episodes(args.episodes, args.seeds)
     chosen = [
         e for e in items
@@ -88,54 +91,3 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             "escalate_required": sum(e.reference_action == "ESCALATE" for e in chosen),
         },
     )
-
-
-SPEC = TaskSpec(
-    suite=WORKFLOW,
-    before=_one_source,
-    arguments={
-        "condition": partial(choice, allowed=CONDITIONS),
-        "split": partial(choice, allowed=("all", "dev", "test")),
-        "cost_ratio": partial(number, minimum=1, maximum=1000),  # finite utilities: no -inf, no inversion
-        "json_schema": flag,
-        "reader": model_role,
-        "allow_unregistered": flag,
-        "task_class": partial(selection, allowed=TASK_CLASSES),
-        "variant": partial(selection, allowed=VARIANTS),
-        "episodes": input_file,
-        "seeds": input_file,
-    },
-    inputs=lambda args: workflow_inputs(args.episodes, args.seeds),
-    parts=_parts,
-)
-
-
-def build_workflow_task(
-    episodes: str | None = None,
-    seeds: str | None = None,
-    allow_unregistered: bool = False,
-    task_class: str | list[str] = "all",
-    variant: str | list[str] = "all",
-    split: Literal["all", "dev", "test"] = "all",
-    condition: Literal["neutral", "uncertainty"] = "neutral",
-    cost_ratio: float = 5.0,
-    json_schema: bool = True,
-    reader: str = "reader",
-) -> Task:
-    """Workflow escalation (seed 004): four actions under missing, stale, conflicting and late information.
-
-    Args:
-        episodes: JSONL of episodes in the documented schema (needs `<file>.lock`).
-        seeds: Seeds YAML to assemble episodes from (default: the bundled, locked 40 seeds).
-        allow_unregistered: Run a catalog that does not match its lock.
-        task_class: Comma list of task classes, or "all".
-        variant: Comma list of variants (clean, missing, stale, conflict, late_risk), or "all".
-        split: "dev" (8 seeds), "test" (32 seeds) or "all".
-        condition: "neutral" action definitions or "uncertainty" prompting.
-        cost_ratio: Missed-escalation cost relative to an unnecessary escalation (5; 10 for robustness).
-        json_schema: Send the decision JSON Schema as `response_schema`.
-        reader: Model role that reads a reply the schema JSON or closed answer line does not state
-            (default: the `reader` role, else the judge role, else the model under test), each
-            reading verified against the reply's own words; "none" turns the reader off.
-    """
-    return build_task(SPEC, **locals())

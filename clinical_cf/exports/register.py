@@ -166,7 +166,7 @@ def _task_summary(task: str) -> str:
     return doc.strip().splitlines()[0].rstrip(".") if doc.strip() else task
 
 
-def _short_title(suite: Suite) -> str:
+def short_title(suite: Suite) -> str:
     """The name users call the suite by: the acronym in its title, else the title before its colon."""
     head = suite.title.split(":")[0].strip()
     acronym = re.search(r"\(([A-Za-z][\w-]*)\)$", head)
@@ -195,7 +195,7 @@ def build_entry(
     summary = _task_summary(task)
     entry: dict[str, Any] = {
         "full_title": suite.title if main else f"{suite.title} — {summary}",
-        "common_title": _short_title(suite) if main else f"{_short_title(suite)} ({task})",
+        "common_title": short_title(suite) if main else f"{short_title(suite)} ({task})",
         "paper_title": _paper_title(suite),
         "description": suite.description if main else f"{summary}{'' if summary[-1:] in '?!' else '.'} {suite.description}",
         "arxiv": suite.arxiv,

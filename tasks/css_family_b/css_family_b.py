@@ -1,18 +1,39 @@
-"""CSS Family B: prior treatment failure (injected progression).
+"""CSS Family B: prior treatment failure, progression injected on first line or on the current line.
 
     inspect eval tasks/css_family_b --model-role judge=<model> [--model-role judge_alt=<model>]
 
-Arguments are those of `clinical_cf.tasks.css_task.build_css_task`, single-shot, with families fixed to B.
+Every argument is `build_css_task`'s (clinical_cf/tasks/css_task.py), described in docs/arguments.md.
 """
 
 from inspect_ai import Task, task
 
-from clinical_cf.tasks.arguments import checked_paths
-from clinical_cf.tasks.css_task import single_shot_css
+from clinical_cf.catalog.css.expand import MutationMode, ResidueMode
+from clinical_cf.tasks.arguments import RoleName, UserFile, checked_paths
+from clinical_cf.tasks.css_task import CMSMatching, Controls, OutputTokens, Scale, Split, Unreviewed, build_css_task
 
 
 @task
 @checked_paths  # `-T cases=` / `=null` refused, a path with commas rejoined
-@single_shot_css(families="B")
-def css_family_b() -> Task:
-    """CSS on Family B (prior treatment failure (injected progression).) with paired negative controls."""
+def css_family_b(
+    cases: UserFile = None,
+    catalog: UserFile = None,
+    mutation_mode: MutationMode = "regex",
+    split: Split = "all",
+    controls: Controls = "per_case",
+    allow_unregistered: bool = False,
+    scale: Scale = 1.0,
+    cms_matching: CMSMatching = "lexicon",
+    baseline_cache: bool = True,
+    json_schema: bool = True,
+    residue: ResidueMode = "drop",
+    counterfactuals: UserFile = None,
+    unreviewed: Unreviewed = "refuse",
+    reader: RoleName = "reader",
+    summary_max_tokens: OutputTokens = None,
+    recommend_max_tokens: OutputTokens = None,
+) -> Task:
+    """Prior treatment failure: progression injected on first line or on the current line.
+
+    Paired negative controls (family N) are scored but kept out of CSS.
+    """
+    return build_css_task(families="B", setting="single_shot", **locals())

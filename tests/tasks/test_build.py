@@ -1,9 +1,8 @@
-"""`build_task` and `variant`: the one task builder, on a toy spec (no bundled suite is built here)."""
+"""`build_task`: the one task builder, on a toy spec whose signature declares its arguments (no bundled suite is built here)."""
 
 from __future__ import annotations
 
-import inspect
-from functools import partial
+from typing import Annotated, Literal
 
 import pytest
 from inspect_ai import Task
@@ -15,8 +14,13 @@ from clinical_cf.core.errors import CatalogError
 from clinical_cf.registration import SAMPLE_FINGERPRINT, published_version
 from clinical_cf.scorers.medpic import medpic_exact_set
 from clinical_cf.suites import SUITES
-from clinical_cf.tasks.arguments import TaskInputError, choice, count, flag
-from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task, variant
+from clinical_cf.tasks.arguments import Between, TaskInputError, argument_checks
+from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
+
+
+def toy_builder(n: Annotated[int, Between(1)] = 1, mode: Literal["a", "b"] = "a", allow_unregistered: bool = False) -> Task:
+    """The toy task's declaration: its signature is the arguments' checks."""
+    raise AssertionError("build_task reads the signature; the toy builder itself is never called")
 
 
 def toy_spec(path, extra_metadata=None) -> TaskSpec:
@@ -26,7 +30,7 @@ def toy_spec(path, extra_metadata=None) -> TaskSpec:
 
     return TaskSpec(
         suite=SUITES["medpic"],
-        arguments={"n": partial(count, minimum=1), "mode": partial(choice, allowed=("a", "b")), "allow_unregistered": flag},
+        arguments=toy_builder,
         inputs=lambda args: TaskInputs(catalogs=[path]),
         parts=parts,
         setting=lambda args: f"mode_{args.mode}",
@@ -69,21 +73,17 @@ def test_parts_cannot_overwrite_what_build_task_records(catalog):
         build_task(toy_spec(catalog, {"catalog_sha256": "x"}), n=1, mode="a", allow_unregistered=True)
 
 
-def base(n: int = 1, mode: str = "a", allow_unregistered: bool = False, extra: str = "x") -> Task:
-    return Task(metadata={"n": n, "mode": mode, "allow_unregistered": allow_unregistered, "extra": extra})
+def test_the_checks_are_the_signatures_annotations_in_its_order():
+    checks = argument_checks(toy_builder)
+    assert list(checks) == ["n", "mode", "allow_unregistered"]
+    assert checks["n"]("n", "3") == 3 and checks["mode"]("mode", "b") == "b" and checks["allow_unregistered"]("x", "true") is True
+    with pytest.raises(TaskInputError, match="task argument 'n': got 0; expected a whole number >= 1"):
+        checks["n"]("n", 0)
 
 
-def test_a_variant_shows_only_what_differs():
-    @variant(base, mode="b", omit=("extra",), defaults={"n": 5})
-    def toy() -> Task:
-        """A toy variant."""
+def test_an_argument_whose_annotation_declares_no_check_is_refused():
+    def loose(x: str = "a") -> Task:  # a bare str: nothing says which values are allowed
+        raise AssertionError
 
-    assert list(inspect.signature(toy).parameters) == ["n", "allow_unregistered"]
-    assert inspect.signature(toy).parameters["n"].default == 5
-    assert toy.__doc__ == "A toy variant."
-    assert toy().metadata == {"n": 5, "mode": "b", "allow_unregistered": False, "extra": "x"}
-    assert toy(n=2).metadata["n"] == 2
-    with pytest.raises(TypeError):
-        toy(mode="a")  # fixed: not an argument of the variant
-    with pytest.raises(TypeError, match="no argument 'nope'"):
-        variant(base, nope=1)
+    with pytest.raises(TypeError, match="declares no check"):
+        argument_checks(loose)
