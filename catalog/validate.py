@@ -36,12 +36,6 @@ KNOWN_MARKERS: tuple[str, ...] = (
 )
 """Canonical biomarker names (the case schema's, as interventions' filters spell them)."""
 
-KINDS: tuple[str, ...] = (
-    "cases", "interventions", "observations", "predictions", "rules", "questions", "episodes", "seeds",
-    "vignettes", "perturbations", "lexical_audit", "judge_probes", "counterfactuals",
-)
-
-
 def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
@@ -207,7 +201,7 @@ def detect_kind(path: str | Path) -> str:
         for kind, needed in _YAML_SIGNATURES:
             if needed <= keys:
                 return kind
-    raise CatalogError(path, f"cannot tell which kind of file this is; pass --kind, one of: {', '.join(KINDS)}")
+    raise CatalogError(path, f"cannot tell which kind of file this is; pass --kind, one of: {', '.join(loaders())}")
 
 
 def validate_file(path: str | Path, kind: str | None = None) -> Validated:
@@ -216,7 +210,7 @@ def validate_file(path: str | Path, kind: str | None = None) -> Validated:
     read_text_checked(path)
     checks = loaders()
     if kind is not None and kind not in checks:
-        raise CatalogError(path, f"unknown kind '{kind}'; choose from: {', '.join(KINDS)}")
+        raise CatalogError(path, f"unknown kind '{kind}'; choose from: {', '.join(checks)}")
     if kind is None:
         kind = detect_kind(path)
     else:

@@ -44,15 +44,6 @@ SAMPLE_FINGERPRINT = "registration_fingerprint"
 SAMPLE_KEYS = (SAMPLE_FINGERPRINT, "registration_registered", "registration_published")
 """Every per-sample registration key: provenance, which differs when the same records come from another file."""
 
-EXTRA_PUBLISHED_FILES: dict[str, tuple[Path, ...]] = {
-    # Pre-registered files a suite reads that are not in its comparability fingerprint: the
-    # confirmatory predictions, the judge-audit probes and the lexical audit are judged against the
-    # published hashes too.
-    "css": (CATALOG_DIR / "css" / "predictions.yaml", CATALOG_DIR / "css" / "judge_probes.yaml"),
-    "workflow": (CATALOG_DIR / "workflow" / "lexical_audit.yaml",),
-}
-
-
 def display_path(path: str | Path) -> str:
     """`catalog/<path>` for a bundled file (the same in a checkout and an installed wheel), the path otherwise."""
     resolved = Path(path).resolve()
@@ -103,7 +94,7 @@ def published_hashes(path: str | Path = PUBLISHED_PATH) -> dict[str, str]:
 
 
 def published_files(suite: Suite) -> tuple[Path, ...]:
-    return (*suite.comparability_files, *EXTRA_PUBLISHED_FILES.get(suite.name, ()))
+    return (*suite.comparability_files, *suite.extra_published)
 
 
 def published_entry(suite: Suite, version: str) -> dict[str, Any]:

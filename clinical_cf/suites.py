@@ -2,15 +2,16 @@
 
 A `Suite` declares, with real references (never `"module:function"` strings), everything the tools
 around a suite need: its input kinds with their loaders and schemas, how its records are loaded, its
-typed solver state (`store_model`), its solvers, scorers (with their metrics) and its report section,
-tables and banners. The exports (`clinical-cf export register|dataset|lm-eval`), the validator
-(`clinical-cf validate`), the task builder (`clinical_cf.tasks.build`) and the report read this
-table, so a suite added here is exported, validated and reported everywhere at once.
+scorers (with their metrics), the pre-registered files beyond its comparability files, whether a Flow
+sweep needs a judge, and its report section, tables and banners. Its tasks are its folders under
+tasks/ (`task_folders`). The exports (`clinical-cf export register|dataset|lm-eval`), the validator
+(`clinical-cf validate`), the task builder (`clinical_cf.tasks.build`), the Flow sweep and the report
+read this table, so a suite added here is exported, validated and reported everywhere at once.
 
-The catalog's schemas and loaders are imported directly (the catalog is the layer below). References
-above it (task modules, solvers, scorers, the analysis) are small functions that import on call:
-those modules import this table themselves, and what only building or reporting a task needs is
-not loaded by whoever only reads the table (the validator, the exports).
+Everything is imported at module level, except what imports this table itself (a cycle: the report
+sections of `clinical_cf.analysis.sections`, the registration banners of `clinical_cf.analysis.registration`
+via `clinical_cf.registration`, the judge-audit probe loader via `clinical_cf.tasks.build`) and what
+needs pandas (the parse-quality table, the lexical-audit loader): small functions that import on call.
 
 A suite's *comparability files* are the pre-registered catalogs and the generated data its scores
 are computed over: when any of their bytes change, results from before and after are no longer
@@ -26,6 +27,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspect_ai.scorer import Scorer
+from inspect_ai.util import registry_info
 from pydantic import BaseModel
 
 import clinical_cf.catalog
@@ -39,15 +42,20 @@ from clinical_cf.catalog.medpic.rules import load_rules
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import Vignette, load_vignettes
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
+from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
+from clinical_cf.scorers.cms import consensus_match
+from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
+from clinical_cf.scorers.css_process import judge_process
+from clinical_cf.scorers.judge_audit import audited_judge
+from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
+from clinical_cf.scorers.sensitivity import direction_consistency
+from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.scoring_contract import scoring_fingerprint
 
 if TYPE_CHECKING:
     import pandas as pd
-    from inspect_ai.scorer import Scorer
-    from inspect_ai.solver import Solver
-    from inspect_ai.util import StoreModel
 
     from clinical_cf.analysis.sections import Section, SectionContext
 
@@ -111,12 +119,13 @@ class Suite:
     """Sample metadata field the dataset card counts samples by."""
     inputs: tuple[InputKind, ...] = ()
     """Every input kind the suite's tasks read (the validator's kinds)."""
-    store_model: Callable[[], type[StoreModel]] | None = None
-    """The typed solver state its samples carry (`EvalSample.store_as(suite.store_model())`)."""
-    solvers: Callable[[], tuple[Callable[..., Solver], ...]] = lambda: ()
-    """The solver factories its tasks use."""
-    scorers: Callable[[], tuple[Callable[..., Scorer], ...]] = lambda: ()
-    """The scorer factories its tasks use; each declares its metrics (`@scorer(metrics=...)`)."""
+    scorers: tuple[Callable[..., Scorer], ...] = ()
+    """The scorer factories its tasks use; each declares its metrics (`@scorer(metrics=...)`). Every task also
+    gets `clinical_cf.registration.registration_check` from `build_task`."""
+    extra_published: tuple[Path, ...] = ()
+    """Pre-registered files it reads beyond its comparability files (judged against the published hashes too)."""
+    judged: bool = False
+    """Its main task needs a judge role (`--model-role judge=...`): the Flow sweep binds one."""
     records_need_lock: bool = False
     """The task refuses a user records file without a `<file>.lock` (it is itself the pre-registered catalog)."""
     report_section: Callable[[SectionContext], Section] | None = None
@@ -137,18 +146,10 @@ class Suite:
         """The task whose samples a dataset export writes (every sample of the suite's default run): the suite's name."""
         return self.name
 
-    def record_model(self) -> type[BaseModel]:
-        return self.schema
-
-    def load_records(self) -> Callable[[Path], list[Any]]:
-        return self.loader
-
     def metrics(self) -> dict[str, list[str]]:
         """The metrics each of the suite's scorers reports, by scorer name (read from Inspect's registry)."""
-        from inspect_ai.util import registry_info
-
         out: dict[str, list[str]] = {}
-        for factory in self.scorers():
+        for factory in self.scorers:
             info = registry_info(factory)
             metrics = info.metadata.get("metrics") or []
             out[info.name] = [registry_info(m).name if callable(m) else str(m) for m in _flatten(metrics)]
@@ -187,82 +188,7 @@ def _display_path(path: Path) -> str:
     return str(path)
 
 
-# --- references imported on call (Inspect, solvers, scorers, analysis, task modules) -------------
-
-
-def _css_arms() -> type[StoreModel]:
-    from clinical_cf.solvers.css import CSSArms
-
-    return CSSArms
-
-
-def _sensitivity_arms() -> type[StoreModel]:
-    from clinical_cf.solvers.sensitivity import SensitivityArms
-
-    return SensitivityArms
-
-
-def _workflow_decisions() -> type[StoreModel]:
-    from clinical_cf.solvers.workflow import WorkflowDecisions
-
-    return WorkflowDecisions
-
-
-def _css_solvers() -> tuple[Callable[..., Solver], ...]:
-    from clinical_cf.solvers.css import two_stage_recommendations
-    from clinical_cf.solvers.css_agent import chart_agent_recommendations, perturbed_observation_agent
-    from clinical_cf.solvers.judge_audit import audit_arms
-
-    return (two_stage_recommendations, chart_agent_recommendations, perturbed_observation_agent, audit_arms)
-
-
-def _css_scorers() -> tuple[Callable[..., Scorer], ...]:
-    from clinical_cf.registration import registration_check
-    from clinical_cf.scorers.cms import consensus_match
-    from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
-    from clinical_cf.scorers.css_process import judge_process
-    from clinical_cf.scorers.judge_audit import audited_judge
-
-    return (judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, registration_check)
-
-
-def _sensitivity_solvers() -> tuple[Callable[..., Solver], ...]:
-    from clinical_cf.solvers.sensitivity import candidate_distributions
-
-    return (candidate_distributions,)
-
-
-def _sensitivity_scorers() -> tuple[Callable[..., Scorer], ...]:
-    from clinical_cf.registration import registration_check
-    from clinical_cf.scorers.sensitivity import direction_consistency
-
-    return (direction_consistency, registration_check)
-
-
-def _workflow_solvers() -> tuple[Callable[..., Solver], ...]:
-    from clinical_cf.solvers.workflow import workflow_decision
-
-    return (workflow_decision,)
-
-
-def _workflow_scorers() -> tuple[Callable[..., Scorer], ...]:
-    from clinical_cf.registration import registration_check
-    from clinical_cf.scorers.workflow import workflow_action
-
-    return (workflow_action, registration_check)
-
-
-def _medpic_solvers() -> tuple[Callable[..., Solver], ...]:
-    from inspect_ai.solver import generate
-
-    return (generate,)
-
-
-def _medpic_scorers() -> tuple[Callable[..., Scorer], ...]:
-    from clinical_cf.registration import registration_check
-    from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
-
-    return (medpic_exact_set, rationale_mentions_change, registration_check)
+# --- references imported on call: these modules import this table (a cycle) -------------------------
 
 
 def css_section(ctx: SectionContext) -> Section:
@@ -289,13 +215,6 @@ def medpic_section(ctx: SectionContext) -> Section:
     return medpic_section(ctx)
 
 
-def parse_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """Share of replies read each way (json, repaired, field, markdown, prose, invalid, unreadable) per model and suite."""
-    from clinical_cf.analysis.parse_quality import parse_table
-
-    return parse_table(samples)
-
-
 def registration_banners(logs: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
     """Logs whose inputs were unregistered, re-locked after release or mixed."""
     from clinical_cf.analysis.registration import report_banners
@@ -303,18 +222,26 @@ def registration_banners(logs: pd.DataFrame, samples: pd.DataFrame) -> list[str]
     return report_banners(logs, samples)
 
 
-# Input kinds whose loaders live above the catalog (the judge-audit probes with their task, the lexical
-# audit with the workflow controller that uses it): imported on call, as those modules import this table.
-def _load_probes(path: Path) -> Any:
-    from clinical_cf.tasks.judge_audit_task import load_probes
+# pandas (0.8 s to import) is loaded only by whoever reports or audits, not by every task and validator: these
+# two import on call for that reason, not for a cycle.
+def parse_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """Share of replies read each way (json, repaired, field, markdown, prose, invalid, unreadable) per model and suite."""
+    from clinical_cf.analysis.parse_quality import parse_table
 
-    return load_probes(path).probes
+    return parse_table(samples)
 
 
 def _load_lexical_audit(path: Path) -> Any:
     from clinical_cf.analysis.workflow_controller import load_audit
 
     return load_audit(path)
+
+
+def _load_probes(path: Path) -> Any:
+    """The judge-audit probes (their loader lives with their task, which imports this table)."""
+    from clinical_cf.tasks.judge_audit_task import load_probes
+
+    return load_probes(path).probes
 
 
 # Every suite's report section shows how its replies were read (issue 14) and warns about logs whose
@@ -359,9 +286,9 @@ CSS = Suite(
         # A frozen set is checked against its own lock when a task reads it; here only its records are.
         InputKind("counterfactuals", partial(load_counterfactuals, allow_unregistered=True)),
     ),
-    store_model=_css_arms,
-    solvers=_css_solvers,
-    scorers=_css_scorers,
+    scorers=(judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge),
+    extra_published=(CATALOG_DIR / "css" / "predictions.yaml", CATALOG_DIR / "css" / "judge_probes.yaml"),
+    judged=True,
     report_section=css_section,
     report_tables=REPORT_TABLES,
     report_banners=REPORT_BANNERS,
@@ -394,9 +321,7 @@ SENSITIVITY = Suite(
             "perturbations", load_perturbations, lambda loaded: len(loaded[0]), bundled=CATALOG_DIR / "sensitivity" / "perturbations.yaml"
         ),
     ),
-    store_model=_sensitivity_arms,
-    solvers=_sensitivity_solvers,
-    scorers=_sensitivity_scorers,
+    scorers=(direction_consistency,),
     report_section=sensitivity_section,
     report_tables=REPORT_TABLES,
     report_banners=REPORT_BANNERS,
@@ -429,11 +354,10 @@ WORKFLOW = Suite(
     inputs=(
         InputKind("episodes", load_episodes, bundled=CATALOG_DIR / "workflow" / "episodes.jsonl"),
         InputKind("seeds", load_seeds, bundled=CATALOG_DIR / "workflow" / "seeds.yaml"),
-        InputKind("lexical_audit", _load_lexical_audit, bundled=CATALOG_DIR / "workflow" / "lexical_audit.yaml"),
+        InputKind("lexical_audit", _load_lexical_audit, bundled=LEXICAL_AUDIT_PATH),
     ),
-    store_model=_workflow_decisions,
-    solvers=_workflow_solvers,
-    scorers=_workflow_scorers,
+    scorers=(workflow_action,),
+    extra_published=(LEXICAL_AUDIT_PATH,),
     report_section=workflow_section,
     report_tables=REPORT_TABLES,
     report_banners=REPORT_BANNERS,
@@ -466,8 +390,7 @@ MEDPIC = Suite(
         InputKind("questions", load_questions, bundled=CATALOG_DIR / "medpic" / "questions.jsonl"),
         InputKind("rules", load_rules, bundled=CATALOG_DIR / "medpic" / "rules.yaml"),
     ),
-    solvers=_medpic_solvers,
-    scorers=_medpic_scorers,
+    scorers=(medpic_exact_set, rationale_mentions_change),
     report_section=medpic_section,
     report_tables=REPORT_TABLES,
     report_banners=REPORT_BANNERS,
@@ -504,7 +427,7 @@ def get_suite(name: str) -> Suite:
 
 def create_task(name: str, **args: Any):
     """A registered task by name, built with `args` (as `-T` would)."""
-    from clinical_cf import _registry
+    from clinical_cf import _registry  # the tasks import this table (a cycle)
 
     factory = getattr(_registry, name, None)
     if factory is None:

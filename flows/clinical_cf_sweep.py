@@ -34,7 +34,7 @@ from clinical_cf.suites import SUITES
 
 # The tasks whose scorer reads the `judge` role (and `judge_alt` for the self-judging fallback).
 # MedPIC's rationale judge is off by default; `-A medpic_rationale_judge=true` turns it on.
-JUDGED_SUITES = ("css",)
+JUDGED_SUITES = tuple(name for name, suite in SUITES.items() if suite.judged)
 
 ModelRef = str | Model
 

@@ -1,4 +1,4 @@
-"""The layers show in the imports, and the package list in pyproject.toml is the package tree.
+"""The layers show in the imports, and the package list (setup.py) is the package tree.
 
 - `clinical_cf.core` (loading, locking, errors) is the lowest layer: it imports nothing of the
   catalog, tasks, analysis, exports, solvers or scorers;
@@ -14,6 +14,7 @@ functions, so an import deferred to call time still counts.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import tomllib
 from pathlib import Path
 
@@ -61,12 +62,21 @@ def violations(folder: Path, forbidden: tuple[str, ...], root: Path = ROOT) -> l
     )
 
 
+def setup_packages() -> list[str]:
+    """setup.py's package list (it runs `setup()` only as __main__, which the build backend does)."""
+    spec = importlib.util.spec_from_file_location("clinical_cf_setup", ROOT / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.packages()
+
+
 def test_setuptools_packages_are_the_package_tree():
-    listed = PYPROJECT["tool"]["setuptools"]["packages"]
+    assert "packages" not in PYPROJECT["tool"]["setuptools"], "the package list is setup.py's (one package per task folder)"
+    listed = setup_packages()
     assert len(listed) == len(set(listed)), "a package is listed twice"
     tree = package_tree()
     assert set(listed) == tree, (
-        f"missing from [tool.setuptools] packages: {sorted(tree - set(listed))}; listed but not a package: {sorted(set(listed) - tree)}"
+        f"missing from setup.py's packages: {sorted(tree - set(listed))}; listed but not a package: {sorted(set(listed) - tree)}"
     )
 
 

@@ -18,10 +18,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from inspect_ai.util import StoreModel
+from inspect_ai.util import registry_info
 from pydantic import BaseModel
 
-from clinical_cf.catalog.validate import KINDS, validate_file
+from clinical_cf.catalog.validate import loaders, validate_file
 from clinical_cf.suites import SUITES, create_task, input_kinds, suite_of_task, task_folders
 from helpers import HANDWRITTEN_CASES
 
@@ -43,17 +43,18 @@ def test_no_spec_reference_is_a_string(name):
     assert issubclass(suite.schema, BaseModel) and callable(suite.loader)
     assert callable(suite.report_section) and all(callable(f) for f in (*suite.report_tables, *suite.report_banners))
     assert all(callable(item.load) for item in suite.inputs)
-    if suite.store_model is not None:
-        assert issubclass(suite.store_model(), StoreModel)
-    assert suite.solvers() and suite.scorers()
+    assert suite.scorers and all(registry_info(s).type == "scorer" for s in suite.scorers)
+    assert all(path.is_file() for path in suite.extra_published)
 
 
-def test_store_models_are_the_names_analysis_reads():
-    assert SUITES["css"].store_model().__name__ == "CSSArms"
-    assert SUITES["sensitivity"].store_model().__name__ == "SensitivityArms"
-    assert set(SUITES["sensitivity"].store_model().model_fields) >= {"baseline", "perturbed"}
-    assert SUITES["workflow"].store_model().__name__ == "WorkflowDecisions"
-    assert "decisions" in SUITES["workflow"].store_model().model_fields
+def test_every_scorer_a_suites_tasks_use_is_in_its_spec():
+    """The spec's scorers are the ones its tasks are built with (besides the registration check every task gets)."""
+    for suite in SUITES.values():
+        declared = {registry_info(s).name for s in suite.scorers}
+        for name in suite.tasks:
+            small = {"cases": str(HANDWRITTEN_CASES)} if suite.name == "css" and name not in ("css_judge_audit", "css_family_b") else {}
+            used = {registry_info(s).name for s in create_task(name, **small).scorer} - {"clinical_cf/registration_check"}
+            assert used <= declared, f"{name} uses scorers {sorted(used - declared)} that suite {suite.name!r} does not declare"
 
 
 def test_every_scorer_declares_its_metrics():
@@ -64,7 +65,7 @@ def test_every_scorer_declares_its_metrics():
 
 
 def test_the_validator_kinds_are_the_specs_kinds():
-    assert sorted(KINDS) == sorted(input_kinds())
+    assert sorted(loaders()) == sorted(input_kinds())
 
 
 @pytest.mark.parametrize("kind", [k for k, item in input_kinds().items() if item.bundled is not None])

@@ -175,7 +175,7 @@ def dataset_card(suite: Suite, records: int, samples: list[dict[str, Any]], file
         samples=len(samples),
         samples_file=SAMPLES_FILE,
         breakdown=sorted(breakdown.items()),
-        record_fields=field_table(suite.record_model()),
+        record_fields=field_table(suite.schema),
         sample_fields=_sample_fields(samples),
         package_version=_package_version(),
         commit=_commit(),
@@ -190,7 +190,7 @@ def dataset_card(suite: Suite, records: int, samples: list[dict[str, Any]], file
 def export_dataset(suite: Suite, out: Path) -> dict[str, Path]:
     """Write the suite's records, samples, card and manifest to `out`."""
     out.mkdir(parents=True, exist_ok=True)
-    records = suite.load_records()(suite.data)
+    records = suite.loader(suite.data)
     records_path = out / f"{suite.records}.jsonl"
     _write_jsonl(records_path, [r.model_dump(mode="json") for r in records])
     if suite.records_need_lock:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from clinical_cf.catalog.validate import KINDS, check_replacement, detect_kind, validate_file
+from clinical_cf.catalog.validate import check_replacement, detect_kind, loaders, validate_file
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.suites import CATALOG_DIR
@@ -30,7 +30,7 @@ USER_BUILT = ("counterfactuals",)
 
 
 def test_every_kind_has_a_bundled_example():
-    assert sorted([*BUNDLED.values(), *USER_BUILT]) == sorted(KINDS)
+    assert sorted([*BUNDLED.values(), *USER_BUILT]) == sorted(loaders())
 
 
 def test_a_frozen_counterfactual_set_is_detected_and_validated(tmp_path, capsys):

@@ -28,8 +28,8 @@ def test_export_round_trip(tmp_path, name, monkeypatch):
     files = export_dataset(suite, tmp_path)
 
     # Records reload through the suite's validator unchanged.
-    bundled = suite.load_records()(suite.data)
-    exported = suite.load_records()(files["records"])
+    bundled = suite.loader(suite.data)
+    exported = suite.loader(files["records"])
     assert exported == bundled
 
     # The samples file reads back as the same Inspect samples.
