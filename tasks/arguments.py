@@ -33,12 +33,14 @@ import functools
 import inspect
 import math
 import re
+import sys
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+import rich
 from inspect_ai.model import GenerateConfig
 from rich.markup import escape
 
@@ -221,7 +223,9 @@ def checked_paths(builder: F) -> F:
         for name in PATH_ARGUMENTS & kwargs.keys():
             value = _joined_path(kwargs[name])
             if value is None or (isinstance(value, str) and not value.strip()) or value == []:
-                raise _empty_path(name, kwargs[name])
+                error = _empty_path(name, kwargs[name])
+                shown_under_display_none(error)
+                raise error
             kwargs[name] = value
         return builder(*args, **kwargs)
 
@@ -269,17 +273,31 @@ def clean_task_errors(builder: F) -> F:
     @functools.wraps(builder)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return builder(*args, **kwargs)
-        except (TaskInputError, CatalogError):
-            raise  # already Inspect's PrerequisiteError, naming file, entry and field
-        except (OSError, UnicodeError) as ex:
-            where = getattr(ex, "filename", None)
-            raise TaskInputError(f"{where or 'input'}: cannot read ({ex})") from None
-        except (ValueError, re.error) as ex:
-            # MutationError and the data models' own checks: they name the case and the intervention.
-            raise TaskInputError(str(ex)) from None
+            try:
+                return builder(*args, **kwargs)
+            except (TaskInputError, CatalogError):
+                raise  # already Inspect's PrerequisiteError, naming file, entry and field
+            except (OSError, UnicodeError) as ex:
+                where = getattr(ex, "filename", None)
+                raise TaskInputError(f"{where or 'input'}: cannot read ({ex})") from None
+            except (ValueError, re.error) as ex:
+                # MutationError and the data models' own checks: they name the case and the intervention.
+                raise TaskInputError(str(ex)) from None
+        except (TaskInputError, CatalogError) as error:
+            shown_under_display_none(error)
+            raise
 
     return wrapper  # type: ignore[return-value]
+
+
+def shown_under_display_none(error: Exception) -> None:
+    """Write the error to stderr when `--display none` silenced the console Inspect prints it with.
+
+    Inspect's CLI prints a `PrerequisiteError` with rich's global console, which `--display none`
+    makes quiet: the run ended with exit 1 and nothing said why. Otherwise Inspect prints it itself.
+    """
+    if rich.get_console().quiet:
+        print(f"error: {error}", file=sys.stderr)
 
 
 GENERATE_DEFAULTS = GenerateConfig(max_retries=2, timeout=600)

@@ -34,6 +34,7 @@ from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import get_model
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
@@ -83,6 +84,29 @@ class TaskSpec:
     """A check over several arguments as given (e.g. two that exclude each other), run before the others."""
     task_name: Callable[[SimpleNamespace], str | None] | None = None
     """The task's name in the log where it is not the registered name (the MedPIC variants)."""
+    needs_model: bool = True
+    """Its solver asks the model under test (the judge audit asks only the judge role): `none/none` is refused."""
+
+
+NO_MODEL = (
+    "no model to evaluate: pass --model <provider>/<model> (for example --model openai/gpt-5) "
+    "or set INSPECT_EVAL_MODEL in the environment or a .env file"
+)
+
+
+def check_model_under_test() -> None:
+    """Refuse to build inside an eval whose model is Inspect's `none/none` (no --model and no INSPECT_EVAL_MODEL).
+
+    Inspect builds a task with the eval's model active; with neither given that model is `none/none`,
+    and a solver that asks it crashed in the middle of the run. Outside an eval (tests, exports
+    counting samples) there is no model to check and nothing is asked.
+    """
+    try:
+        model = get_model()
+    except Exception:  # no active model and no INSPECT_EVAL_MODEL (or one that cannot be built here): not an eval
+        return
+    if str(model) == "none/none":
+        raise TaskInputError(NO_MODEL)
 
 
 @clean_task_errors
@@ -102,6 +126,8 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
     if spec.before is not None:
         spec.before(args)
     checked = SimpleNamespace(**{name: check(name, args[name]) for name, check in checks.items()})
+    if spec.needs_model:
+        check_model_under_test()
     inputs = spec.inputs(checked)
     allow_unregistered = bool(getattr(checked, "allow_unregistered", False))
     registration = register_inputs(list(inputs.catalogs), list(inputs.data), allow_unregistered)

@@ -35,6 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clinical_cf.catalog.medpic.questions import QUESTIONS_PATH, load_questions
+from clinical_cf.catalog.workflow.episodes import EPISODES_PATH, load_episodes
+from clinical_cf.solvers.medpic import render_prompt
+from clinical_cf.solvers.workflow import episode_messages
+
 GROUP = "clinical_cf"
 TASK_VERSION = 1.0
 
@@ -62,9 +67,6 @@ class ExportedTask:
 
 
 def medpic_docs() -> list[dict[str, Any]]:
-    from clinical_cf.catalog.medpic.questions import QUESTIONS_PATH, load_questions
-    from clinical_cf.solvers.medpic import render_prompt
-
     return [
         {
             "id": q.id,
@@ -87,9 +89,6 @@ def render_transcript(messages: list[dict[str, str]]) -> str:
 
 
 def workflow_docs(condition: str, cost_ratio: float = 5.0) -> list[dict[str, Any]]:
-    from clinical_cf.catalog.workflow.episodes import EPISODES_PATH, load_episodes
-    from clinical_cf.solvers.workflow import episode_messages
-
     return [
         {
             "id": e.id,

@@ -14,6 +14,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from clinical_cf.scorers.medpic import parse_answer
+from clinical_cf.scorers.workflow import utility
+from clinical_cf.solvers.workflow import parse_decision
+
 
 def mean_present(items: Sequence[float | None]) -> float:
     """Mean over the documents a metric applies to (NaN when none did, e.g. under a small --limit)."""
@@ -43,8 +47,6 @@ def gf_cf_gap(items: Sequence[tuple[str, bool]]) -> float:
 
 def process_medpic(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     """Exact set match of the parsed option letters, as the Inspect scorer does."""
-    from clinical_cf.scorers.medpic import parse_answer
-
     # lm-eval loads the JSONL through pyarrow, which gives every row the union of option letters
     # (missing ones as None) when questions have different numbers of options.
     options = {letter: text for letter, text in doc["options"].items() if text is not None}
@@ -65,9 +67,6 @@ def process_medpic(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
 
 def process_workflow(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     """The action against the episode's acceptable set, and the cost-sensitive utility at the doc's cost ratio."""
-    from clinical_cf.scorers.workflow import utility
-    from clinical_cf.solvers.workflow import parse_decision
-
     action = parse_decision(results[0]).action
     escalated = action == "ESCALATE"
     return {

@@ -32,4 +32,7 @@ def css_judge_audit(
 
 
 # No model under test is asked anything, so the audit has no setting (single-shot or agent) to log.
-SPEC = TaskSpec(suite=CSS, arguments=css_judge_audit, inputs=lambda args: TaskInputs(catalogs=[args.probes or PROBES_PATH]), parts=parts)
+SPEC = TaskSpec(
+    suite=CSS, arguments=css_judge_audit, inputs=lambda args: TaskInputs(catalogs=[args.probes or PROBES_PATH]), parts=parts,
+    needs_model=False,
+)
