@@ -1,4 +1,4 @@
-"""Clinical-summary-set (CSS) tumor-board cases: schema, synthetic cohort and chart renderer."""
+"""The Causal Sensitivity Score (CSS) suite's tumor-board cases: schema, synthetic cohort and chart renderer."""
 
 from pathlib import Path
 
