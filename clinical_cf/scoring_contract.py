@@ -15,8 +15,9 @@ it, rendered from fixed inputs by the function the solver or scorer calls (this 
 how a template is filled, not only in the template). tests/solvers/test_prompts.py checks the
 rendered prompts for doubled braces and unfilled slots: the same list.
 
-To add a prompt, a schema or a scoring constant: import its module here and add it to its suite's
-function below (`_shared` for what every suite's reading uses). tests/test_scoring_contract.py
+To add a prompt, a schema or a scoring constant: add its name to its module's `_constants(module, ...)`
+in its suite's function below (import the module if it is new here; `_shared` for what every suite's
+reading uses), then run `clinical-cf export register`. tests/test_scoring_contract.py
 fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies.py that no
 suite lists.
 """
@@ -28,6 +29,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
@@ -57,21 +59,20 @@ _QUESTION = {
 }
 
 
+def _constants(module: ModuleType, *names: str) -> dict[str, Any]:
+    """`{"<module>.<NAME>": module.NAME}` for each name: the part is the module's constant, read when called."""
+    return {f"{module.__name__}.{name}": getattr(module, name) for name in names}
+
+
 def _shared() -> dict[str, Any]:
     """The reading every suite's replies go through (clinical_cf/replies.py) and the judge-role wiring."""
     return {
-        "clinical_cf.replies.READER_PROMPT": replies.READER_PROMPT,
-        "clinical_cf.replies.DATA_NOTICE": replies.DATA_NOTICE,
-        "clinical_cf.replies.READER_ROLE": replies.READER_ROLE,
-        "clinical_cf.replies.PROVENANCES": replies.PROVENANCES,
-        "clinical_cf.replies.READ": replies.READ,
-        "clinical_cf.replies.MAX_REPLY_CHARS": replies.MAX_REPLY_CHARS,
-        "clinical_cf.replies.MAX_JSON_DEPTH": replies.MAX_JSON_DEPTH,
-        "clinical_cf.replies.MAX_REPAIR_CHARS": replies.MAX_REPAIR_CHARS,
-        "clinical_cf.replies.NEGATIVE_CUES": replies.NEGATIVE_CUES,
-        "clinical_cf.replies.EXCLUDING_CUES": replies.EXCLUDING_CUES,
-        "clinical_cf.judging.JUDGE_ROLE": judging.JUDGE_ROLE,
-        "clinical_cf.judging.FALLBACK_ROLE": judging.FALLBACK_ROLE,
+        **_constants(
+            replies,
+            "READER_PROMPT", "DATA_NOTICE", "READER_ROLE", "PROVENANCES", "READ", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH", "MAX_REPAIR_CHARS",
+            "NEGATIVE_CUES", "EXCLUDING_CUES"
+        ),
+        **_constants(judging, "JUDGE_ROLE", "FALLBACK_ROLE"),
     }
 
 
@@ -99,33 +100,16 @@ def css_prompts() -> dict[str, str]:
 def _css() -> dict[str, Any]:
     return {
         **_shared(),
-        "clinical_cf.solvers.css.SYSTEM_PROMPT": css_solver.SYSTEM_PROMPT,
-        "clinical_cf.solvers.css.SUMMARY_PROMPT": css_solver.SUMMARY_PROMPT,
-        "clinical_cf.solvers.css.RECOMMEND_PROMPT": css_solver.RECOMMEND_PROMPT,
-        "clinical_cf.solvers.css.RECOMMEND_PROMPT_PLAIN": css_solver.RECOMMEND_PROMPT_PLAIN,
-        "clinical_cf.solvers.css.RECOMMENDATIONS_SCHEMA": css_solver.RECOMMENDATIONS_SCHEMA,
-        "clinical_cf.solvers.css.MAX_ITEMS": css_solver.MAX_ITEMS,
-        "clinical_cf.solvers.css.MAX_TREATMENT_CHARS": css_solver.MAX_TREATMENT_CHARS,
-        "clinical_cf.solvers.css.MAX_RATIONALE_CHARS": css_solver.MAX_RATIONALE_CHARS,
-        "clinical_cf.solvers.css.TEMPLATE_PLACEHOLDERS": css_solver.TEMPLATE_PLACEHOLDERS,
-        "clinical_cf.solvers.css.CSS_READER": css_solver.CSS_READER,
-        "clinical_cf.solvers.css.RAW_FALLBACK_CHARS": css_solver.RAW_FALLBACK_CHARS,
-        "clinical_cf.solvers.css.MAX_BLOCK_CHARS": css_solver.MAX_BLOCK_CHARS,
-        "clinical_cf.solvers.css_agent.TOOL_NAME": css_agent.TOOL_NAME,
-        "clinical_cf.solvers.css_agent.SUBMIT_TOOL_NAME": css_agent.SUBMIT_TOOL_NAME,
-        "clinical_cf.solvers.css_agent.AGENT_INSTRUCTIONS": css_agent.AGENT_INSTRUCTIONS,
-        "clinical_cf.solvers.css_agent.AGENT_REQUEST": css_agent.AGENT_REQUEST,
-        "clinical_cf.scorers.css_judge.JUDGE_PROMPT": css_judge.JUDGE_PROMPT,
-        "clinical_cf.scorers.css_judge.RETRY_PROMPT": css_judge.RETRY_PROMPT,
-        "clinical_cf.scorers.css_judge.VALID_SCORES": css_judge.VALID_SCORES,
-        "clinical_cf.scorers.css_judge.VERDICT_SCHEMA": css_judge.VERDICT_SCHEMA,
-        "clinical_cf.scorers.css_process.PROCESS_PROMPT": css_process.PROCESS_PROMPT,
-        "clinical_cf.scorers.css_process.PROCESS_RETRY_PROMPT": css_process.PROCESS_RETRY_PROMPT,
-        "clinical_cf.scorers.css_process.PROCESS_SCHEMA": css_process.PROCESS_SCHEMA,
-        "clinical_cf.scorers.css_process.TRACE_CHARS": css_process.TRACE_CHARS,
-        "clinical_cf.scorers.cms.MATCH_PROMPT": cms.MATCH_PROMPT,
-        "clinical_cf.scorers.cms.WEIGHTS": cms.WEIGHTS,
-        "clinical_cf.scorers.metrics.CONTROL_FAMILY": metrics.CONTROL_FAMILY,
+        **_constants(
+            css_solver,
+            "SYSTEM_PROMPT", "SUMMARY_PROMPT", "RECOMMEND_PROMPT", "RECOMMEND_PROMPT_PLAIN", "RECOMMENDATIONS_SCHEMA", "MAX_ITEMS",
+            "MAX_TREATMENT_CHARS", "MAX_RATIONALE_CHARS", "TEMPLATE_PLACEHOLDERS", "CSS_READER", "RAW_FALLBACK_CHARS", "MAX_BLOCK_CHARS"
+        ),
+        **_constants(css_agent, "TOOL_NAME", "SUBMIT_TOOL_NAME", "AGENT_INSTRUCTIONS", "AGENT_REQUEST"),
+        **_constants(css_judge, "JUDGE_PROMPT", "RETRY_PROMPT", "VALID_SCORES", "VERDICT_SCHEMA"),
+        **_constants(css_process, "PROCESS_PROMPT", "PROCESS_RETRY_PROMPT", "PROCESS_SCHEMA", "TRACE_CHARS"),
+        **_constants(cms, "MATCH_PROMPT", "WEIGHTS"),
+        **_constants(metrics, "CONTROL_FAMILY"),
         **css_prompts(),
     }
 
@@ -144,18 +128,12 @@ def medpic_prompts() -> dict[str, str]:
 def _medpic() -> dict[str, Any]:
     return {
         **_shared(),
-        "clinical_cf.solvers.medpic.PROMPT": medpic_solver.PROMPT,
-        "clinical_cf.solvers.medpic.INSTRUCTION_PLAIN": medpic_solver.INSTRUCTION_PLAIN,
-        "clinical_cf.solvers.medpic.INSTRUCTION_JSON": medpic_solver.INSTRUCTION_JSON,
-        "clinical_cf.solvers.medpic.SINGLE_SELECT_NOTE": medpic_solver.SINGLE_SELECT_NOTE,
-        "clinical_cf.solvers.medpic.NONE_TEXT": medpic_solver.NONE_TEXT,
-        "clinical_cf.solvers.medpic.PLACEHOLDERS": medpic_solver.PLACEHOLDERS,
-        "clinical_cf.solvers.medpic.MEDPIC_READER": medpic_solver.MEDPIC_READER,
+        **_constants(
+            medpic_solver,
+            "PROMPT", "INSTRUCTION_PLAIN", "INSTRUCTION_JSON", "SINGLE_SELECT_NOTE", "NONE_TEXT", "PLACEHOLDERS", "MEDPIC_READER"
+        ),
         "rendered/medpic/answer_schema": medpic_solver.answer_schema(_QUESTION["options"]),
-        "clinical_cf.scorers.medpic.RATIONALE_PROMPT": medpic_scorer.RATIONALE_PROMPT,
-        "clinical_cf.scorers.medpic.RATIONALE_RETRY_PROMPT": medpic_scorer.RATIONALE_RETRY_PROMPT,
-        "clinical_cf.scorers.medpic.RESPONSE_CHARS": medpic_scorer.RESPONSE_CHARS,
-        "clinical_cf.scorers.medpic.MENTION_SCHEMA": medpic_scorer.MENTION_SCHEMA,
+        **_constants(medpic_scorer, "RATIONALE_PROMPT", "RATIONALE_RETRY_PROMPT", "RESPONSE_CHARS", "MENTION_SCHEMA"),
         **medpic_prompts(),
     }
 
@@ -173,13 +151,11 @@ def sensitivity_prompts() -> dict[str, str]:
 def _sensitivity() -> dict[str, Any]:
     return {
         **_shared(),
-        "clinical_cf.solvers.sensitivity.LETTERS": sensitivity_solver.LETTERS,
-        "clinical_cf.solvers.sensitivity.DISTRIBUTION_PROMPT": sensitivity_solver.DISTRIBUTION_PROMPT,
-        "clinical_cf.solvers.sensitivity.DISTRIBUTION_PROMPT_PLAIN": sensitivity_solver.DISTRIBUTION_PROMPT_PLAIN,
-        "clinical_cf.solvers.sensitivity.LETTER_PROMPT": sensitivity_solver.LETTER_PROMPT,
-        "clinical_cf.solvers.sensitivity.SUM_TOLERANCE": sensitivity_solver.SUM_TOLERANCE,
-        "clinical_cf.solvers.sensitivity.SENSITIVITY_READER": sensitivity_solver.SENSITIVITY_READER,
-        "clinical_cf.scorers.sensitivity.FLOOR": sensitivity_scorer.FLOOR,
+        **_constants(
+            sensitivity_solver,
+            "LETTERS", "DISTRIBUTION_PROMPT", "DISTRIBUTION_PROMPT_PLAIN", "LETTER_PROMPT", "SUM_TOLERANCE", "SENSITIVITY_READER"
+        ),
+        **_constants(sensitivity_scorer, "FLOOR"),
         **sensitivity_prompts(),
     }
 
@@ -200,19 +176,12 @@ def workflow_prompts() -> dict[str, str]:
 def _workflow() -> dict[str, Any]:
     return {
         **_shared(),
-        "clinical_cf.solvers.workflow.CONDITIONS": workflow_solver.CONDITIONS,
-        "clinical_cf.solvers.workflow.ACTION_DEFINITIONS": workflow_solver.ACTION_DEFINITIONS,
-        "clinical_cf.solvers.workflow.CLASS_SEMANTICS": workflow_solver.CLASS_SEMANTICS,
-        "clinical_cf.solvers.workflow.OUTPUT_FORMAT": workflow_solver.OUTPUT_FORMAT,
-        "clinical_cf.solvers.workflow.OUTPUT_FORMAT_PLAIN": workflow_solver.OUTPUT_FORMAT_PLAIN,
-        "clinical_cf.solvers.workflow.UNCERTAINTY_CHECKLIST": workflow_solver.UNCERTAINTY_CHECKLIST,
-        "clinical_cf.solvers.workflow.SYSTEM_PROMPTS": workflow_solver.SYSTEM_PROMPTS,
-        "clinical_cf.solvers.workflow.DECISION_SCHEMA": workflow_solver.DECISION_SCHEMA,
-        "clinical_cf.solvers.workflow.PLACEHOLDERS": workflow_solver.PLACEHOLDERS,
-        "clinical_cf.solvers.workflow.ACTION_STEMS": workflow_solver.ACTION_STEMS,
-        "clinical_cf.solvers.workflow.STRONG_ACTION_STEMS": workflow_solver.STRONG_ACTION_STEMS,
-        "clinical_cf.solvers.workflow.WORKFLOW_READER": workflow_solver.WORKFLOW_READER,
-        "clinical_cf.scorers.workflow.ECE_BINS": workflow_scorer.ECE_BINS,
+        **_constants(
+            workflow_solver,
+            "CONDITIONS", "ACTION_DEFINITIONS", "CLASS_SEMANTICS", "OUTPUT_FORMAT", "OUTPUT_FORMAT_PLAIN", "UNCERTAINTY_CHECKLIST",
+            "SYSTEM_PROMPTS", "DECISION_SCHEMA", "PLACEHOLDERS", "ACTION_STEMS", "STRONG_ACTION_STEMS", "WORKFLOW_READER"
+        ),
+        **_constants(workflow_scorer, "ECE_BINS"),
         # The cost ratio of a missed escalation is the utility's default (a task argument can override it per run).
         "clinical_cf.scorers.workflow.utility.__defaults__": workflow_scorer.utility.__defaults__,
         **workflow_prompts(),

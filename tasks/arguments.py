@@ -374,57 +374,46 @@ def _literal(base: Any) -> tuple[str, ...] | None:
     return tuple(get_args(base)) if get_origin(base) is Literal else None
 
 
-def check_for(annotation: Any) -> Check:
-    """The check an argument's annotation declares (TypeError for one that declares none)."""
+def declared(annotation: Any) -> tuple[Check, str]:
+    """(the check, what it accepts in the words of its error) that an argument's annotation declares.
+
+    A TypeError for an annotation that declares none (a bare `str`): every argument says what it accepts.
+    """
     base, markers = _split(annotation)
     inner, optional = _optional(base)
     marker = markers[0] if markers else None
     if isinstance(marker, Checked):
-        return marker.check
+        return marker.check, marker.accepts
     if isinstance(marker, File):
-        return input_file
+        return input_file, "a file path"
     if isinstance(marker, Role):
-        return model_role
+        return model_role, ROLE_EXPECTED
     if isinstance(marker, CommaList):
+        words = f"a comma list of {', '.join(marker.choices)}" + (" or all" if marker.all_word else "")
         if marker.optional:
-            return lambda name, value: selection(name, value, marker.choices) if comma_list(value) else None
-        return functools.partial(selection, allowed=marker.choices, all_word=marker.all_word)
+            return (lambda name, value: selection(name, value, marker.choices) if comma_list(value) else None), words
+        return functools.partial(selection, allowed=marker.choices, all_word=marker.all_word), words
     if isinstance(marker, Between) and inner is int:
         low = 1 if marker.minimum is None else int(marker.minimum)
         high = None if marker.maximum is None else int(marker.maximum)
-        return functools.partial(count, minimum=low, optional=optional, maximum=high)
+        return functools.partial(count, minimum=low, optional=optional, maximum=high), count_expected(low, high, optional)
     if isinstance(marker, Between) and inner is float:
-        return functools.partial(number, minimum=marker.minimum, maximum=marker.maximum)
+        low_high = marker.minimum, marker.maximum
+        return functools.partial(number, minimum=low_high[0], maximum=low_high[1]), "a number" + _range(*low_high)
     if inner is bool:
-        return flag
+        return flag, "true or false"
     if (choices := _literal(inner)) is not None:
-        return functools.partial(choice, allowed=choices)
+        return functools.partial(choice, allowed=choices), f"one of {', '.join(choices)}"
     raise TypeError(f"the annotation {annotation!r} declares no check: use bool, Literal, Annotated[..., Between/CommaList/...]")
+
+
+def check_for(annotation: Any) -> Check:
+    return declared(annotation)[0]
 
 
 def accepted(annotation: Any) -> str:
     """What an argument accepts, in the words of its error message (for the docs' argument tables)."""
-    base, markers = _split(annotation)
-    inner, optional = _optional(base)
-    marker = markers[0] if markers else None
-    if isinstance(marker, Checked):
-        return marker.accepts
-    if isinstance(marker, File):
-        return "a file path"
-    if isinstance(marker, Role):
-        return ROLE_EXPECTED
-    if isinstance(marker, CommaList):
-        return f"a comma list of {', '.join(marker.choices)}" + (" or all" if marker.all_word else "")
-    if isinstance(marker, Between) and inner is int:
-        low = 1 if marker.minimum is None else int(marker.minimum)
-        return count_expected(low, None if marker.maximum is None else int(marker.maximum), optional)
-    if isinstance(marker, Between) and inner is float:
-        return "a number" + _range(marker.minimum, marker.maximum)
-    if inner is bool:
-        return "true or false"
-    if (choices := _literal(inner)) is not None:
-        return f"one of {', '.join(choices)}"
-    raise TypeError(f"the annotation {annotation!r} declares no check")
+    return declared(annotation)[1]
 
 
 def annotations_of(builder: Callable[..., Any]) -> dict[str, Any]:
