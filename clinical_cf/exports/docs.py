@@ -106,7 +106,8 @@ def arguments_doc() -> str:
     ]
     for suite in SUITES.values():
         for name in suite.tasks:
-            parts += ["", f"## {name}", "", summary(task_function(name)), "", argument_table(name)]
+            # The summaries link from the README (the repository root); this page sits in docs/.
+            parts += ["", f"## {name}", "", summary(task_function(name)).replace("](docs/", "]("), "", argument_table(name)]
     return "\n".join(parts) + "\n"
 
 
