@@ -46,9 +46,9 @@ from clinical_cf.solvers import sensitivity as sensitivity_solver
 from clinical_cf.solvers import workflow as workflow_solver
 
 READING_RULES_VERSION = {"css": 1, "medpic": 1, "sensitivity": 1, "workflow": 1}
-"""The version of each suite's deterministic reading code (regular expressions and branches that are code, not
-constants): move it when a change to a reader function changes what a reply reads as. Its constants are parts
-of their own below."""
+"""The version of each suite's deterministic reading code that is not a constant (the branches of a reader
+function): move it when such a change alters what a reply reads as. The readers' regular expressions, cue words,
+placeholders and caps are parts of their own below."""
 
 _REPLY = json.dumps({"recommendations": [{"treatment": "FOLFOX", "rationale": "RAS mutant"}], "not_recommended": []})
 _QUESTION = {
@@ -64,6 +64,17 @@ def _constants(module: ModuleType, *names: str) -> dict[str, Any]:
     return {f"{module.__name__}.{name}": getattr(module, name) for name in names}
 
 
+def _patterns(*modules: ModuleType) -> dict[str, Any]:
+    """Every module-level regular expression of the modules: the reading rules that are constants, listed by discovery
+    (a new pattern in a reader is covered without a line here)."""
+    return {
+        f"{module.__name__}.{name}": value
+        for module in modules
+        for name, value in sorted(vars(module).items())
+        if isinstance(value, re.Pattern)
+    }
+
+
 def _shared() -> dict[str, Any]:
     """The reading every suite's replies go through (clinical_cf/replies.py) and the judge-role wiring."""
     return {
@@ -73,6 +84,7 @@ def _shared() -> dict[str, Any]:
             "NEGATIVE_CUES", "EXCLUDING_CUES"
         ),
         **_constants(judging, "JUDGE_ROLE", "FALLBACK_ROLE"),
+        **_patterns(replies),
     }
 
 
@@ -110,6 +122,7 @@ def _css() -> dict[str, Any]:
         **_constants(css_process, "PROCESS_PROMPT", "PROCESS_RETRY_PROMPT", "PROCESS_SCHEMA", "TRACE_CHARS"),
         **_constants(cms, "MATCH_PROMPT", "WEIGHTS"),
         **_constants(metrics, "CONTROL_FAMILY"),
+        **_patterns(css_solver, css_agent),
         **css_prompts(),
     }
 
@@ -134,6 +147,7 @@ def _medpic() -> dict[str, Any]:
         ),
         "rendered/medpic/answer_schema": medpic_solver.answer_schema(_QUESTION["options"]),
         **_constants(medpic_scorer, "RATIONALE_PROMPT", "RATIONALE_RETRY_PROMPT", "RESPONSE_CHARS", "MENTION_SCHEMA"),
+        **_patterns(medpic_solver),
         **medpic_prompts(),
     }
 
@@ -156,6 +170,7 @@ def _sensitivity() -> dict[str, Any]:
             "LETTERS", "DISTRIBUTION_PROMPT", "DISTRIBUTION_PROMPT_PLAIN", "LETTER_PROMPT", "SUM_TOLERANCE", "SENSITIVITY_READER"
         ),
         **_constants(sensitivity_scorer, "FLOOR"),
+        **_patterns(sensitivity_solver),
         **sensitivity_prompts(),
     }
 
@@ -184,6 +199,8 @@ def _workflow() -> dict[str, Any]:
         **_constants(workflow_scorer, "ECE_BINS"),
         # The cost ratio of a missed escalation is the utility's default (a task argument can override it per run).
         "clinical_cf.scorers.workflow.utility.__defaults__": workflow_scorer.utility.__defaults__,
+        **_constants(workflow_solver, "_ACTION_SYNONYMS"),
+        **_patterns(workflow_solver),
         **workflow_prompts(),
     }
 

@@ -14,6 +14,7 @@ import clinical_cf.replies
 import clinical_cf.scorers.css_judge
 import clinical_cf.scorers.medpic
 import clinical_cf.solvers.css
+import clinical_cf.solvers.medpic
 import clinical_cf.solvers.workflow
 from clinical_cf.exports.register import PublishedSuite, next_version
 from clinical_cf.registration import PUBLISHED_PATH, published, scoring_changes, unpublished_scoring, write_published
@@ -36,7 +37,7 @@ NOT_SCORING = {
 
 def _constants(module: ModuleType):
     for name, value in vars(module).items():
-        if name.isupper() and not isinstance(value, ModuleType):
+        if (name.isupper() or isinstance(value, re.Pattern)) and not isinstance(value, ModuleType):
             yield f"{module.__name__}.{name}", value
 
 
@@ -55,7 +56,7 @@ def test_every_prompt_schema_reader_and_score_set_is_in_a_suites_contract():
     missing = []
     for module in map(importlib.import_module, SCORING_MODULES):
         for name, value in _constants(module):
-            decides = isinstance(value, (ResponseSchema, ReaderTask)) or (PROMPT_NAME.search(name.rpartition(".")[2]) is not None)
+            decides = isinstance(value, (ResponseSchema, ReaderTask, re.Pattern)) or PROMPT_NAME.search(name.rpartition(".")[2]) is not None
             if decides and name not in parts and id(value) not in listed_values and name not in NOT_SCORING:
                 missing.append(name)
     assert not missing, f"not in any suite's scoring contract (clinical_cf/scoring_contract.py): {missing}"
@@ -75,6 +76,8 @@ ONE_WORD = [
     (clinical_cf.solvers.css, "SUMMARY_PROMPT", lambda v: v.replace("Summarise", "Summarize", 1), {"css"}),
     (clinical_cf.solvers.workflow, "UNCERTAINTY_CHECKLIST", lambda v: v.replace("far", "much", 1), {"workflow"}),
     (clinical_cf.scorers.css_judge, "VALID_SCORES", lambda v: (0.0, 1.0), {"css"}),
+    # A reader's rule: the MedPIC answer line's grammar (a module-level regular expression, found by discovery).
+    (clinical_cf.solvers.medpic, "_ANSWER_LINE", lambda v: re.compile(v.pattern.replace("answers?", "answer"), v.flags), {"medpic"}),
 ]
 
 
