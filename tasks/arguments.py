@@ -188,13 +188,6 @@ def count(name: str, value: Any, minimum: int = 1, optional: bool = False, maxim
     return value
 
 
-PATH_ARGUMENTS = frozenset({
-    "cases", "catalog", "counterfactuals", "observations", "probes", "vignettes", "perturbations", "rules",
-    "questions", "episodes", "seeds",
-})
-"""Task arguments that name a user file. Left out, a task reads its bundled file; given, it must name a file."""
-
-
 def _joined_path(value: Any) -> Any:
     """A path Inspect split on its commas (`-T cases=/data/a,b.jsonl` arrives as ['/data/a', 'b.jsonl']), rejoined."""
     if isinstance(value, (list, tuple)) and value and all(isinstance(part, str) for part in value):
@@ -214,13 +207,13 @@ def checked_paths(builder: F) -> F:
 
     Inspect reads both `-T cases=` and `-T cases=null` as None, which a task cannot tell from
     "not given": both silently ran the bundled file. Applied under `@task`, this sees only the
-    arguments actually passed: a path argument passed as None, empty or blank is refused, and a
-    path Inspect split on its commas is joined back.
+    arguments actually passed: a path argument (annotated `UserFile`) passed as None, empty or blank
+    is refused, and a path Inspect split on its commas is joined back.
     """
 
     @functools.wraps(builder)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        for name in PATH_ARGUMENTS & kwargs.keys():
+        for name in file_arguments(builder) & kwargs.keys():
             value = _joined_path(kwargs[name])
             if value is None or (isinstance(value, str) and not value.strip()) or value == []:
                 error = _empty_path(name, kwargs[name])
@@ -421,6 +414,16 @@ def annotations_of(builder: Callable[..., Any]) -> dict[str, Any]:
     function = inspect.unwrap(builder)
     hints = get_type_hints(function, include_extras=True)
     return {name: hints[name] for name in inspect.signature(function).parameters}
+
+
+def file_arguments(builder: Callable[..., Any]) -> frozenset[str]:
+    """The arguments that name a user file (annotated `UserFile`): left out, the task reads its bundled file."""
+    return frozenset(name for name, annotation in annotations_of(builder).items() if isinstance(_marker(annotation), File))
+
+
+def _marker(annotation: Any) -> Any:
+    markers = _split(annotation)[1]
+    return markers[0] if markers else None
 
 
 @functools.cache

@@ -215,7 +215,8 @@ SPEC = TaskSpec(suite=CSS, arguments=build_css_task, inputs=_inputs, parts=_part
 AGENT_ARGUMENTS = ("tuples", "section_cap_bytes", "max_messages")
 """Arguments only the agent setting's tasks take (a fixed tuple subset, the tool-return cap, the message limit)."""
 SINGLE_SHOT_ARGUMENTS = ("scale", "summary_max_tokens", "recommend_max_tokens")
-"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple, the two stages' output caps)."""
+"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple, the two stages' output caps);
+tests/tasks/test_css_task.py checks each public CSS task takes the ones of its setting only."""
 
 
 def _frozen(

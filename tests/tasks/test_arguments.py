@@ -84,11 +84,9 @@ def _registered_tasks():
     return {name: getattr(_registry, name) for suite in SUITES.values() for name in suite.tasks}
 
 
-def test_every_task_checks_its_path_arguments_and_every_path_argument_is_known():
+def test_every_task_checks_its_path_arguments_and_every_path_argument_is_declared_a_file():
     """Each registered task refuses `-T path=` / `=null` (checked_paths under @task), for every argument naming a file."""
-    import inspect
-
-    from clinical_cf.tasks.arguments import PATH_ARGUMENTS
+    from clinical_cf.tasks.arguments import annotations_of, file_arguments
 
     for name, factory in _registered_tasks().items():
         layers, fn = [], factory
@@ -96,6 +94,12 @@ def test_every_task_checks_its_path_arguments_and_every_path_argument_is_known()
             layers.append(fn)
             fn = getattr(fn, "__wrapped__", None)
         assert any(getattr(layer, "checks_paths", False) for layer in layers), f"{name}: no @checked_paths under @task"
-        for param in inspect.signature(factory).parameters.values():
-            if param.default is None and str(param.annotation) == "str | None":  # selections are `str | list[str]`
-                assert param.name in PATH_ARGUMENTS, f"{name}: '{param.name}' looks like a path argument"
+        files = file_arguments(factory)
+        for argument, annotation in annotations_of(factory).items():
+            # An argument that defaults to None and takes a plain string is a path; it must say so (UserFile).
+            if annotation == (str | None):
+                raise AssertionError(f"{name}: '{argument}' is `str | None`; a file argument is annotated UserFile")
+        assert files >= {a for a in annotations_of(factory) if a in ("cases", "catalog", "rules", "questions", "episodes", "seeds")}, name
+        assert files, f"{name}: every task reads at least one file a user can replace"
+        with pytest.raises(TaskInputError, match="expected a file path"):
+            factory(**{sorted(files)[0]: ""})

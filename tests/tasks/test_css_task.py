@@ -1,5 +1,7 @@
 """build_css_task: residue handling reaches the task's metadata and samples."""
 
+import pytest
+
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.tasks.css_task import build_css_task
 from tests.helpers import HANDWRITTEN_CASES
@@ -31,3 +33,16 @@ def test_kept_residue_tuples_carry_their_offending_lines(tmp_path):
     assert "trastuzumab" in sample.metadata["residue"][0]["line"]
     complete = [s for s in task.dataset if s.metadata["counterfactual_verdict"] == "complete"]
     assert complete and all(s.metadata["residue"] == [] for s in complete)
+
+
+@pytest.mark.parametrize("name", ["css", "css_family_a", "css_family_b", "css_family_c", "css_family_d", "css_family_e",
+                                  "css_agent", "css_agent_family_d"])
+def test_a_css_task_takes_the_arguments_of_its_setting_only(name):
+    import inspect
+
+    from clinical_cf import _registry
+    from clinical_cf.tasks.css_task import AGENT_ARGUMENTS, SINGLE_SHOT_ARGUMENTS
+
+    taken = set(inspect.signature(getattr(_registry, name)).parameters)
+    mine, other = (AGENT_ARGUMENTS, SINGLE_SHOT_ARGUMENTS) if "agent" in name else (SINGLE_SHOT_ARGUMENTS, AGENT_ARGUMENTS)
+    assert set(mine) <= taken and not set(other) & taken and "setting" not in taken
