@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from clinical_cf.catalog.css.mutate import MutationError
 from clinical_cf.core.errors import CatalogError
@@ -417,8 +418,18 @@ def _cmd_export_lm_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+class CommandLineParser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line naming the argument (argparse prints the whole usage first).
+
+    Subcommands' parsers are this class too (`add_subparsers` builds them with the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandLineParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     catalog = sub.add_parser("catalog", help="pre-registered intervention catalogs").add_subparsers(dest="action", required=True)

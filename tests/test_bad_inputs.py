@@ -600,3 +600,20 @@ def test_numeric_argument_out_of_its_range_is_refused(task, argument, value):
 def test_scale_range_is_documented_in_the_error():
     with pytest.raises(TaskInputError, match=r"scale.*>= 1"):
         create_task("css_family_d", scale=0.5)
+
+
+# ---------------------------------------------------------------- a selection that selects nothing
+
+EMPTY_SELECTIONS = [
+    ("css_family_d", {"split": "dev"}, "split='dev'"),  # the hand-written cases are all in the test split
+    ("css_agent_observation", {"split": "dev"}, "split='dev'"),
+    ("css_family_b", {}, "families"),  # B's first-line progression is incoherent on every hand-written case
+]
+
+
+@pytest.mark.parametrize("task, args, named", EMPTY_SELECTIONS, ids=[f"{t}-{n.split('=')[0]}" for t, _, n in EMPTY_SELECTIONS])
+def test_a_selection_with_no_samples_names_the_input_and_the_argument(task, args, named):
+    with pytest.raises(TaskInputError) as info:
+        create_task(task, cases=str(HANDWRITTEN_CASES), **args)
+    message = str(info.value)
+    assert "dataset is empty" not in message and HANDWRITTEN_CASES.name in message and named in message, message
