@@ -225,6 +225,7 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.validate import validate_file
 
     problems = case_problems(resolve_user_path(args.path))
+    _print_case_notes(args.path)
     if problems:
         for problem in problems:
             print(f"{args.path}: {problem}", file=sys.stderr)
@@ -238,6 +239,14 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_case_notes(shown: str) -> None:
+    """What validation read as something else (a cancer-type synonym), one line each, before the verdict."""
+    from clinical_cf.catalog.css.schema import case_notes
+
+    for note in case_notes(resolve_user_path(shown)):
+        print(f"{shown}: note: {note}")
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.validate import validate_file
     from clinical_cf.core.locking import read_lock
@@ -245,6 +254,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     path = resolve_user_path(args.path)
     result = validate_file(path, args.kind)
+    if result.kind == "cases":
+        _print_case_notes(args.path)
     status = read_lock(path)
     released = published_hashes().get(display_path(path)) if is_bundled(path) else None
     print(f"{args.path}: {result.kind}, {result.entries} entries, valid")
