@@ -17,26 +17,12 @@ import re
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_jsonl, read_text_checked, split_records, validate_strict
-
-SECTIONS: tuple[str, ...] = (
-    "demographics",
-    "diagnoses",
-    "biomarkers",
-    "medications",
-    "procedures",
-    "encounters",
-    "labs",
-    "vitals",
-    "allergies",
-    "overview",
-)
-"""The ten chart sections of the CSS paper's agent tool, in packet order."""
 
 SectionName = Literal[
     "demographics",
@@ -50,6 +36,9 @@ SectionName = Literal[
     "allergies",
     "overview",
 ]
+
+SECTIONS: tuple[str, ...] = get_args(SectionName)
+"""The ten chart sections of the CSS paper's agent tool, in packet order (written once, as `SectionName`)."""
 
 BUNDLED_CANCER_TYPES: tuple[str, ...] = (
     "breast",
