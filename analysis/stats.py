@@ -60,13 +60,16 @@ def rank_correlation(x: Sequence[float], y: Sequence[float]) -> RankCorrelation:
 
 
 def verdict_kappa(a: Sequence[float], b: Sequence[float], weighted: bool = False) -> float:
-    """Cohen's kappa between two raters on {0, 0.5, 1}; `weighted` uses linear weights (0 vs 1 counts twice 0 vs 0.5)."""
+    """Cohen's kappa between two raters on {0, 0.5, 1}; `weighted` uses linear weights (0 vs 1 counts twice 0 vs 0.5).
+
+    NaN (undefined, shown as such) when there are no pairs or both raters gave one and the same verdict
+    throughout: chance agreement is total and kappa's denominator is 0 (scikit-learn would raise or warn).
+    """
     labels = [str(v) for v in VERDICTS]
-    return float(
-        cohen_kappa_score(
-            [str(float(v)) for v in a], [str(float(v)) for v in b], labels=labels, weights="linear" if weighted else None
-        )
-    )
+    rater_a, rater_b = [str(float(v)) for v in a], [str(float(v)) for v in b]
+    if len(set(rater_a) | set(rater_b)) < 2:
+        return float("nan")
+    return float(cohen_kappa_score(rater_a, rater_b, labels=labels, weights="linear" if weighted else None))
 
 
 def cluster_resample_means(

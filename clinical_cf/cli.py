@@ -31,7 +31,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, CSS_DIR
 from clinical_cf.catalog.css.interventions import load_catalog
@@ -210,6 +212,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_validate_cases(args: argparse.Namespace) -> int:
     """Validate a cases file, listing every problem of every line in one run."""
     problems = case_problems(resolve_user_path(args.path))
+    _print_case_notes(args.path)
     if problems:
         for problem in problems:
             print(f"{args.path}: {problem}", file=sys.stderr)
@@ -223,11 +226,21 @@ def _cmd_validate_cases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_case_notes(shown: str) -> None:
+    """What validation read as something else (a cancer-type synonym), one line each, before the verdict."""
+    from clinical_cf.catalog.css.schema import case_notes
+
+    for note in case_notes(resolve_user_path(shown)):
+        print(f"{shown}: note: {note}")
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from clinical_cf.registration import display_path, is_bundled, published_hashes
 
     path = resolve_user_path(args.path)
     result = validate_file(path, args.kind)
+    if result.kind == "cases":
+        _print_case_notes(args.path)
     status = read_lock(path)
     released = published_hashes().get(display_path(path)) if is_bundled(path) else None
     print(f"{args.path}: {result.kind}, {result.entries} entries, valid")
@@ -394,116 +407,132 @@ def _cmd_export_lm_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+class CommandLineParser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line naming the argument (argparse prints the whole usage first).
+
+    Subcommands' parsers are this class too (`add_subparsers` builds them with the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+Argument = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def _arg(*flags: str, **options: Any) -> Argument:
+    """One `add_argument` call, written as data so each command below is one line per argument."""
+    return flags, options
+
+
+def _command(parent: Any, name: str, help: str, func: Callable[[argparse.Namespace], int], *arguments: Argument) -> Any:
+    """A subcommand of `parent` (the action of `add_subparsers`) with its arguments and the function it runs."""
+    command = parent.add_parser(name, help=help)
+    for flags, options in arguments:
+        command.add_argument(*flags, **options)
+    command.set_defaults(func=func)
+    return command
+
+
+def _group(parent: Any, name: str, help: str) -> Any:
+    """A subcommand that only holds subcommands (`catalog`, `cases`, `export`, ...): one of them is required."""
+    return parent.add_parser(name, help=help).add_subparsers(dest="action", required=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    catalog = sub.add_parser("catalog", help="pre-registered intervention catalogs").add_subparsers(dest="action", required=True)
-    lock = catalog.add_parser("lock", help="write the catalog's lock (a deliberate re-registration)")
-    lock.add_argument("catalog", nargs="?")
-    lock.set_defaults(func=_cmd_lock)
-    check = catalog.add_parser("check", help="validate a catalog and compare it with its lock")
-    check.add_argument("catalog", nargs="?")
-    check.set_defaults(func=_cmd_check)
-    summary = catalog.add_parser("summary", help="expansion counts per intervention (the CSS paper's Table 1)")
-    summary.add_argument("--catalog")
-    summary.add_argument("--cases")
-    summary.add_argument("--families", help="e.g. D or ABCDEN (default: all)")
-    summary.add_argument("--mode", choices=["regex", "structured"], default="regex")
-    summary.add_argument("--compare-modes", action="store_true", help="also count tuples that differ between modes")
-    summary.add_argument("--residue", choices=["drop", "keep"], default="drop", help="drop (default) or keep tuples with residue")
-    summary.add_argument("--show", action="store_true", help="print each tuple's diff and residue verdict")
-    summary.add_argument("--json", action="store_true")
-    summary.set_defaults(func=_cmd_summary)
-
-    shortcut = catalog.add_parser("audit", help="shortcut audit: is each family's edit detectable from the surface?")
-    shortcut.add_argument("--catalog")
-    shortcut.add_argument("--cases")
-    shortcut.add_argument("--families")
-    shortcut.add_argument("--mode", choices=["regex", "structured"], default="regex")
-    shortcut.add_argument("--out", help="also write the table as CSV")
-    shortcut.set_defaults(func=_cmd_audit)
-
-    frozen = sub.add_parser("counterfactuals", help="frozen counterfactual sets").add_subparsers(dest="action", required=True)
-    build = frozen.add_parser("build", help="edit each applicable (case, intervention) by an editor, verify, lock, review page")
-    build.add_argument("--cases", required=True, help="cases JSONL")
-    build.add_argument("--editor", required=True, help="a model (the editor role, e.g. openai/gpt-4o), or regex / structured")
-    build.add_argument("--checker", help="optional checker model: does anything still imply the original fact?")
-    build.add_argument("--out", required=True, help="directory for counterfactuals.jsonl, its lock, rejected.jsonl, review.html")
-    build.add_argument("--catalog")
-    build.add_argument("--families", default="ABCDE", help="e.g. D or ABCDEN (default ABCDE; N only for regex/structured)")
-    build.add_argument("--retries", type=int, default=1, help="retries of a rejected edit (default 1)")
-    build.add_argument("--max-tokens", type=int, default=4096)
-    build.add_argument("--max-retries", type=int, default=3, help="provider retries per call")
-    build.add_argument("--timeout", type=int, default=300, help="seconds per model call")
-    build.add_argument("--limit", type=int, help="only the first N (case, intervention) pairs")
-    build.set_defaults(func=_cmd_counterfactuals_build)
-    relock = frozen.add_parser("lock", help="validate a reviewed counterfactuals.jsonl and re-lock it")
-    relock.add_argument("path")
-    relock.set_defaults(func=_cmd_counterfactuals_lock)
-    review = frozen.add_parser("review", help="record a reviewer's decisions (saved by review.html) in the set and re-lock it")
-    review.add_argument("path", help="counterfactuals.jsonl")
-    review.add_argument("--decisions", required=True, help="decisions JSONL saved by review.html")
-    review.set_defaults(func=_cmd_counterfactuals_review)
-
-    cases = sub.add_parser("cases", help="case files").add_subparsers(dest="action", required=True)
-    validate = cases.add_parser("validate", help="validate a cases JSONL file")
-    validate.add_argument("path")
-    validate.set_defaults(func=_cmd_validate_cases)
-    importer = cases.add_parser("import", help="packet text files (or one JSONL of texts) -> cases JSONL, inferences listed")
-    importer.add_argument("paths", nargs="+")
-    importer.add_argument("--out", required=True, help="cases JSONL to write (cases that need input go to OUT.todo.jsonl)")
-    importer.add_argument("--catalog")
-    importer.set_defaults(func=_cmd_import_cases)
-
+    from clinical_cf.analysis.workflow_controller import build_parser as workflow_controller_parser
+    from clinical_cf.analysis.workflow_controller import run_args as workflow_controller_run
     from clinical_cf.suites import input_kinds
 
-    any_file = sub.add_parser("validate", help="validate any input file (cases, catalogs, questions, episodes, ...)")
-    any_file.add_argument("path")
-    # The kinds the suite specs declare (each suite's InputKinds): a suite's new input kind is validated here at once.
-    any_file.add_argument("--kind", choices=list(input_kinds()), help="the file's kind (default: detected from its content)")
-    any_file.set_defaults(func=_cmd_validate)
+    parser = CommandLineParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    modes = _arg("--mode", choices=["regex", "structured"], default="regex")
 
-    generate = sub.add_parser("generate", help="regenerate bundled synthetic data").add_subparsers(dest="action", required=True)
-    css = generate.add_parser("css", help="the synthetic tumor-board cohort (catalog/css/cases.jsonl)")
-    css.add_argument("--out")
-    css.set_defaults(func=_cmd_generate)
-
-    report = sub.add_parser("report", help="comparison report over many CSS logs (Tables 2-4, cross-judge)")
-    report.add_argument("logs", nargs="+", help="log files or directories")
-    report.add_argument("--out", required=True, help="output directory for report.md and the CSV tables")
-    report.add_argument("--rewards", help="also write per-tuple reward records (JSONL) to this file")
-    report.add_argument("--confirmatory", action="store_true", help="test the pre-registered predictions on the test split")
-    report.add_argument("--predictions", help="predictions YAML (default: catalog/css/predictions.yaml; needs its lock)")
-    report.add_argument("--baseline", nargs="+", help="reference logs for --gate")
-    report.add_argument("--gate", action="store_true", help="exit 1 when a family's CSS drops against --baseline")
-    report.add_argument("--margin", type=_margin, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)")
-    report.add_argument("--label", action="append", metavar="NAME=LOG_OR_DIR",
-                        help="run label for the logs under LOG_OR_DIR (repeatable): labelled runs of one model are kept "
-                             "apart instead of the latest replacing the earlier; default: each log's tags")
-    report.add_argument("--no-cache", action="store_true",
-                        help="parse every log again instead of reusing its rows cached by content hash "
-                             "(CLINICAL_CF_CACHE_DIR, default the user cache folder)")
-    report.set_defaults(func=_cmd_report)
-
-    annotate = sub.add_parser("annotate", help="human validation of the judge").add_subparsers(dest="action", required=True)
-    export = annotate.add_parser("export", help="blinded, family-stratified annotation sheet (CSV + HTML form) and its key")
-    export.add_argument("logs", nargs="+")
-    export.add_argument("--out", required=True)
-    export.add_argument("--n", type=_positive_int, default=100, help="rows in the sheet (at least 1)")
-    export.add_argument("--seed", type=int, default=0)
-    export.set_defaults(func=_cmd_annotate_export)
-    imp = annotate.add_parser("import", help="agreement between raters and with the LLM judge")
-    imp.add_argument("raters", nargs="+", help="filled sheets, one per rater")
-    imp.add_argument("--key", required=True)
-    imp.add_argument("--out", required=True)
-    imp.set_defaults(func=_cmd_annotate_import)
-
-    from clinical_cf.analysis.workflow_controller import (
-        build_parser as workflow_controller_parser,
+    catalog = _group(sub, "catalog", "pre-registered intervention catalogs")
+    _command(catalog, "lock", "write the catalog's lock (a deliberate re-registration)", _cmd_lock, _arg("catalog", nargs="?"))
+    _command(catalog, "check", "validate a catalog and compare it with its lock", _cmd_check, _arg("catalog", nargs="?"))
+    _command(
+        catalog, "summary", "expansion counts per intervention (the CSS paper's Table 1)", _cmd_summary,
+        _arg("--catalog"), _arg("--cases"), _arg("--families", help="e.g. D or ABCDEN (default: all)"), modes,
+        _arg("--compare-modes", action="store_true", help="also count tuples that differ between modes"),
+        _arg("--residue", choices=["drop", "keep"], default="drop", help="drop (default) or keep tuples with residue"),
+        _arg("--show", action="store_true", help="print each tuple's diff and residue verdict"),
+        _arg("--json", action="store_true"),
     )
-    from clinical_cf.analysis.workflow_controller import (
-        run_args as workflow_controller_run,
+    _command(
+        catalog, "audit", "shortcut audit: is each family's edit detectable from the surface?", _cmd_audit,
+        _arg("--catalog"), _arg("--cases"), _arg("--families"), modes, _arg("--out", help="also write the table as CSV"),
+    )
+
+    frozen = _group(sub, "counterfactuals", "frozen counterfactual sets")
+    _command(
+        frozen, "build", "edit each applicable (case, intervention) by an editor, verify, lock, review page",
+        _cmd_counterfactuals_build,
+        _arg("--cases", required=True, help="cases JSONL"),
+        _arg("--editor", required=True, help="a model (the editor role, e.g. openai/gpt-4o), or regex / structured"),
+        _arg("--checker", help="optional checker model: does anything still imply the original fact?"),
+        _arg("--out", required=True, help="directory for counterfactuals.jsonl, its lock, rejected.jsonl, review.html"),
+        _arg("--catalog"),
+        _arg("--families", default="ABCDE", help="e.g. D or ABCDEN (default ABCDE; N only for regex/structured)"),
+        _arg("--retries", type=int, default=1, help="retries of a rejected edit (default 1)"),
+        _arg("--max-tokens", type=int, default=4096),
+        _arg("--max-retries", type=int, default=3, help="provider retries per call"),
+        _arg("--timeout", type=int, default=300, help="seconds per model call"),
+        _arg("--limit", type=int, help="only the first N (case, intervention) pairs"),
+    )
+    _command(frozen, "lock", "validate a reviewed counterfactuals.jsonl and re-lock it", _cmd_counterfactuals_lock, _arg("path"))
+    _command(
+        frozen, "review", "record a reviewer's decisions (saved by review.html) in the set and re-lock it",
+        _cmd_counterfactuals_review,
+        _arg("path", help="counterfactuals.jsonl"), _arg("--decisions", required=True, help="decisions JSONL saved by review.html"),
+    )
+
+    cases = _group(sub, "cases", "case files")
+    _command(cases, "validate", "validate a cases JSONL file", _cmd_validate_cases, _arg("path"))
+    _command(
+        cases, "import", "packet text files (or one JSONL of texts) -> cases JSONL, inferences listed", _cmd_import_cases,
+        _arg("paths", nargs="+"),
+        _arg("--out", required=True, help="cases JSONL to write (cases that need input go to OUT.todo.jsonl)"),
+        _arg("--catalog"),
+    )
+
+    _command(
+        sub, "validate", "validate any input file (cases, catalogs, questions, episodes, ...)", _cmd_validate,
+        _arg("path"),
+        # The kinds the suite specs declare (each suite's InputKinds): a suite's new input kind is validated here at once.
+        _arg("--kind", choices=list(input_kinds()), help="the file's kind (default: detected from its content)"),
+    )
+
+    generate = _group(sub, "generate", "regenerate bundled synthetic data")
+    _command(generate, "css", "the synthetic tumor-board cohort (catalog/css/cases.jsonl)", _cmd_generate, _arg("--out"))
+
+    _command(
+        sub, "report", "comparison report over many CSS logs (Tables 2-4, cross-judge)", _cmd_report,
+        _arg("logs", nargs="+", help="log files or directories"),
+        _arg("--out", required=True, help="output directory for report.md and the CSV tables"),
+        _arg("--rewards", help="also write per-tuple reward records (JSONL) to this file"),
+        _arg("--confirmatory", action="store_true", help="test the pre-registered predictions on the test split"),
+        _arg("--predictions", help="predictions YAML (default: catalog/css/predictions.yaml; needs its lock)"),
+        _arg("--baseline", nargs="+", help="reference logs for --gate"),
+        _arg("--gate", action="store_true", help="exit 1 when a family's CSS drops against --baseline"),
+        _arg("--margin", type=_margin, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)"),
+        _arg("--label", action="append", metavar="NAME=LOG_OR_DIR",
+             help="run label for the logs under LOG_OR_DIR (repeatable): labelled runs of one model are kept "
+                  "apart instead of the latest replacing the earlier; default: each log's tags"),
+        _arg("--no-cache", action="store_true",
+             help="parse every log again instead of reusing its rows cached by content hash "
+                  "(CLINICAL_CF_CACHE_DIR, default the user cache folder)"),
+    )
+
+    annotate = _group(sub, "annotate", "human validation of the judge")
+    _command(
+        annotate, "export", "blinded, family-stratified annotation sheet (CSV + HTML form) and its key", _cmd_annotate_export,
+        _arg("logs", nargs="+"), _arg("--out", required=True),
+        _arg("--n", type=_positive_int, default=100, help="rows in the sheet (at least 1)"), _arg("--seed", type=int, default=0),
+    )
+    _command(
+        annotate, "import", "agreement between raters and with the LLM judge", _cmd_annotate_import,
+        _arg("raters", nargs="+", help="filled sheets, one per rater"), _arg("--key", required=True), _arg("--out", required=True),
     )
 
     controller = sub.add_parser(
@@ -512,24 +541,25 @@ def build_parser() -> argparse.ArgumentParser:
     workflow_controller_parser(controller)
     controller.set_defaults(func=workflow_controller_run)
 
-    exports = sub.add_parser("export", help="plug into other harnesses and loaders").add_subparsers(dest="action", required=True)
-    register = exports.add_parser("register", help="inspect_evals Register eval.yaml per suite, versioned N-X")
-    register.add_argument("--out", help="register directory (default: the checkout's register/)")
-    register.add_argument("--suite", action="append", help="only this suite (repeatable)")
-    register.add_argument("--interface-change", action="store_true", help="bump X: the interface changed, scores did not")
-    register.add_argument("--commit", help="pin this commit as the entries' source (default: the one pinned before, else HEAD)")
-    register.set_defaults(func=_cmd_export_register)
-    dataset = exports.add_parser("dataset", help="a suite's records and samples as JSONL with a dataset card")
-    dataset.add_argument("--suite", required=True)
-    dataset.add_argument("--out", required=True)
-    dataset.set_defaults(func=_cmd_export_dataset)
-    lm_eval = exports.add_parser("lm-eval", help="lm-evaluation-harness task YAML and data (MedPIC, workflow)")
-    lm_eval.add_argument("--out", required=True)
-    lm_eval.add_argument("--suite", action="append", help="only this suite (repeatable)")
-    lm_eval.set_defaults(func=_cmd_export_lm_eval)
+    exports = _group(sub, "export", "plug into other harnesses and loaders")
+    _command(
+        exports, "register", "inspect_evals Register eval.yaml per suite, versioned N-X", _cmd_export_register,
+        _arg("--out", help="register directory (default: the checkout's register/)"),
+        _arg("--suite", action="append", help="only this suite (repeatable)"),
+        _arg("--interface-change", action="store_true", help="bump X: the interface changed, scores did not"),
+        _arg("--commit", help="pin this commit as the entries' source (default: the one pinned before, else HEAD)"),
+    )
+    _command(
+        exports, "dataset", "a suite's records and samples as JSONL with a dataset card", _cmd_export_dataset,
+        _arg("--suite", required=True), _arg("--out", required=True),
+    )
+    _command(
+        exports, "lm-eval", "lm-evaluation-harness task YAML and data (MedPIC, workflow)", _cmd_export_lm_eval,
+        _arg("--out", required=True), _arg("--suite", action="append", help="only this suite (repeatable)"),
+    )
 
-    schema = sub.add_parser("schema", help="print a JSON Schema").add_subparsers(dest="action", required=True)
-    schema.add_parser("css-case", help="one line of a CSS cases file").set_defaults(func=_cmd_schema)
+    schema = _group(sub, "schema", "print a JSON Schema")
+    _command(schema, "css-case", "one line of a CSS cases file", _cmd_schema)
     return parser
 
 

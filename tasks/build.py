@@ -134,6 +134,8 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
     locked = inputs.locked or inputs.catalogs[0]
     lock = check_lock(locked, allow_unregistered=allow_unregistered)
     parts = spec.parts(checked)
+    if not parts.samples:  # Inspect would say only "The specified dataset is empty"
+        raise TaskInputError(_selected_nothing(inputs.data, args, spec.suite.name))
     metadata: dict[str, Any] = {"suite": spec.suite.name}
     if spec.setting is not None:
         metadata["setting"] = spec.setting(checked)
@@ -153,6 +155,18 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
         metadata=metadata,
         **({"name": name} if name else {}),
     )
+
+
+SELECTING_ARGUMENTS = ("split", "families", "kinds", "samples", "conditions", "condition", "operations", "populations",
+                      "types", "task_class", "variant", "residue", "controls")
+"""Task arguments that choose which entries become samples; named when a selection gives none."""
+
+
+def _selected_nothing(data: Any, args: dict[str, Any], suite: str) -> str:
+    files = ", ".join(str(path) for path in data) or "the bundled data"
+    chosen = ", ".join(f"{name}={args[name]!r}" for name in SELECTING_ARGUMENTS if name in args)
+    hint = " (`clinical-cf catalog summary --cases FILE` counts what each intervention applies to)" if suite == "css" else ""
+    return f"no samples: {chosen} selects nothing from {files}; widen that selection or pass a file with such entries{hint}"
 
 
 def stamp(samples: list[Sample], lock: LockStatus, registration: Registration) -> list[Sample]:

@@ -530,24 +530,37 @@ def test_empty_or_null_path_argument_is_an_error_not_the_bundled_file(task, argu
     assert f"task argument '{argument}'" in message and "leave it out" in message, message
 
 
-def test_inspect_parses_empty_and_null_path_arguments_as_none():
-    from inspect_ai._util.config import parse_cli_args
-
-    assert parse_cli_args(["cases=", "catalog=null"]) == {"cases": None, "catalog": None}
+# How `inspect eval` hands these to a task is checked end to end, through its public command line, by
+# test_inspect_eval_ends_with_one_screen_message (`-T cases=`, `-T catalog=null`) and the test below.
 
 
 def test_path_with_a_comma_works_as_inspect_passes_it(tmp_path):
-    from inspect_ai._util.config import parse_cli_args
-
     folder = tmp_path / "board, 2026"
     folder.mkdir()
     path = folder / "my,cases.jsonl"
     path.write_text(CASES_SRC.read_text())
-    args = parse_cli_args([f"cases={path}"])
-    assert isinstance(args["cases"], list)  # Inspect splits an unquoted value on commas
+    # What `-T cases=<path>` arrives as: Inspect splits an unquoted value on its commas, keeping the spaces.
+    args = {"cases": str(path).split(",")}
     built = create_task("css_family_d", **args)
     files = built.metadata["registration"]["files"]
     assert any(f["path"] == str(path) for f in files), files
+
+
+@pytest.mark.slow  # an inspect subprocess
+def test_inspect_eval_reads_a_path_with_commas_whole(tmp_path):
+    """Through Inspect's command line: the file at the comma path is the one read (its bad marker is what is named)."""
+    folder = tmp_path / "board, 2026"
+    folder.mkdir()
+    path = folder / "my,cases.jsonl"
+    jsonl(CASES_SRC, case_marker("Her2"))(tmp_path).rename(path)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "inspect"), "eval", "tasks/css_family_d", "--model", "mockllm/model",
+         "-T", f"cases={path}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0 and "Traceback" not in out, out
+    assert "did you mean 'HER2'" in out and "file not found" not in out, out
 
 
 def test_missing_path_with_a_comma_is_named_whole(tmp_path):
@@ -587,3 +600,20 @@ def test_numeric_argument_out_of_its_range_is_refused(task, argument, value):
 def test_scale_range_is_documented_in_the_error():
     with pytest.raises(TaskInputError, match=r"scale.*>= 1"):
         create_task("css_family_d", scale=0.5)
+
+
+# ---------------------------------------------------------------- a selection that selects nothing
+
+EMPTY_SELECTIONS = [
+    ("css_family_d", {"split": "dev"}, "split='dev'"),  # the hand-written cases are all in the test split
+    ("css_agent_observation", {"split": "dev"}, "split='dev'"),
+    ("css_family_b", {}, "families"),  # B's first-line progression is incoherent on every hand-written case
+]
+
+
+@pytest.mark.parametrize("task, args, named", EMPTY_SELECTIONS, ids=[f"{t}-{n.split('=')[0]}" for t, _, n in EMPTY_SELECTIONS])
+def test_a_selection_with_no_samples_names_the_input_and_the_argument(task, args, named):
+    with pytest.raises(TaskInputError) as info:
+        create_task(task, cases=str(HANDWRITTEN_CASES), **args)
+    message = str(info.value)
+    assert "dataset is empty" not in message and HANDWRITTEN_CASES.name in message and named in message, message

@@ -86,3 +86,37 @@ def test_sensitivity_and_prediction_catalogs_check_against_their_locks(capsys):
     assert main(["catalog", "check", str(PREDICTIONS_PATH)]) == 0
     out = capsys.readouterr().out
     assert "10 entries, valid" in out and "3 entries, valid" in out
+
+
+# ---------------------------------------------------------------- a bad command line
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["catalog", "summary", "--mode", "fuzzy"], "--mode"),
+        (["catalog", "summary", "--no-such-flag"], "--no-such-flag"),
+        (["report", "logs", "--out", "o", "--margin", "lots"], "--margin"),
+        (["annotate", "export", "logs", "--out", "o", "--n", "0"], "--n"),
+        (["counterfactuals", "build", "--cases", "c.jsonl"], "--editor"),
+        (["validate"], "path"),
+        (["validate", "x.yaml", "--kind", "recipes"], "--kind"),
+        (["catalogue"], "catalogue"),
+        ([], "command"),
+    ],
+    ids=["bad-choice", "unknown-flag", "bad-number", "below-range", "missing-required", "missing-path", "bad-kind",
+         "unknown-command", "no-command"],
+)
+def test_a_bad_command_line_is_one_or_two_lines_naming_the_argument(argv, named, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert 1 <= len(err.strip().splitlines()) <= 2 and "usage:" not in err, err
+    assert named in err and "--help" in err, err
+
+
+def test_help_still_prints_the_usage(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["catalog", "summary", "--help"])
+    assert info.value.code == 0 and "usage:" in capsys.readouterr().out

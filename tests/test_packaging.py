@@ -13,7 +13,7 @@ from inspect_ai import eval
 import clinical_cf
 from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 
-pytestmark = [pytest.mark.slow, pytest.mark.writes_checkout]  # pip builds a wheel in the checkout (build/), then installs it
+pytestmark = [pytest.mark.slow, pytest.mark.writes_checkout, pytest.mark.timeout(900)]  # pip builds a wheel in the checkout (build/), then installs it
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIRS = {

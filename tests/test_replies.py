@@ -5,6 +5,7 @@ reading, and the fixture corpora read through every suite's parser."""
 import importlib.util
 import json
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -344,8 +345,28 @@ ALL_READERS = {
     [DEEP_JSON, "{" * 100_000, WHITESPACE, "score" + " " * 5000 + "1", "<think " * 20_000, "x" * (MAX_REPLY_CHARS + 10)],
     ids=["deep_json", "open_braces", "whitespace", "score_whitespace", "unclosed_tags", "over_size"],
 )
-def test_adversarial_replies_are_read_without_crashing(suite, reply):
-    ALL_READERS[suite](reply)  # no RecursionError, no hang (linear-time reading; the bench times it)
+@pytest.mark.timeout(20)  # a reader that hangs fails here instead of stalling the run
+def test_adversarial_replies_are_read_as_no_answer_at_once(suite, reply):
+    """None of these replies states an answer: each is unscored with its reason (or invalid), never a value, within a second."""
+    started = time.perf_counter()
+    reading = ALL_READERS[suite](reply)
+    took = time.perf_counter() - started
+    assert took < 2.0, f"{suite} took {took:.2f} s on a {len(reply):,}-character reply"  # each takes under 0.1 s
+    assert unscored_with_reason(suite, reading), (suite, reading)
+
+
+def unscored_with_reason(suite: str, reading) -> bool:
+    """Whether a reader's result gives no answer, and says why (an 'unreadable' reason or an 'invalid' kind)."""
+    if suite == "judge":
+        return all(r.value is None and r.provenance == "unreadable" and r.reason for r in reading)
+    if suite == "sensitivity":
+        distribution, provenance, invalid = reading
+        return distribution is None and (provenance == "unreadable" or (provenance == "invalid" and bool(invalid)))
+    answer = {"css": reading.recommendations or reading.not_recommended if suite == "css" else None,
+              "medpic": getattr(reading, "letters", None), "workflow": getattr(reading, "action", None)}[suite]
+    explained = reading.provenance == "invalid" and bool(reading.invalid) or reading.provenance == "unreadable" and bool(
+        getattr(reading, "reason", None) or getattr(reading, "unreadable_reason", None))
+    return not answer and explained
 
 
 def test_a_reply_over_the_size_limit_is_cut_and_says_so():

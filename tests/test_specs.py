@@ -1,7 +1,7 @@
 """The suite specs (`clinical_cf.suites`) hold real references, and the tools read them.
 
 - no spec field is a `"module:function"` string: schemas are classes, loaders, report sections,
-  tables and banners are callables, store models are `StoreModel` classes;
+  tables and banners are callables;
 - every input kind the validator and `clinical-cf validate --kind` know is declared by exactly one
   suite, and each suite's bundled file of that kind validates as that kind;
 - every task a suite registers is built by `build_task` from a spec of that suite, and logs the
@@ -22,6 +22,7 @@ from inspect_ai.util import registry_info
 from pydantic import BaseModel
 
 from clinical_cf.catalog.validate import loaders, validate_file
+from clinical_cf.registration import registration_check
 from clinical_cf.suites import SUITES, create_task, input_kinds, suite_of_task, task_folders
 from helpers import HANDWRITTEN_CASES
 
@@ -93,6 +94,24 @@ def test_suite_of_task():
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+# Tasks whose build takes well under a second (the CSS family tasks expand the whole cohort; they share css's scorers).
+QUICK_TASKS = ("css_judge_audit", "css_agent_observation", "sensitivity", "medpic", "medpic_gf", "medpic_cf", "workflow")
+
+
+def test_each_suite_declares_the_registered_scorers_its_tasks_run():
+    """The scorers a suite declares (its report's metric columns) are Inspect scorers, and every scorer a task runs is one
+    (besides the registration check `build_task` adds to every task)."""
+    common = {registry_info(registration_check).name}
+    declared = {}
+    for name, suite in SUITES.items():
+        infos = [registry_info(factory) for factory in suite.scorers]  # a plain function is not registered: this raises
+        assert infos and all(info.type == "scorer" and info.name.startswith("clinical_cf/") for info in infos), name
+        declared[name] = {info.name for info in infos}
+    for task in QUICK_TASKS:
+        ran = {registry_info(scorer).name for scorer in create_task(task).scorer} - common
+        assert ran and ran <= declared[suite_of_task(task).name], (task, ran - declared[suite_of_task(task).name])
 
 
 def task_places(tasks_dir: Path, registry_text: str, packages: list[str], readme_text: str) -> list[str]:

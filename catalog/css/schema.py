@@ -11,29 +11,18 @@ Run `clinical-cf schema css-case` to print this schema as JSON Schema.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
-from clinical_cf.core.loading import load_jsonl
-
-SECTIONS: tuple[str, ...] = (
-    "demographics",
-    "diagnoses",
-    "biomarkers",
-    "medications",
-    "procedures",
-    "encounters",
-    "labs",
-    "vitals",
-    "allergies",
-    "overview",
-)
-"""The ten chart sections of the CSS paper's agent tool, in packet order."""
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_json_line, load_jsonl, read_text_checked, split_records, validate_strict
 
 SectionName = Literal[
     "demographics",
@@ -48,6 +37,9 @@ SectionName = Literal[
     "overview",
 ]
 
+SECTIONS: tuple[str, ...] = get_args(SectionName)
+"""The ten chart sections of the CSS paper's agent tool, in packet order (written once, as `SectionName`)."""
+
 BUNDLED_CANCER_TYPES: tuple[str, ...] = (
     "breast",
     "nsclc",
@@ -60,10 +52,83 @@ BUNDLED_CANCER_TYPES: tuple[str, ...] = (
 )
 """The cancer types of the bundled cohort (the generator's planners)."""
 
-CancerType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,39}$")]
+KNOWN_CANCER_TYPES: tuple[str, ...] = (
+    *BUNDLED_CANCER_TYPES, "renal", "bladder", "head_and_neck", "endometrial", "cervical", "oesophageal",
+)
+"""The canonical cancer types: the bundled eight and the others the intervention catalog names in its
+`applies_to` (tests/catalog/css/test_schema.py keeps the two in step)."""
+
+CANCER_TYPE_SYNONYMS: dict[str, str] = {
+    # The anatomical site, the adjective, common abbreviations and "<type> cancer" of each canonical type.
+    **dict.fromkeys(("colon", "colonic", "rectal", "rectum", "crc", "mcrc", "large_bowel", "bowel", "colon_cancer",
+                     "rectal_cancer", "colorectal_cancer", "colorectal_adenocarcinoma"), "colorectal"),
+    # Small-cell lung cancer is another disease and is not mapped: write 'sclc' for it.
+    **dict.fromkeys(("lung", "lung_cancer", "non_small_cell_lung", "non_small_cell_lung_cancer", "nsclc_adenocarcinoma",
+                     "lung_adenocarcinoma", "lung_squamous_cell_carcinoma", "mnsclc"), "nsclc"),
+    **dict.fromkeys(("breast_cancer", "breast_carcinoma", "mbc"), "breast"),
+    **dict.fromkeys(("pancreas", "pancreatic_cancer", "pdac", "pancreatic_adenocarcinoma"), "pancreatic"),
+    **dict.fromkeys(("stomach", "stomach_cancer", "gastric_cancer", "gastric_adenocarcinoma"), "gastric"),
+    **dict.fromkeys(("cutaneous_melanoma", "skin_melanoma", "melanoma_skin"), "melanoma"),
+    **dict.fromkeys(("ovary", "ovarian_cancer", "hgsoc", "high_grade_serous_ovarian"), "ovarian"),
+    **dict.fromkeys(("prostatic", "prostate_cancer", "prostate_adenocarcinoma"), "prostate"),
+    **dict.fromkeys(("kidney", "rcc", "renal_cell", "renal_cell_carcinoma", "kidney_cancer"), "renal"),
+    **dict.fromkeys(("urothelial", "urothelial_carcinoma", "bladder_cancer"), "bladder"),
+    **dict.fromkeys(("head_neck", "hnscc", "scchn", "head_and_neck_cancer", "head_and_neck_squamous"), "head_and_neck"),
+    **dict.fromkeys(("uterine", "endometrium", "endometrial_cancer", "uterine_cancer"), "endometrial"),
+    **dict.fromkeys(("cervix", "cervical_cancer"), "cervical"),
+    **dict.fromkeys(("esophageal", "oesophagus", "esophagus", "esophageal_cancer", "oesophageal_cancer"), "oesophageal"),
+}
+"""Other names of the canonical types, by their normalised spelling (lower case, spaces and hyphens as '_')."""
+
+
+def _normalised_type(value: str) -> str:
+    return re.sub(r"[\s\-]+", "_", value.strip().lower())
+
+
+def _swapped(a: str, b: str) -> bool:
+    """Whether `a` is `b` with two adjacent letters swapped ('braest'): a typo difflib's ratio scores too low."""
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y] if len(a) == len(b) else []
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+
+
+def canonical_cancer_type(value: object) -> object:
+    """The canonical type a synonym names ('colon' -> 'colorectal'); a type outside the list as given (open vocabulary).
+
+    A spelling close to a known type or synonym (`colorectl`) is refused with it: accepted, it would silently make
+    the case ineligible for every intervention that names the type.
+    """
+    if not isinstance(value, str):
+        return value  # the str check reports it
+    key = _normalised_type(value)
+    if key in KNOWN_CANCER_TYPES:
+        return key
+    if key in CANCER_TYPE_SYNONYMS:
+        return CANCER_TYPE_SYNONYMS[key]
+    names = [*KNOWN_CANCER_TYPES, *CANCER_TYPE_SYNONYMS]
+    near = [name for name in names if _swapped(key, name)] or difflib.get_close_matches(key, names, n=1, cutoff=0.85)
+    if near:
+        nearest = CANCER_TYPE_SYNONYMS.get(near[0], near[0])
+        raise ValueError(
+            f"unknown cancer type {value!r}; did you mean '{nearest}'? Known types: {', '.join(KNOWN_CANCER_TYPES)} "
+            "(another type is accepted as a lower-case identifier; only interventions that name it will apply)"
+        )
+    return value
+
+
+def cancer_type_note(value: object) -> str | None:
+    """What validation says when it reads a cancer type as another ('colon' read as 'colorectal'), else None."""
+    try:
+        canonical = canonical_cancer_type(value)
+    except ValueError:
+        return None
+    return f"{value!r} read as {canonical!r}" if canonical != value else None
+
+
+CancerType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,39}$"), BeforeValidator(canonical_cancer_type)]
 """Open vocabulary (issue 22): a lower-case identifier, e.g. 'renal', 'bladder', 'head_and_neck',
 'endometrial'. Applicability follows the facts a case carries (markers, stage, treatment state);
-an intervention that needs a tumour type names it in `applies_to.cancer_types`."""
+an intervention that needs a tumour type names it in `applies_to.cancer_types`. A synonym of a
+known type is read as that type (`canonical_cancer_type`), so `colon` gets the colorectal interventions."""
 
 BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
 
@@ -289,27 +354,25 @@ def load_cases(path: str | Path) -> list[Case]:
     return load_jsonl(path, Case, "case_id")
 
 
+def _records(path: str | Path, problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of a cases JSONL file through the bounded loader; an unreadable line is a problem."""
+    for n, line in enumerate(split_records(read_text_checked(path)), 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, load_json_line(line, path, n)
+        except CatalogError as ex:
+            problems.append(f"line {n}: {ex.detail.replace('not valid JSON', 'not JSON', 1)}")
+
+
 def case_problems(path: str | Path) -> list[str]:
     """Every problem of a cases JSONL file, all lines checked in one run (`clinical-cf cases validate`).
 
     `load_cases` stops at the first bad case; a user fixing a file wants the whole list at once.
     """
-    import json
-
-    from pydantic import ValidationError
-
-    from clinical_cf.core.loading import read_text_checked, validate_strict
-
     problems: list[str] = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(read_text_checked(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as ex:
-            problems.append(f"line {n}: not JSON ({ex.msg}, column {ex.colno})")
-            continue
+    for n, raw in _records(path, problems):
         cid = raw.get("case_id") if isinstance(raw, dict) else None
         where = f"line {n}" + (f" (case '{cid}')" if cid else "")
         if not isinstance(raw, dict):
@@ -328,6 +391,17 @@ def case_problems(path: str | Path) -> list[str]:
         elif cid:
             seen[cid] = n
     return problems
+
+
+def case_notes(path: str | Path) -> list[str]:
+    """What validation read as something else in a cases file: each synonym of a cancer type, with its line and case."""
+    notes: list[str] = []
+    for n, raw in _records(path, []):
+        note = cancer_type_note(raw.get("cancer_type")) if isinstance(raw, dict) else None
+        if note:
+            cid = raw.get("case_id")
+            notes.append(f"line {n}" + (f" (case '{cid}')" if cid else "") + f", field 'cancer_type': {note}")
+    return notes
 
 
 def case_json_schema() -> dict:

@@ -47,31 +47,40 @@ def _starts_new(line: str) -> bool:
     )
 
 
-def _joins(previous: str, raw: str) -> bool:
-    """Whether physical line `raw` carries on the sentence of the (logical) line before it."""
-    if not previous.strip() or previous.rstrip().endswith(_TERMINAL) or table_cells(previous) is not None:
+_TAIL_CHARS = 64
+"""How much of a logical line's end `_joins` reads: more than the longest connective word plus the `\\b` before it, so
+reading the tail decides exactly what reading the whole line would (and a sentence wrapped over 10,000 lines stays linear:
+re-reading the whole joined line for each physical line was quadratic)."""
+
+
+def _joins(tail: str, raw: str, length: int, pipes: int) -> bool:
+    """Whether physical line `raw` carries on the logical line before it: its last `_TAIL_CHARS` characters
+    (stripped), its length and its count of '|'."""
+    if not tail or tail.endswith(_TERMINAL) or pipes >= 2:  # two '|': the line before is a table row
         return False
     stripped = raw.strip()
     if not stripped or table_cells(raw) is not None:
         return False
     indented_more = raw[:1].isspace() and not _BULLET.match(raw)
-    if (stripped[0].islower() or len(previous) >= WRAP_MIN_CHARS or indented_more) and not _starts_new(raw):
+    if (stripped[0].islower() or length >= WRAP_MIN_CHARS or indented_more) and not _starts_new(raw):
         return True
     # "... who presented in / January 2026 with ...": a line ending on a connective carries on.
-    return bool(_CONNECTIVE_END.search(previous.rstrip()))
+    return bool(_CONNECTIVE_END.search(tail))
 
 
 def wrapped_groups(text: str) -> list[list[int]]:
     """Indices of the physical lines of `text` grouped into logical lines (a wrapped sentence is one group)."""
     groups: list[list[int]] = []
-    joined = ""
+    tail, length, pipes = "", 0, 0  # of the logical line so far, joined with single spaces and stripped
     for i, raw in enumerate(text.split("\n")):
-        if groups and _joins(joined, raw):
+        if groups and _joins(tail, raw, length, pipes):
             groups[-1].append(i)
-            joined = joined.rstrip() + " " + raw.strip()
+            part = raw.strip()
+            tail, length, pipes = (tail + " " + part)[-_TAIL_CHARS:], length + 1 + len(part), pipes + part.count("|")
         else:
             groups.append([i])
-            joined = raw.strip()
+            part = raw.strip()
+            tail, length, pipes = part[-_TAIL_CHARS:], len(part), part.count("|")
     return groups
 
 

@@ -24,6 +24,17 @@ def test_kappa_unweighted_and_linear():
     assert verdict_kappa(a, b, weighted=True) == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("a, b", [([], []), ([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]), ([0.5], [0.5])], ids=["no-pairs", "all-1", "one-pair"])
+def test_kappa_is_undefined_not_an_error_when_chance_agreement_is_total(a, b, recwarn):
+    """No pairs, or both raters giving one and the same verdict throughout: kappa's denominator is 0."""
+    assert np.isnan(verdict_kappa(a, b)) and np.isnan(verdict_kappa(a, b, weighted=True))
+    assert not [w for w in recwarn if "sklearn" in (w.filename or "") or "cohen" in str(w.message)]
+
+
+def test_kappa_of_constant_raters_who_disagree_is_zero():
+    assert verdict_kappa([1.0, 1.0], [0.0, 0.0]) == 0.0
+
+
 def test_mcnemar_exact():
     assert mcnemar_exact(8, 2) == pytest.approx(112 / 1024)
     assert mcnemar_exact(0, 0) == 1.0

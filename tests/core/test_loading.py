@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.loading import load_entries, load_yaml
 from clinical_cf.suites import CATALOG_DIR
 from helpers import HANDWRITTEN_CASES
 
@@ -334,3 +336,46 @@ def test_annotation_sheets_are_read_through_the_bounded_loader(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(CatalogError, match="not a regular file"):
         watchdog(lambda: agreement(fifo, [fifo, fifo]), lambda: os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)))
+
+
+# ---------------------------------------------------------------- control characters
+
+CONTROL_CHARACTERS = {"nul": "\x00", "bell": "\x07", "escape": "\x1b", "delete": "\x7f", "reversed_bom": "\ufffe"}
+
+
+@pytest.mark.parametrize("char", list(CONTROL_CHARACTERS.values()), ids=list(CONTROL_CHARACTERS))
+def test_control_character_in_yaml_is_one_sentence_naming_file_and_line(char, tmp_path, capsys):
+    path = tmp_path / "rules.yaml"
+    lines = INTERVENTIONS.read_text().split("\n")
+    lines[6] = lines[6] + f" {char}"
+    path.write_text("\n".join(lines))
+    with pytest.raises(CatalogError) as info:
+        load_yaml(path)
+    assert info.value.line == 7 and "rules.yaml" in str(info.value) and f"U+{ord(char):04X}" in str(info.value)
+    for argv in (["validate", str(path)], ["catalog", "check", str(path)], ["catalog", "summary", "--catalog", str(path)]):
+        rc = watchdog(lambda argv=argv: main(argv))
+        assert_one_screen(rc, capsys.readouterr().err, "rules.yaml", "line 7", f"U+{ord(char):04X}")
+
+
+class _Anything(BaseModel):
+    id: str
+    text: str
+
+
+@pytest.mark.parametrize("reader", ["yaml", "entries"])
+def test_control_character_in_a_user_yaml_file_through_each_loader(reader, tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("rules:\n  - id: r1\n    text: \"bad\x00byte\"\n")
+    with pytest.raises(CatalogError, match=r"mine\.yaml, line 3: .*U\+0000"):
+        load_yaml(path) if reader == "yaml" else load_entries(path, "rules", _Anything)
+
+
+def test_nul_byte_in_a_jsonl_record_names_file_and_line(tmp_path, capsys):
+    path = tmp_path / "cases.jsonl"
+    lines = HANDWRITTEN_CASES.read_text().split("\n")
+    lines[1] = lines[1].replace('"stage"', '"stage\x00"', 1)
+    path.write_text("\n".join(lines))
+    for argv in (["validate", str(path)], ["cases", "validate", str(path)]):
+        rc = watchdog(lambda argv=argv: main(argv))
+        err = capsys.readouterr().err
+        assert rc == 2 and "Traceback" not in err and "cases.jsonl" in err and "line 2" in err, err

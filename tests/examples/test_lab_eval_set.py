@@ -9,7 +9,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from helpers import MockModel
 
-pytestmark = pytest.mark.slow  # a full eval_set run: a CSS task next to a lab task
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # a full eval_set run: a CSS task next to a lab task
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lab_eval_set.py"
 

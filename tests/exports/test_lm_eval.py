@@ -90,6 +90,7 @@ def test_process_workflow_uses_the_suite_utility():
 
 
 @pytest.mark.slow  # lm_eval against llama.cpp's server on loopback
+@pytest.mark.timeout(1200)  # the subprocess alone may take 900 s
 def test_lm_eval_runs_the_exported_tasks_on_the_local_model(exported, tmp_path):
     """The command in docs/other-harnesses.md: lm_eval's local-chat-completions against llama.cpp's server on loopback."""
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf"),

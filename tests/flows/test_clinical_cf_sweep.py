@@ -15,7 +15,7 @@ from clinical_cf.exports.register import published_version
 from clinical_cf.suites import SUITES
 from helpers import MockModel, clinician, recommendations_json
 
-pytestmark = pytest.mark.slow  # an Inspect Flow sweep of every suite, run twice
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # an Inspect Flow sweep of every suite, run twice
 
 FLOW_FILE = Path(__file__).resolve().parents[2] / "flows" / "clinical_cf_sweep.py"
 

@@ -22,7 +22,7 @@ from clinical_cf.providers.gguf import MAX_GRAMMAR_STRING, UnsupportedOption, ca
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES
 
-pytestmark = pytest.mark.slow  # the bundled local model (llama.cpp): generation, agents, whole tasks
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the bundled local model (llama.cpp): generation, agents, whole tasks
 
 CHART_TOOL = ToolInfo(
     name="read_chart_section",

@@ -14,7 +14,7 @@ from inspect_ai.log import read_eval_log
 
 from helpers import HANDWRITTEN_CASES, llama_server
 
-pytestmark = pytest.mark.slow  # llama.cpp's server on loopback and an inspect subprocess
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # llama.cpp's server on loopback and an inspect subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "openai-api/llamacpp/smollm2"

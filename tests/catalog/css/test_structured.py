@@ -72,6 +72,16 @@ def test_incoherent_counterfactuals_are_dropped_and_counted():
 def test_modes_differ_and_the_difference_is_reported():
     from clinical_cf.catalog.css.expand import mode_differences
 
-    diff = mode_differences(CASES[:40], CATALOG, families="D")
-    assert diff["differ"] > 0
-    assert diff["tuples_regex"] == diff["tuples_structured"]
+    # Family N (neutral edits): some tuples read the same in both modes, others do not, so a count that
+    # reported every tuple (or none) as differing fails here.
+    diff = mode_differences(CASES[:40], CATALOG, families="N")
+    regex = {t.id: t.counterfactual.text for t in expand_tuples(CASES[:40], CATALOG, "regex", families="N").tuples}
+    structured = {t.id: t.counterfactual.text for t in expand_tuples(CASES[:40], CATALOG, "structured", families="N").tuples}
+    assert diff["tuples_regex"] == len(regex) and diff["tuples_structured"] == len(structured)
+    assert diff["only_regex"] == len(regex.keys() - structured.keys())
+    assert diff["only_structured"] == len(structured.keys() - regex.keys())
+    assert 0 < diff["differ"] == sum(regex.get(i) != structured.get(i) for i in regex.keys() | structured.keys()) < len(regex)
+    # D (resection toggled): structured mode re-renders every section that states the resection, so no D tuple
+    # reads as its regex twin.
+    d = mode_differences(CASES[:40], CATALOG, families="D")
+    assert d["tuples_regex"] == d["tuples_structured"] == d["differ"] > 0
