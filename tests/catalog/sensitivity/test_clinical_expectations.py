@@ -19,6 +19,7 @@ import pytest
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.scorers.sensitivity import consistent, measure
 
 VIGNETTES = load_vignettes(VIGNETTES_PATH)
@@ -136,3 +137,27 @@ def test_candidates_fit_the_patients_sex():
     female_only = {"Pelvic inflammatory disease", "Ruptured ectopic pregnancy", "Ovarian torsion", "Ruptured ovarian cyst", "Miscarriage"}
     assert [v.vignette_id for v in VIGNETTES if v.sex == "M" and female_only & set(v.candidates)] == []
 
+
+
+def test_a_vignette_naming_a_target_that_is_not_a_candidate_is_refused(tmp_path):
+    line = VIGNETTES_PATH.read_text().splitlines()[0].replace('"conflicting_expected":"entropy_up_no_flip"',
+                                                              '"conflicting_expected":"flip_to_target"').replace(
+        '"conflicting_target":null', '"conflicting_target":"Gout"')
+    path = tmp_path / "v.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(CatalogError) as info:
+        load_vignettes(path)
+    assert "v.jsonl" in str(info.value) and "sens-cap-01" in str(info.value) and "candidate" in str(info.value)
+
+
+def test_per_case_only_for_edits_a_vignette_states_a_direction_for(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text(PERTURBATIONS_PATH.read_text().replace("op: synonym, expected: invariant", "op: synonym, expected: per_case"))
+    with pytest.raises(CatalogError) as info:
+        load_perturbations(path)
+    assert "S1_synonym" in str(info.value) and "per_case" in str(info.value)
+
+
+def test_flip_to_target_without_a_target_is_an_error_not_a_score():
+    with pytest.raises(ValueError):
+        consistent(measure([0.8, 0.2], [0.1, 0.9], 0), "flip_to_target", TOLERANCE)
