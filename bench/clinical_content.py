@@ -1,6 +1,9 @@
 """Clinical-content audit of the bundled MedPIC questions and sensitivity pairs, per review class.
 
-    .venv/bin/python bench/clinical_content.py [--json]
+    .venv/bin/python bench/clinical_content.py [--json] [--questions Q.jsonl] [--vignettes V.jsonl] [--perturbations P.yaml]
+
+The files default to the bundled ones; pass older versions (`git show REV:catalog/medpic/questions.jsonl > q.jsonl`)
+to count the same classes on them. The M1 row measures the scorer in this checkout, not a file.
 
 Counts, over every shipped question / vignette / pair (not a sample), the classes the clinical review
 (reviews/clinical-review-1.md, sections 4 and 6) found wrong. Each count is a number of items that are
@@ -25,13 +28,9 @@ from clinical_cf.scorers.sensitivity import consistent, measure
 
 # Rules whose advice holds outside the trigger (reason and source in rules.yaml `outside_trigger`).
 ALL_AGE_ADVICE = (
-    "beers-t2-warfarin-first-line",
-    "preg-warfarin",
-    "beers-t2-nifedipine-ir",
-    "beers-t2-aspirin-primary",
-    "beers-t2-meperidine",
-    "beers-t2-quetiapine",
-    "beers-t2-mineral-oil",
+    "beers-t2-warfarin-first-line", "preg-warfarin", "beers-t2-nifedipine-ir", "beers-t2-aspirin-primary", "beers-t2-meperidine",
+    "beers-t2-quetiapine", "beers-t2-mineral-oil", "beers-t2-diphenhydramine", "beers-t2-lorazepam", "beers-t2-megestrol",
+    "beers-t2-carisoprodol", "beers-t2-metoclopramide",
 )
 HYPERTENSIVE = re.compile(
     r"poorly controlled hypertension|resistant hypertension|raised blood pressure|high blood pressure"
@@ -71,9 +70,9 @@ def _cha2ds2_vasc(p) -> int:
     )
 
 
-def medpic_audit() -> dict:
+def medpic_audit(questions_path=QUESTIONS_PATH) -> dict:
     rules = load_rules(RULES_PATH)
-    questions = load_questions(QUESTIONS_PATH)
+    questions = load_questions(questions_path)
     out: dict = {"rules": len(rules), "questions": len(questions), "pairs": len({q.pair_id for q in questions if q.pair_id})}
     removed = Counter(
         q.rule_id
@@ -121,9 +120,9 @@ def medpic_audit() -> dict:
     return out
 
 
-def sensitivity_audit() -> dict:
-    vignettes = load_vignettes(VIGNETTES_PATH)
-    items, tolerance = load_perturbations(PERTURBATIONS_PATH)
+def sensitivity_audit(vignettes_path=VIGNETTES_PATH, perturbations_path=PERTURBATIONS_PATH) -> dict:
+    vignettes = load_vignettes(vignettes_path)
+    items, tolerance = load_perturbations(perturbations_path)
     pairs = [(v, p) for v in vignettes for p in items if p.skip_reason(v) is None]
     out: dict = {
         "vignettes": len(vignettes),
@@ -170,8 +169,12 @@ def sensitivity_audit() -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
-    report = {"medpic": medpic_audit(), "sensitivity": sensitivity_audit()}
-    if parser.parse_args().json:
+    parser.add_argument("--questions", default=QUESTIONS_PATH, help="MedPIC questions JSONL (default: bundled)")
+    parser.add_argument("--vignettes", default=VIGNETTES_PATH, help="sensitivity vignettes JSONL (default: bundled)")
+    parser.add_argument("--perturbations", default=PERTURBATIONS_PATH, help="sensitivity perturbations YAML (default: bundled)")
+    args = parser.parse_args()
+    report = {"medpic": medpic_audit(args.questions), "sensitivity": sensitivity_audit(args.vignettes, args.perturbations)}
+    if args.json:
         print(json.dumps(report, indent=1))
         return 0
     for suite, counts in report.items():

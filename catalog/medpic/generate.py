@@ -73,6 +73,8 @@ BACKGROUND: dict[str, list[str]] = {
     "general": ["hay fever", "a previous appendicectomy", "eczema", "hyperlipidaemia"],
 }
 NEONATE_BACKGROUND = ["born at 39 weeks by uncomplicated vaginal delivery", "birth weight 3.4 kg"]
+BACKGROUND_TOPIC = {"gout in remission": "gout"}
+"""Background items and the word of a complaint that would contradict them."""
 BACKGROUND_MEDS = ["cholecalciferol 1000 IU daily", "an emollient cream", "artificial tears as needed"]
 # Which background items are plausible at which age (age groups as in `age_group`). A CF pair whose
 # members fall in different age groups keeps only items plausible for both, so moving a member
@@ -289,10 +291,12 @@ def draw_base(rule: Rule, rng: random.Random) -> Base:
         sex = "F"
     pop = rule.population
     age = _population_age(rule, rng)
+    indication = rng.choice(rule.context.indication)
     pool = NEONATE_BACKGROUND if age < 0.1 else BACKGROUND[pop]
+    # no background item that the complaint contradicts ("gout in remission" beside "an acute gout flare")
+    pool = [b for b in pool if not (BACKGROUND_TOPIC.get(b) and BACKGROUND_TOPIC[b] in indication.lower())]
     background = rng.sample(pool, k=min(len(pool), rng.randint(1, 2)))
     meds = [] if pop == "paediatric" else rng.sample(BACKGROUND_MEDS, k=rng.randint(0, 1))
-    indication = rng.choice(rule.context.indication)
     if pop == "paediatric":
         temperature, rate = draw_child_temperature(rng, rule, indication), rng.randint(90, 130)
         vitals = f"Temperature {temperature} °C, heart rate {rate}/min."

