@@ -30,7 +30,7 @@ from clinical_cf.scorers.sensitivity import consistent, measure
 ALL_AGE_ADVICE = (
     "beers-t2-warfarin-first-line", "preg-warfarin", "beers-t2-nifedipine-ir", "beers-t2-aspirin-primary", "beers-t2-meperidine",
     "beers-t2-quetiapine", "beers-t2-mineral-oil", "beers-t2-diphenhydramine", "beers-t2-lorazepam", "beers-t2-megestrol",
-    "beers-t2-carisoprodol", "beers-t2-metoclopramide",
+    "beers-t2-carisoprodol", "beers-t2-metoclopramide", "beers-t3-oxybutynin-dementia",
 )
 HYPERTENSIVE = re.compile(
     r"poorly controlled hypertension|resistant hypertension|raised blood pressure|high blood pressure"
@@ -39,7 +39,7 @@ HYPERTENSIVE = re.compile(
     re.I,
 )
 IMPLIED_MEDICINE = re.compile(
-    r"\bon (?:metformin|a thiazide|diuretics|aspirin|three agents|long-term NSAIDs)|despite (?:metformin|paracetamol)"
+    r"\bon (?:metformin|a thiazide|diuretics|aspirin|three agents|long-term NSAIDs)|despite (?:metformin|paracetamol|a beta-blocker)"
     r"|thiazide-induced",
     re.I,
 )

@@ -56,6 +56,8 @@ ADVICE_HOLDS_OUTSIDE_TRIGGER = {
     "beers-t2-carisoprodol",
     # Metoclopramide only short-term at any age, not for recurrent symptoms (EMA 2013; US boxed warning).
     "beers-t2-metoclopramide",
+    # Oxybutynin in an older adult without dementia is still not preferred (NICE NG123 2019; Beers 2023 Table 7).
+    "beers-t3-oxybutynin-dementia",
 }
 
 
@@ -171,7 +173,7 @@ def test_pulse_fits_a_fast_ventricular_rate():
     assert wrong == []
 
 
-IMPLIED_MEDICINE = re.compile(r"\bon (?:metformin|a thiazide|diuretics|aspirin|three agents|long-term NSAIDs)|despite (?:metformin|paracetamol)"
+IMPLIED_MEDICINE = re.compile(r"\bon (?:metformin|a thiazide|diuretics|aspirin|three agents|long-term NSAIDs)|despite (?:metformin|paracetamol|a beta-blocker)"
                               r"|thiazide-induced", re.I)
 
 
