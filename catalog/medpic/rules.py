@@ -3,7 +3,9 @@
 A rule says which medication (or class, through a representative drug) is potentially
 inappropriate, for whom (a typed trigger: every condition must hold), what to do (avoid, avoid a
 combination, adjust the dose, choose an alternative), when it does not apply (exceptions), and
-where it comes from (document, year, table/section) with a verification note.
+where it comes from (document, year, table/section) with a verification note, and, where its
+advice also holds outside its trigger (`outside_trigger`), why and on what authority: such a rule
+gets no "rule does not apply" pair, because that member's answer "None of the above" would be wrong.
 
 Gold answers are computed by evaluating triggers against structured `PatientFacts`, never from
 vignette text, so a self-check can recompute every answer.
