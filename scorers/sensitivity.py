@@ -10,6 +10,9 @@ For the distribution over candidates before (P) and after (P') a perturbation, w
 Inputs are clipped at 0 and renormalised; P(y) = 0 is floored at 1e-6 so the relative change
 stays finite. Direction consistency (1 or 0) compares the change with the pre-registered
 direction within the catalog's tolerances, as CheckList's directional and invariance tests do.
+"up" asks for a gain of a share of the headroom, (P'(y) - P(y)) / (1 - P(y)) >= headroom_gain, so it is
+reachable from any baseline (a 10 % relative rise is impossible from P(y) >= 0.91); "down" a relative fall
+of relative_change; "flip_to_target" a confident move to the candidate a diagnostic result establishes.
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ class Change:
     flip: bool
     entropy_change: float
     confident_flip: bool
+    gold_before: float = 0.0
+    gold_after: float = 0.0
+    top_after: int = 0
 
 
 def measure(before: list[float], after: list[float], gold: int, tolerance: Tolerance = Tolerance()) -> Change:
@@ -73,21 +79,29 @@ def measure(before: list[float], after: list[float], gold: int, tolerance: Toler
         flip=flip,
         entropy_change=entropy(q) - entropy(p),
         confident_flip=flip and float(q.max()) > tolerance.confident_flip,
+        gold_before=float(p[gold]),
+        gold_after=float(q[gold]),
+        top_after=int(np.argmax(q)),
     )
 
 
-def consistent(change: Change, expected: str, tolerance: Tolerance = Tolerance()) -> bool:
-    """Whether the change matches the pre-registered direction."""
+def consistent(change: Change, expected: str, tolerance: Tolerance = Tolerance(), target_index: int | None = None) -> bool:
+    """Whether the change matches the pre-registered direction (`target_index`: the candidate of flip_to_target)."""
     if expected == "invariant":
         return change.relative <= tolerance.relative_change and not change.flip
     if expected == "up":
-        return change.signed >= tolerance.relative_change
+        # a share of the headroom 1 - P(y); at P(y) = 1 staying at 1 is the whole (empty) headroom kept
+        return change.gold_after - change.gold_before >= tolerance.headroom_gain * (1 - change.gold_before) - 1e-12
     if expected == "down":
         return change.signed <= -tolerance.relative_change
     if expected == "shift":
         return change.js >= tolerance.js_divergence
     if expected == "entropy_up_no_flip":
         return change.entropy_change > 0 and not change.confident_flip
+    if expected == "flip_to_target":
+        if target_index is None:
+            raise ValueError("flip_to_target needs the target candidate's index")
+        return change.top_after == target_index and change.confident_flip
     raise ValueError(f"unknown expected direction {expected!r}")
 
 
@@ -166,7 +180,8 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
                 metadata={"type": meta["type"], "parse": parse, "unreadable": why, "raw": [before.get("raw"), after.get("raw")], **reading},
             )
         change = measure(before[key], after[key], meta["gold_index"], tolerance)
-        ok = consistent(change, meta["expected"], tolerance)
+        target = meta.get("expected_target")
+        ok = consistent(change, meta["expected"], tolerance, meta["candidates"].index(target) if target else None)
         return Score(
             value=1.0 if ok else 0.0,
             answer=json.dumps([round(x, 3) for x in after[key]]),

@@ -48,7 +48,7 @@ def parts(args: SimpleNamespace) -> TaskParts:
                 target=v.gold,
                 metadata={
                     "vignette_id": v.vignette_id, "presentation": v.presentation, "perturbation_id": p.id,
-                    "type": p.type, "expected": p.expected_for(v), "gold": v.gold,
+                    "type": p.type, "expected": p.expected_for(v), "expected_target": p.expected_target(v), "gold": v.gold,
                     "gold_index": v.candidates.index(v.gold), "candidates": v.candidates,
                     "baseline_text": v.render(), "tolerance": asdict(tolerance),
                 },

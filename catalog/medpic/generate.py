@@ -63,15 +63,18 @@ POOLS: dict[str, list[str]] = {
     "general": ["acetaminophen (paracetamol)", "amoxicillin", "cetirizine", "levothyroxine", "cholecalciferol (vitamin D3)"],
 }
 BACKGROUND: dict[str, list[str]] = {
-    "older_adult": ["hypertension", "osteoarthritis of both knees", "hyperlipidaemia", "hypothyroidism on replacement",
+    "older_adult": ["hypertension", "osteoarthritis of both knees", "hyperlipidaemia", "subclinical hypothyroidism (monitoring only)",
                     "osteoporosis", "cataract surgery in 2019"],
-    "renal": ["hypertension", "hyperlipidaemia", "osteoarthritis of the hips", "hypothyroidism on replacement", "gout in remission"],
+    "renal": ["hypertension", "hyperlipidaemia", "osteoarthritis of the hips", "subclinical hypothyroidism (monitoring only)",
+              "gout in remission"],
     "pregnancy": ["iron-deficiency anaemia", "eczema", "a previous appendicectomy", "one previous uncomplicated vaginal delivery"],
     "lactation": ["eczema", "a previous appendicectomy", "iron-deficiency anaemia in pregnancy"],
     "paediatric": ["eczema", "born at term, immunisations up to date"],
     "general": ["hay fever", "a previous appendicectomy", "eczema", "hyperlipidaemia"],
 }
 NEONATE_BACKGROUND = ["born at 39 weeks by uncomplicated vaginal delivery", "birth weight 3.4 kg"]
+BACKGROUND_TOPIC = {"gout in remission": "gout"}
+"""Background items and the word of a complaint that would contradict them."""
 BACKGROUND_MEDS = ["cholecalciferol 1000 IU daily", "an emollient cream", "artificial tears as needed"]
 # Which background items are plausible at which age (age groups as in `age_group`). A CF pair whose
 # members fall in different age groups keeps only items plausible for both, so moving a member
@@ -83,10 +86,10 @@ PLAUSIBLE_BACKGROUND: dict[str, set[str]] = {
     "neonate": set(NEONATE_BACKGROUND),
     "infant": {"eczema", "born at term, immunisations up to date"},
     "child": {"eczema", "born at term, immunisations up to date", "hay fever", "a previous appendicectomy"},
-    "adult": {"hypertension", "hyperlipidaemia", "hypothyroidism on replacement", "hay fever", "eczema",
+    "adult": {"hypertension", "hyperlipidaemia", "subclinical hypothyroidism (monitoring only)", "hay fever", "eczema",
               "a previous appendicectomy", "osteoarthritis of the hips", "osteoarthritis of both knees", "gout in remission",
               "iron-deficiency anaemia", "one previous uncomplicated vaginal delivery", "iron-deficiency anaemia in pregnancy"},
-    "older_adult": {"hypertension", "hyperlipidaemia", "hypothyroidism on replacement", "hay fever", "eczema",
+    "older_adult": {"hypertension", "hyperlipidaemia", "subclinical hypothyroidism (monitoring only)", "hay fever", "eczema",
                     "a previous appendicectomy", "osteoarthritis of the hips", "osteoarthritis of both knees", "gout in remission",
                     "osteoporosis", "cataract surgery in 2019", "iron-deficiency anaemia"},
 }
@@ -104,6 +107,62 @@ AGES = {
     "paediatric": (3, 11),
     "general": (25, 60),
 }
+# Vitals follow the presentation (clinical review 1, section 4: "poorly controlled hypertension" with BP
+# 124/81). A blood pressure the complaint states is the one on the vitals line; a hypertensive complaint
+# gets a raised reading (>= 150/92, ACC/AHA 2017 stage 2); a pregnancy without one stays below 140/90
+# (NICE NG133: 140/90 defines gestational hypertension); a record with hypertension in its problem list
+# reads as treated or borderline (124-138/72-88); anyone else is normotensive. A child's temperature is
+# febrile (>= 38.0 C, NICE NG143) when the complaint says fever or sepsis, at most 38.2 with an infective
+# complaint, and normal otherwise. Atrial fibrillation is an irregular pulse, fast (112-142/min) when the
+# complaint says so.
+STATED_BP = re.compile(r"(\d{2,3})/(\d{2,3}) mmHg")
+HYPERTENSIVE_COMPLAINT = re.compile(
+    r"poorly controlled hypertension|resistant hypertension|raised blood pressure|high blood pressure|blood pressure persistently"
+    r"|newly diagnosed hypertension|chronic hypertension", re.I)
+FEBRILE_COMPLAINT = re.compile(r"fever|febrile|sepsis", re.I)
+INFECTIVE_COMPLAINT = re.compile(r"gastroenteritis|cough|\bcold\b|diarrh|influenza|chickenpox|varicella|viral|infection", re.I)
+
+
+def draw_blood_pressure(rng: random.Random, indication: str, background: list[str], pregnant: bool) -> str:
+    """A blood pressure that fits the complaint and the record (see the comment above)."""
+    stated = STATED_BP.search(indication)
+    if stated:
+        return f"{stated.group(1)}/{stated.group(2)}"
+    if HYPERTENSIVE_COMPLAINT.search(indication):
+        return f"{rng.randint(150, 172)}/{rng.randint(92, 104)}"
+    if pregnant:
+        return f"{rng.randint(102, 128)}/{rng.randint(60, 80)}"
+    if any("hypertension" in b for b in background):
+        return f"{rng.randint(124, 138)}/{rng.randint(72, 88)}"
+    return f"{rng.randint(106, 134)}/{rng.randint(62, 84)}"
+
+
+def draw_child_temperature(rng: random.Random, rule: Rule, indication: str) -> str:
+    """Febrile with a fever or sepsis complaint, at most 38.2 with another infective one, normal otherwise."""
+    text = " ".join([indication, *(label for c in rule.trigger for label in c.surface())])
+    if FEBRILE_COMPLAINT.search(indication):
+        return rng.choice(["38.3", "38.6", "38.9", "39.2"])
+    if INFECTIVE_COMPLAINT.search(text):
+        return rng.choice(["37.2", "37.6", "37.9", "38.2"])
+    return rng.choice(["36.7", "36.9", "37.1", "37.3"])
+
+
+def cha2ds2_vasc(facts: PatientFacts, labels: dict[str, str]) -> int:
+    """CHA2DS2-VASc from the member's own facts (Lip et al., Chest 2010; ESC 2020 AF guideline, Table 9):
+    age 65-74 one point, 75 or more two; female sex; hypertension; diabetes; heart failure; stroke or TIA two;
+    vascular disease (myocardial infarction, peripheral arterial disease, established ASCVD)."""
+    text = " ".join([*facts.conditions, *(labels.get(c, "") for c in facts.conditions)]).lower()
+    score = 2 if facts.age_years >= 75 else 1 if facts.age_years >= 65 else 0
+    score += facts.sex == "F"
+    score += "hypertension" in text
+    score += "diabet" in text
+    score += any(w in text for w in ("heart_failure", "heart failure", "hfref"))
+    stroke = any(w in text for w in ("stroke", "transient ischaemic"))
+    score += 2 * stroke
+    score += any(w in text for w in ("established_ascvd", "myocardial infarction", "peripheral arterial")) and not stroke
+    return score
+
+
 STEMS = [
     ("Assume each medication below would be given at a usual dose for an appropriate indication. Based on this patient's "
     "information, which of them should be avoided, replaced by a safer alternative, or given only at a reduced dose? "
@@ -188,7 +247,8 @@ def age_coherence_problems(questions: list[Question]) -> list[str]:
         wrong = [c for c in q.patient.conditions if c in background_items and c not in PLAUSIBLE_BACKGROUND[age_group(age)]]
         if wrong:
             problems.append(f"{q.id}: age {age:g} with background of another age group: {', '.join(wrong)}")
-        rate = re.search(r"(?:heart rate|pulse) (\d+)/min", q.vignette)
+        # an irregular (atrial fibrillation) pulse follows the arrhythmia, not the age band
+        rate = re.search(r"(?:heart rate|pulse) (\d+)/min(?!, irregular)", q.vignette)
         low, high = heart_rate_band(age)
         if rate and not low <= int(rate.group(1)) <= high:
             problems.append(f"{q.id}: age {age:g} with heart rate {rate.group(1)}/min (expected {low}-{high})")
@@ -231,27 +291,34 @@ def draw_base(rule: Rule, rng: random.Random) -> Base:
         sex = "F"
     pop = rule.population
     age = _population_age(rule, rng)
+    indication = rng.choice(rule.context.indication)
     pool = NEONATE_BACKGROUND if age < 0.1 else BACKGROUND[pop]
+    # no background item that the complaint contradicts ("gout in remission" beside "an acute gout flare")
+    pool = [b for b in pool if not (BACKGROUND_TOPIC.get(b) and BACKGROUND_TOPIC[b] in indication.lower())]
     background = rng.sample(pool, k=min(len(pool), rng.randint(1, 2)))
     meds = [] if pop == "paediatric" else rng.sample(BACKGROUND_MEDS, k=rng.randint(0, 1))
     if pop == "paediatric":
-        temperature, rate = rng.choice(['37.2', '37.8', '38.1', '37.0']), rng.randint(90, 130)
+        temperature, rate = draw_child_temperature(rng, rule, indication), rng.randint(90, 130)
         vitals = f"Temperature {temperature} °C, heart rate {rate}/min."
         blood_pressure = "104/64"
-        band = (90, 130)
+        position = (rate - 90) / (130 - 90)  # the base's heart rate as a position in the band it was drawn from
     else:
-        blood_pressure, rate = f"{rng.randint(112, 146)}/{rng.randint(66, 88)}", rng.randint(62, 92)
-        vitals = f"BP {blood_pressure} mmHg, pulse {rate}/min."
+        blood_pressure = draw_blood_pressure(rng, indication, background, pop == "pregnancy")
         temperature = "37.0"
-        band = (62, 92)
-    # The base's heart rate, as a position in the band it was drawn from (no extra draw: the stream is unchanged).
-    position = (rate - band[0]) / (band[1] - band[0])
+        if "atrial fibrillation" in indication:
+            rate = rng.randint(112, 142) if "fast ventricular rate" in indication else rng.randint(68, 96)
+            vitals = f"BP {blood_pressure} mmHg, pulse {rate}/min, irregularly irregular."
+            position = 0.5
+        else:
+            rate = rng.randint(62, 92)
+            vitals = f"BP {blood_pressure} mmHg, pulse {rate}/min."
+            position = (rate - 62) / (92 - 62)
     labels = {}
     for cond in [*rule.trigger, *(e.when for e in rule.exceptions if e.when)]:
         if cond.kind in ("condition", "co_medication"):
             labels[str(cond.value).lower()] = rng.choice(cond.surface())
     return Base(
-        style=rng.randrange(3), sex=sex, age=age, indication=rng.choice(rule.context.indication),
+        style=rng.randrange(3), sex=sex, age=age, indication=indication,
         background=background, meds=meds, vitals=vitals, labels=labels, week=rng.randint(9, 34),
         infant_weeks=rng.randint(2, 14), carer=rng.choice(["mother", "father"]),
         vitals_position=position, temperature=temperature, blood_pressure=blood_pressure,
@@ -284,6 +351,7 @@ def build_facts(rule: Rule, base: Base, rng: random.Random, inactive: Condition 
         facts["conditions" if extra.kind == "condition" else "co_medications"].append(str(extra.value).lower())
     if not facts.get("pregnant"):
         facts["gestational_week"] = None
+    facts["co_medications"] += rule.context.presupposes.get(base.indication, [])  # "above target on metformin"
     facts["co_medications"] += [m for m in base.meds]
     return PatientFacts(**facts)
 
@@ -355,7 +423,8 @@ def render_vignette(rule: Rule, facts: PatientFacts, base: Base, negated: list[s
                 "presents with"][base.style]
     else:
         verb = ["presents with", "is seen in clinic for", "attends for review of"][base.style]
-    parts = [f"{intro} {verb} {base.indication}."]
+    indication = base.indication.replace("{cha2ds2_vasc}", str(cha2ds2_vasc(facts, base.labels)))
+    parts = [f"{intro} {verb} {indication}."]
     if pop == "pregnancy":
         parts.append(_pregnancy_text(facts, base))
     if pop == "lactation":
@@ -382,12 +451,16 @@ def choose_options(rule: Rule, versions: list[PatientFacts], rules: list[Rule], 
     """Letter -> drug (None for "None of the above"): the rule's drug, distractors that no rule flags for any version,
     and, when `multi`, one more drug flagged by another rule in every version."""
     taken = set(rule.names()) | {m.lower() for v in versions for m in v.co_medications}
+
+    def already_taken(drug: str) -> bool:  # "amlodipine" is taken by "amlodipine 10 mg daily"
+        return any(drug.lower() == t or t.startswith(drug.lower() + " ") for t in taken)
+
     pool = [d for d in (rule.context.distractors or POOLS[rule.population])
-            if d.lower() not in taken and not any(drug_flagged(d, v, rules) for v in versions)]
+            if not already_taken(d) and not any(drug_flagged(d, v, rules) for v in versions)]
     drugs = [rule.medication]
     if multi:
         others = sorted({r.medication for r in rules
-                         if r.medication.lower() not in taken and r.drug_class != rule.drug_class
+                         if not already_taken(r.medication) and r.drug_class != rule.drug_class
                          and all(r.applies(v) for v in versions)})
         if others:
             drugs.append(rng.choice(others))
@@ -492,7 +565,13 @@ def _pair(rule: Rule, rules: list[Rule], rng: random.Random, tag: str, cond: Con
 
 
 def generate(rules: list[Rule], seed: int = SEED) -> list[Question]:
+    return generate_with_summary(rules, seed)[0]
+
+
+def generate_with_summary(rules: list[Rule], seed: int = SEED) -> tuple[list[Question], dict[str, list[str]]]:
+    """The questions, and the pairs not generated by reason (rule ids)."""
     questions: list[Question] = []
+    not_generated: dict[str, list[str]] = {"advice_holds_outside_trigger": []}
     for rule in rules:
         rng = random.Random(f"{seed}:{rule.id}")
         for k in range(GF_PER_RULE):
@@ -502,10 +581,25 @@ def generate(rules: list[Rule], seed: int = SEED) -> list[Question]:
             questions.append(_question(rule, f"{rule.id}:gf{k + 1}", "gf", facts, base, option_drugs, rules, STEMS[base.style], []))
         if not rule.counterfactual:
             continue
-        questions += _pair(rule, rules, rng, "pair-trigger", rule.varied, exception=False)
+        if rule.trigger_pair_valid:
+            questions += _pair(rule, rules, rng, "pair-trigger", rule.varied, exception=False)
+        else:
+            # Outside the trigger the advice still holds (rule.outside_trigger says why), so a deactivation
+            # member with the answer "None of the above" would be wrong: the pair is not written, and counted.
+            not_generated["advice_holds_outside_trigger"].append(rule.id)
         for i, exc in enumerate(e for e in rule.exceptions if e.when is not None):
             questions += _pair(rule, rules, rng, f"pair-exception{i + 1}", exc.when, exception=True)  # type: ignore[arg-type]
-    return questions
+    return questions, not_generated
+
+
+def summary_lines(questions: list[Question], not_generated: dict[str, list[str]]) -> list[str]:
+    """What the generator wrote and what it left out (printed by `main`, quoted in docs/medpic.md)."""
+    gf = sum(q.kind == "gf" for q in questions)
+    pairs = len({q.pair_id for q in questions if q.pair_id})
+    skipped = not_generated.get("advice_holds_outside_trigger", [])
+    return [f"{len(questions)} questions: {gf} GF, {len(questions) - gf} CF in {pairs} pairs",
+            f"trigger pairs not generated (the advice also holds outside the trigger): {len(skipped)}"
+            + (f" ({', '.join(skipped)})" if skipped else "")]
 
 
 def to_jsonl(questions: list[Question]) -> str:
@@ -520,7 +614,9 @@ def write_questions(path: str | Path = QUESTIONS_PATH, rules_path: str | Path = 
     if problems:
         raise ValueError("MedRule2Pair self-check failed:\n" + "\n".join(problems[:30]))
     path = Path(path)
-    path.write_text(to_jsonl(questions), encoding="utf-8")
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(to_jsonl(questions), encoding="utf-8")
+    temp.replace(path)  # atomic: a reader never sees half a file
     return path
 
 
@@ -528,6 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     out = write_questions(argv[0] if argv else QUESTIONS_PATH)
     print(f"wrote {out}")
+    for line in summary_lines(*generate_with_summary(load_rules(RULES_PATH))):
+        print(line)
     return 0
 
 

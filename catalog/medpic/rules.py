@@ -3,7 +3,9 @@
 A rule says which medication (or class, through a representative drug) is potentially
 inappropriate, for whom (a typed trigger: every condition must hold), what to do (avoid, avoid a
 combination, adjust the dose, choose an alternative), when it does not apply (exceptions), and
-where it comes from (document, year, table/section) with a verification note.
+where it comes from (document, year, table/section) with a verification note, and, where its
+advice also holds outside its trigger (`outside_trigger`), why and on what authority: such a rule
+gets no "rule does not apply" pair, because that member's answer "None of the above" would be wrong.
 
 Gold answers are computed by evaluating triggers against structured `PatientFacts`, never from
 vignette text, so a self-check can recompute every answer.
@@ -195,8 +197,31 @@ class Source(BaseModel):
         return f"{self.document} ({self.year}), {self.section}"
 
 
+class OutsideTrigger(BaseModel):
+    """Whether the rule's advice still holds when its varied trigger condition is false, and why.
+
+    A "rule does not apply" (deactivation) member moves the patient outside the trigger and has the
+    answer "None of the above". That is only right where the advice truly stops applying there: warfarin
+    as first-line anticoagulation is replaced by a DOAC at any age, not only at 65 or more, so its age
+    deactivation would ship a wrong gold. `advice_holds: true` stops the generator from writing that
+    pair (it is counted instead); the exception pairs, where the exception itself withdraws the advice,
+    are still generated. `rationale` and `source` say where the advice holds and on what authority.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    advice_holds: bool
+    rationale: str = Field(min_length=20)
+    source: Source
+
+
 class Context(BaseModel):
-    """The clinical setting the generator builds vignettes in (non-target details)."""
+    """The clinical setting the generator builds vignettes in (non-target details).
+
+    An indication may contain `{cha2ds2_vasc}`, replaced by the score the member's own facts give.
+    `presupposes` maps an indication to the medicines it says the patient already takes ("above target
+    on metformin"): they are added to the patient's medicines, so the list never says "none".
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -204,6 +229,17 @@ class Context(BaseModel):
     sex: Literal["F", "M", "any"] = "any"
     age: tuple[float, float] | None = None
     distractors: list[str] = Field(default_factory=list)
+    presupposes: dict[str, list[str]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_indications(self) -> Context:
+        unknown = sorted(set(self.presupposes) - set(self.indication))
+        if unknown:
+            raise ValueError(f"presupposes names an indication that is not listed: {unknown}")
+        for text in self.indication:
+            if "{" in text.replace("{cha2ds2_vasc}", "") or "}" in text.replace("{cha2ds2_vasc}", ""):
+                raise ValueError(f"indication {text!r}: the only placeholder is {{cha2ds2_vasc}}")
+        return self
 
 
 class Rule(BaseModel):
@@ -225,6 +261,7 @@ class Rule(BaseModel):
     drug_category: str = Field(pattern=r"^[a-z0-9_\-]+$")
     context: Context
     counterfactual: bool = True
+    outside_trigger: OutsideTrigger | None = None
 
     @model_validator(mode="after")
     def _coherent(self) -> Rule:
@@ -236,7 +273,14 @@ class Rule(BaseModel):
             raise ValueError("a pregnancy rule needs a pregnant or gestational_week condition")
         if self.population == "lactation" and not any(c.kind == "lactating" for c in self.trigger):
             raise ValueError("a lactation rule needs a lactating condition")
+        if self.outside_trigger is not None and self.outside_trigger.advice_holds and not self.counterfactual:
+            raise ValueError("outside_trigger matters only for a rule with counterfactual pairs (counterfactual: false here)")
         return self
+
+    @property
+    def trigger_pair_valid(self) -> bool:
+        """Whether moving the varied condition outside the trigger really withdraws the advice."""
+        return self.outside_trigger is None or not self.outside_trigger.advice_holds
 
     @property
     def varied(self) -> Condition:

@@ -6,13 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from clinical_cf.catalog.sensitivity.vignettes import Vignette
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_entries, load_yaml, validate_strict
 
-Direction = Literal["invariant", "up", "down", "shift", "entropy_up_no_flip", "per_case"]
+Direction = Literal["invariant", "up", "down", "shift", "entropy_up_no_flip", "flip_to_target", "per_case"]
+# `per_case` takes the vignette's own expectation for the edit: its timeline_expected for `prolong`, its
+# conflicting_expected for `add_result` (a conflicting result, a rule-out or a diagnostic one).
+PER_CASE_OPS = {"prolong", "add_result"}
 
 
 class Requires(BaseModel):
@@ -21,6 +24,8 @@ class Requires(BaseModel):
     sex: Literal["F", "M"] | None = None
     min_age: int | None = None
     max_age: int | None = None
+    presentations: list[str] = Field(default_factory=list)
+    """When given, the only presentations the expected direction holds for (the scope)."""
     not_presentations: list[str] = Field(default_factory=list)
     has_timeline_expectation: bool = False
 
@@ -37,6 +42,14 @@ class Perturbation(BaseModel):
     rationale: str = Field(min_length=10)
     source: str = Field(min_length=3)
 
+    @model_validator(mode="after")
+    def _per_case_only_where_a_vignette_says(self) -> Perturbation:
+        if self.expected == "per_case" and self.op not in PER_CASE_OPS:
+            raise ValueError(f"expected per_case needs op {' or '.join(sorted(PER_CASE_OPS))} (the vignette states those directions)")
+        if self.expected == "flip_to_target":
+            raise ValueError("flip_to_target names a candidate, so it comes from a vignette: use per_case")
+        return self
+
     def skip_reason(self, v: Vignette) -> str | None:
         """Why this perturbation would make the vignette incoherent, or None when it applies."""
         r = self.requires
@@ -44,7 +57,7 @@ class Perturbation(BaseModel):
             return f"requires sex {r.sex}"
         if r.min_age is not None and v.age < r.min_age or r.max_age is not None and v.age > r.max_age:
             return "age outside the plausible range"
-        if v.presentation in r.not_presentations:
+        if v.presentation in r.not_presentations or r.presentations and v.presentation not in r.presentations:
             return f"not applicable to {v.presentation}"
         if r.has_timeline_expectation and v.timeline_expected is None:
             return "no pre-registered timeline direction for this presentation"
@@ -53,7 +66,15 @@ class Perturbation(BaseModel):
         return None
 
     def expected_for(self, v: Vignette) -> str:
-        return (v.timeline_expected or "invariant") if self.expected == "per_case" else self.expected
+        if self.expected != "per_case":
+            return self.expected
+        if self.op == "add_result":
+            return v.conflicting_expected
+        return v.timeline_expected or "invariant"
+
+    def expected_target(self, v: Vignette) -> str | None:
+        """The candidate a `flip_to_target` expectation names (None for every other direction)."""
+        return v.conflicting_target if self.expected_for(v) == "flip_to_target" else None
 
     def apply(self, v: Vignette) -> Vignette:
         """The perturbed vignette (a copy)."""
@@ -76,9 +97,18 @@ class Perturbation(BaseModel):
 
 @dataclass(frozen=True)
 class Tolerance:
+    """Thresholds of direction consistency (docs/sensitivity.md).
+
+    `relative_change`: |P'(y) - P(y)| / P(y) for invariant and down. `headroom_gain`: for up, the gold must
+    gain this share of its headroom, (P'(y) - P(y)) / (1 - P(y)), so "more confident" is reachable from any
+    baseline (a relative rise of 10 % is impossible from P(y) >= 0.91). `confident_flip`: the top candidate's
+    probability above which a flip is confident (and a flip_to_target move counts).
+    """
+
     relative_change: float = 0.10
     js_divergence: float = 0.05
     confident_flip: float = 0.60
+    headroom_gain: float = 0.10
 
 
 class ToleranceSpec(BaseModel):
@@ -89,6 +119,7 @@ class ToleranceSpec(BaseModel):
     relative_change: float = Field(default=Tolerance.relative_change, gt=0, le=1)
     js_divergence: float = Field(default=Tolerance.js_divergence, gt=0, le=1)
     confident_flip: float = Field(default=Tolerance.confident_flip, gt=0, le=1)
+    headroom_gain: float = Field(default=Tolerance.headroom_gain, gt=0, le=1)
 
 
 def load_perturbations(path: str | Path) -> tuple[list[Perturbation], Tolerance]:

@@ -95,7 +95,7 @@ def test_medpic_end_to_end_with_rationale_judge():
 def test_gf_and_cf_wrappers_select_kinds():
     assert {s.metadata["kind"] for s in medpic_gf(populations="pregnancy").dataset} == {"gf"}
     cf = medpic_cf(operations="deactivation")
-    assert {s.metadata["operation"] for s in cf.dataset} == {"deactivation"} and len(cf.dataset) >= 80
+    assert {s.metadata["operation"] for s in cf.dataset} == {"deactivation"} and len(cf.dataset) >= 75  # 77 pairs: 13 trigger pairs are not generated (outside_trigger)
 
 
 def test_user_rules_need_a_lock_and_questions_must_agree_with_rules(tmp_path):

@@ -1,5 +1,8 @@
 """End to end: the sensitivity task on a mock model that reads the vignette."""
 
+import json
+import re
+
 import pytest
 from inspect_ai import eval
 
@@ -34,3 +37,22 @@ def test_types_as_inspect_passes_an_unquoted_comma_list():
     # `-T types=surface,timeline` reaches the task as a list.
     task = sensitivity(types=["surface", "timeline"])
     assert {s.metadata["type"] for s in task.dataset} == {"surface", "timeline"}
+
+
+def _reads_the_ct(prompt: str) -> str:
+    """0.8 on ischaemic stroke; after a CT that shows haemorrhage, 0.9 on intracerebral haemorrhage (the right move)."""
+    options = dict(re.findall(r"^([A-F])\) (.+)$", prompt, re.M))
+    top = "Intracerebral haemorrhage" if "basal ganglia haemorrhage" in prompt else "Acute ischaemic stroke"
+    rest = 0.1 / (len(options) - 1) if top == "Intracerebral haemorrhage" else 0.2 / (len(options) - 1)
+    return json.dumps({k: (1 - rest * (len(options) - 1) if name == top else rest) for k, name in options.items()})
+
+
+@pytest.mark.slow  # an eval of two pairs
+def test_a_confident_move_to_haemorrhage_after_a_ct_showing_it_scores_consistent():
+    task = sensitivity(types="conflicting_result")
+    stroke = [s for s in task.dataset if s.metadata["presentation"] == "stroke"]
+    assert {s.metadata["expected"] for s in stroke} == {"flip_to_target"}
+    assert {s.metadata["expected_target"] for s in stroke} == {"Intracerebral haemorrhage"}
+    log = eval(task, model=MockModel("mockllm/model", _reads_the_ct).model, sample_id=[s.id for s in stroke[:2]], display="none")[0]
+    assert log.status == "success", log.error
+    assert [s.scores["direction_consistency"].value for s in log.samples] == [1.0, 1.0]

@@ -73,6 +73,15 @@ def _broken(tmp_path, rule_id: str, **changes) -> str:
         ("beers-t6-gabapentin", {"severity": "high"}, "severity"),
         ("beers-t2-zolpidem", {"trigger": [{"kind": "condition", "value": "insomnia"}]}, "trigger.0"),
         ("preg-lisinopril", {"trigger": [{"kind": "age", "op": "ge", "value": 18, "unit": "years"}]}, "(entry)"),
+        # where the advice holds outside the trigger needs its reason and its source
+        ("beers-t6-gabapentin", {"outside_trigger": {"advice_holds": True, "rationale": "holds at any kidney function, trust me"}},
+         "outside_trigger.source"),
+        ("beers-t6-gabapentin", {"outside_trigger": {"advice_holds": "maybe", "rationale": "x" * 30,
+                                                     "source": {"document": "Some guideline", "year": 2020, "section": "1.2"}}},
+         "outside_trigger.advice_holds"),
+        ("beers-t6-gabapentin", {"context": {"indication": ["postherpetic neuralgia"], "presupposes": {"gout": ["colchicine"]}}}, "context"),
+        ("kids-codeine", {"outside_trigger": {"advice_holds": True, "rationale": "x" * 30,
+                                              "source": {"document": "Some guideline", "year": 2020, "section": "1.2"}}}, "(entry)"),
     ],
 )
 def test_invalid_rule_names_file_rule_and_field(tmp_path, rule_id, changes, field):
