@@ -6,7 +6,8 @@
                                 [--cases F --show]  ... and per tuple the diff and the residue verdict
     clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
-    clinical-cf cases import PATH... --out F    packet text -> cases JSONL, listing what it inferred and could not
+    clinical-cf cases import PATH... --out F    packet text -> F.questions.jsonl: every deciding field pre-filled, quoted
+    clinical-cf cases answer F.questions.jsonl --out F   confirm/correct them; writes the confirmed cases to F
     clinical-cf counterfactuals build --cases F --editor MODEL|regex|structured [--checker M] --out DIR
                                                 frozen, verified, locked counterfactuals + review page
     clinical-cf validate FILE [--kind KIND]     validate any input file (kind detected), with its hash and lock status
@@ -255,45 +256,121 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _questions_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".questions.jsonl")
+
+
+def _refuse_overwrite(out: Path, inputs: list[str], what: str) -> None:
+    from clinical_cf.core.atomic import same_file
+
+    for raw in inputs:
+        if same_file(out, raw):
+            raise CatalogError(out, f"{what} would overwrite the input {raw}: choose another --out", field="--out")
+
+
 def _cmd_import_cases(args: argparse.Namespace) -> int:
-    """Packet text -> cases JSONL; prints what was inferred (to confirm) and what could not be."""
-    from clinical_cf.catalog.css.importer import import_packet, read_packets
+    """Packet text -> questions to confirm (every deciding field pre-filled with its quote); no case is written yet."""
+    from clinical_cf.catalog.css.importer import import_packet, pending_record, read_packets
     from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.core.atomic import write_text_atomic
 
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
-    reports = [import_packet(text, cid, catalog, source) for cid, source, text in read_packets(args.paths)]
     out = Path(args.out)
-    todo = out.with_name(out.stem + ".todo.jsonl")
-    ready = [r for r in reports if r.case is not None]
-    out.write_text("".join(r.case.model_dump_json() + "\n" for r in ready), encoding="utf-8")  # type: ignore[union-attr]
-    pending = [r for r in reports if r.case is None]
-    if pending:
-        todo.write_text("".join(json.dumps(r.draft, default=str) + "\n" for r in pending), encoding="utf-8")
+    questions_path = _questions_path(out)
+    _refuse_overwrite(out, args.paths, "--out")
+    _refuse_overwrite(questions_path, args.paths, f"the questions file {questions_path.name}")
+    reports = [import_packet(text, cid, catalog, source) for cid, source, text in read_packets(args.paths)]
+    write_text_atomic(questions_path, "".join(json.dumps(pending_record(r), default=str) + "\n" for r in reports))
     for r in reports:
-        print(f"\n{r.case_id} ({r.source}): {'ready' if r.case else 'NEEDS INPUT'}")
-        for key, value in r.inferred.items():
-            print(f"  inferred {key}: {value}")
+        print(f"\n{r.case_id} ({r.source})")
         for note in r.notes:
             print(f"  note: {note}")
-        for item in r.missing:
-            print(f"  could not infer: {item}")
-    print(f"\nwrote {len(ready)} cases to {out}" + (f"; {len(pending)} need input, drafts in {todo}" if pending else ""))
-    weak = sorted({f"{r.case_id}: {', '.join(r.weak)}" for r in reports if r.weak})
-    if weak:
-        print("inferred only indirectly (check these first): " + "; ".join(weak))
-    print("confirm every inferred field (its evidence is quoted above): they decide which interventions apply")
-    if pending:
-        print(
-            f"next: in {todo}, set each field listed under 'could not infer' on its case's line, then run\n"
-            f"  clinical-cf cases validate {todo}\n"
-            f"(it lists every remaining problem at once) and append the valid lines to {out}"
-        )
-    else:
-        print(
-            f"next: clinical-cf counterfactuals build --cases {out} --editor regex --out counterfactuals/"
-            f" (or --editor MODEL --checker MODEL)"
-        )
-    return 0 if not pending else 1
+        for name, q in r.questions.items():
+            value = "?" if q["value"] is None else json.dumps(q["value"])
+            quote = "" if not q["evidence"] else f"  <- {q['evidence'][:150]}"
+            quoted = q["evidence"] and '"' in q["evidence"]
+            check = "" if q["quote_verified"] or not q["evidence"] else (" [QUOTE NOT FOUND in the text]" if quoted else " [derived]")
+            print(f"  {name} = {value}{' (weak)' if q['weak'] else ''}{quote}{check}")
+    open_count = sum(1 for r in reports for q in r.questions.values() if q["value"] is None)
+    print(
+        f"\nwrote {len(reports)} packet(s) with their questions to {questions_path} ({open_count} without a pre-filled value);"
+        f" nothing is written to {out} until you confirm"
+    )
+    print("every field above decides which interventions apply: confirm or correct each, in one place:")
+    print(f"  clinical-cf cases answer {questions_path} --out {out}        (asks each open question in turn)")
+    print(f"  clinical-cf cases answer {questions_path} --out {out} --confirm CASE --set CASE:stage=IIIB ...")
+    return 1
+
+
+def _cmd_answer_cases(args: argparse.Namespace) -> int:
+    """Record confirmations and corrections; write each case whose every question is answered."""
+    from clinical_cf.catalog.css.importer import answer_case
+    from clinical_cf.catalog.css.schema import load_cases
+    from clinical_cf.core.atomic import write_text_atomic
+    from clinical_cf.core.loading import load_json_line, read_text_checked, split_records
+
+    path = resolve_user_path(args.questions)
+    out = Path(args.out)
+    _refuse_overwrite(out, [str(path)], "--out")
+    records = [load_json_line(line, path, n) for n, line in enumerate(split_records(read_text_checked(path)), 1) if line.strip()]
+    by_id = {r["case_id"]: r for r in records if isinstance(r, dict) and "questions" in r}
+    if len(by_id) != len(records):
+        raise CatalogError(path, "not a questions file written by `clinical-cf cases import` (a line lacks case_id/questions)")
+    answers: dict[str, dict[str, str]] = {}
+    confirm: dict[str, set[str]] = {}
+    for item in args.set or []:
+        target, _, value = item.partition("=")
+        cid, _, name = target.partition(":")
+        if not value or not name or cid not in by_id:
+            raise CatalogError(path, f"--set {item!r}: write CASE:FIELD=VALUE with a case of this file ({', '.join(list(by_id)[:4])} ...)")
+        answers.setdefault(cid, {})[name] = value
+    for item in args.confirm or []:
+        cid, _, name = item.partition(":")
+        if cid not in by_id:
+            raise CatalogError(path, f"--confirm {item!r}: no case {cid!r} in this file")
+        confirm.setdefault(cid, set()).add(name or "*")
+    interactive = not (args.set or args.confirm) and sys.stdin.isatty()
+    existing = {c.case_id: c for c in load_cases(out)} if out.exists() and out.stat().st_size else {}
+    written, still_open = dict(existing), []
+    updated = []
+    for cid, record in by_id.items():
+        if interactive:
+            answers[cid], confirm[cid] = _ask_interactively(record)
+        record, case, problems = answer_case(record, answers.get(cid), confirm.get(cid))
+        updated.append(record)
+        if case is not None:
+            written[cid] = case
+        else:
+            still_open.append((cid, problems))
+    write_text_atomic(path, "".join(json.dumps(r, default=str) + "\n" for r in updated))
+    if written:
+        write_text_atomic(out, "".join(c.model_dump_json() + "\n" for c in written.values()))
+    print(f"wrote {len(written)} confirmed case(s) to {out}; answers recorded in {path}")
+    for cid, problems in still_open:
+        print(f"  {cid}: {len(problems)} open: " + "; ".join(p.split(':')[0] for p in problems))
+    if still_open:
+        print(f"answer them: clinical-cf cases answer {path} --out {out} --set CASE:FIELD=VALUE (or --confirm CASE:FIELD)")
+        return 1
+    print(f"next: clinical-cf catalog summary --cases {out} --why CASE, then counterfactuals build --cases {out} --editor MODEL")
+    return 0
+
+
+def _ask_interactively(record: dict) -> tuple[dict[str, str], set[str]]:
+    """Each unconfirmed question in turn: Enter keeps the pre-filled value, anything else corrects it."""
+    answers: dict[str, str] = {}
+    confirm: set[str] = set()
+    print(f"\n{record['case_id']} ({record['source']})")
+    for name, q in record["questions"].items():
+        if q.get("confirmed"):
+            continue
+        shown = "?" if q["value"] is None else json.dumps(q["value"])
+        print(f"  {name} = {shown}" + (f"  <- {q['evidence'][:150]}" if q.get("evidence") else ""))
+        reply = input(f"    {q['ask']}\n    [Enter: keep {shown}] > ").strip()
+        if reply:
+            answers[name] = reply
+        elif q["value"] is not None:
+            confirm.add(name)
+    return answers, confirm
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -473,11 +550,31 @@ def build_parser() -> argparse.ArgumentParser:
     validate = cases.add_parser("validate", help="validate a cases JSONL file")
     validate.add_argument("path")
     validate.set_defaults(func=_cmd_validate_cases)
-    importer = cases.add_parser("import", help="packet text files (or one JSONL of texts) -> cases JSONL, inferences listed")
-    importer.add_argument("paths", nargs="+")
-    importer.add_argument("--out", required=True, help="cases JSONL to write (cases that need input go to OUT.todo.jsonl)")
+    importer = cases.add_parser(
+        "import",
+        help="packet text files (or one JSONL of texts) -> questions to confirm; writes only OUT.questions.jsonl",
+        description="Reads each packet (NFKC, invisible characters removed), pre-fills every field that decides applicability "
+        "with the quote it came from, and writes ONLY the questions file OUT.questions.jsonl (OUT's name with .questions.jsonl). "
+        "OUT itself is written by `clinical-cf cases answer` once every question of a case is confirmed or corrected. "
+        "Exit status 1: questions are open.",
+    )
+    importer.add_argument("paths", nargs="+", help="packet .txt files, or .jsonl of {\"id\", \"text\"}")
+    importer.add_argument("--out", required=True, help="the cases JSONL that `cases answer` will write (never an input)")
     importer.add_argument("--catalog")
     importer.set_defaults(func=_cmd_import_cases)
+    answer = cases.add_parser(
+        "answer",
+        help="confirm or correct the imported fields; writes each fully answered case to OUT",
+        description="Records answers in the questions file and writes OUT (cases already in OUT are kept; a re-answered case "
+        "replaces its line). Without --set/--confirm on a terminal it asks each open question in turn (Enter keeps the value).",
+    )
+    answer.add_argument("questions", help="the OUT.questions.jsonl written by `cases import`")
+    answer.add_argument("--out", required=True, help="cases JSONL to write")
+    answer.add_argument("--set", action="append", metavar="CASE:FIELD=VALUE", help="correct (and confirm) one field, e.g. "
+                        "b1:resected=false, b1:biomarkers.PD-L1=positive (repeatable)")
+    answer.add_argument("--confirm", action="append", metavar="CASE[:FIELD]",
+                        help="confirm a pre-filled value as shown (CASE alone: all of that case's pre-filled values)")
+    answer.set_defaults(func=_cmd_answer_cases)
 
     from clinical_cf.suites import input_kinds
 
