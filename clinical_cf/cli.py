@@ -113,6 +113,8 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     print(f"{'total':<44}{'':>7}{totals[0]:>10}{totals[1]:>8}{totals[2]:>12}{totals[3]:>9}{totals[4]:>8}")
     if args.show:
         _show_tuples(expansion)
+    if args.why:
+        _show_why(args.why, cases, catalog, expansion)
     if args.compare_modes:
         diff = mode_differences(cases, catalog, families=families)
         print(
@@ -121,6 +123,29 @@ def _cmd_summary(args: argparse.Namespace) -> int:
             f"{diff['only_regex']} only in regex, {diff['only_structured']} only in structured)"
         )
     return 0
+
+
+def _show_why(case_id: str, cases, catalog, expansion) -> None:
+    """Per intervention: applies or not, and why (its filter's conditions with the case's values), then the tuple's fate."""
+    from clinical_cf.catalog.css.why import explain
+
+    case = next((c for c in cases if c.case_id == case_id), None)
+    if case is None:
+        raise CatalogError("--why", f"no case {case_id!r} in the cases file ({len(cases)} cases)", field="case_id")
+    kept = {t.id for t in expansion.tuples}
+    dropped = {t.id: t for t in expansion.dropped}
+    print(f"\nwhy, for {case_id} ({case.cancer_type}, stage {case.stage}, metastatic={case.metastatic}, resected={case.resected}, "
+          f"prior lines {case.prior_lines}):")
+    for item in catalog.interventions:
+        applies, reasons = explain(item, case)
+        tid = f"{case_id}:{item.id}"
+        fate = ""
+        if applies:
+            counts = expansion.counts.get(item.id)
+            mine = [r for r in (counts.incoherent_reasons if counts else []) if r.startswith(f"{case_id}:")]
+            fate = ("scored" if tid in kept else "dropped: residue" if tid in dropped else
+                    f"dropped: incoherent ({mine[0].split(': ', 1)[1]})" if mine else "dropped: no-op or family not selected")
+        print(f"  {item.id:<44} {'APPLIES' if applies else 'no':<8} {'; '.join(reasons)}" + (f" -> {fate}" if fate else ""))
 
 
 def _show_tuples(expansion) -> None:
@@ -514,6 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--residue", choices=["drop", "keep"], default="drop", help="drop (default) or keep tuples with residue")
     summary.add_argument("--show", action="store_true", help="print each tuple's diff and residue verdict")
     summary.add_argument("--json", action="store_true")
+    summary.add_argument("--why", metavar="CASE", help="for this case, why each intervention does or does not apply")
     summary.set_defaults(func=_cmd_summary)
 
     shortcut = catalog.add_parser("audit", help="shortcut audit: is each family's edit detectable from the surface?")
