@@ -202,13 +202,25 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
 
 def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
     """Re-lock a frozen set after review (approvals), validating it first."""
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual, review_counts, write_set_and_lock
     from clinical_cf.core.loading import load_jsonl
-    from clinical_cf.core.locking import write_lock
+    from clinical_cf.core.locking import lock_path_for
 
     path = resolve_user_path(args.path)
     entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
-    print(f"locked {path} ({len(entries)} counterfactuals, {sum(e.approved for e in entries)} approved) -> {write_lock(path)}")
+    # Locking never approves: a decision made on other text than the entry now holds is dropped, so an entry
+    # edited after review (and re-locked, or with its lock deleted and re-created) must be reviewed again.
+    stale = [e.tuple_id for e in entries if e.review == "stale"]
+    entries = [
+        e.model_copy(update={"approved": False, "decision": None, "approved_sha256": None, "reviewer": None}) if e.review == "stale" else e
+        for e in entries
+    ]
+    write_set_and_lock(path, entries)
+    counts = review_counts(entries)
+    print(f"locked {path} ({len(entries)} counterfactuals: {counts['approved']} approved, {counts['rejected']} rejected, "
+          f"{counts['unreviewed']} unreviewed) -> {lock_path_for(path)}")
+    if stale:
+        print(f"dropped {len(stale)} decision(s) made on other text than the entry now holds (first: {stale[0]}): review them again")
     return 0
 
 
@@ -218,7 +230,8 @@ def _cmd_counterfactuals_review(args: argparse.Namespace) -> int:
 
     path = resolve_user_path(args.path)
     _, counts = apply_decisions(path, resolve_user_path(args.decisions))
-    print(f"recorded decisions in {path}: {counts['approved']} approved, {counts['rejected']} rejected, {counts['unreviewed']} unreviewed")
+    print(f"recorded decisions in {path}: {counts['approved']} approved, {counts['rejected']} rejected, {counts['unreviewed']} unreviewed"
+          + (f", {counts['stale']} with a decision on other text (refused by tasks)" if counts["stale"] else ""))
     print("re-locked; the lock covers the decisions")
     if counts["unreviewed"]:
         print(
@@ -564,7 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--timeout", type=int, default=300, help="seconds per model call")
     build.add_argument("--limit", type=int, help="only the first N (case, intervention) pairs")
     build.set_defaults(func=_cmd_counterfactuals_build)
-    relock = frozen.add_parser("lock", help="validate a reviewed counterfactuals.jsonl and re-lock it")
+    relock = frozen.add_parser("lock", help="validate a counterfactuals.jsonl and re-lock it (drops decisions made on other text)")
     relock.add_argument("path")
     relock.set_defaults(func=_cmd_counterfactuals_lock)
     review = frozen.add_parser("review", help="record a reviewer's decisions (saved by review.html) in the set and re-lock it")

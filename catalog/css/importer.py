@@ -73,6 +73,8 @@ SECTION_HEADINGS: dict[str, tuple[str, ...]] = {
     "allergies": ("allergies", "allergy", "adverse reactions"),
     "overview": ("overview", "summary", "assessment", "impression", "board question", "question", "plan", "assessment and plan", "a/p"),
 }
+ONE_LINE_SECTIONS = ("allergies", "vitals")
+"""Sections written as one labelled line or list: a following line with another unknown label leaves them."""
 PLAN_HEADINGS = ("plan", "assessment and plan", "a/p", "question", "board question")
 """Headings whose text is the board's plan or question; it keeps a "Plan:" cue in the packet."""
 _HEADING = re.compile(r"^\s*(?:=+\s*|#+\s*|\*\*)?([A-Za-z][A-Za-z /&-]{1,40}?)(?:\s*=+|\*\*)?\s*:?\s*$")
@@ -179,6 +181,12 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
             found += 1
             if heading.group(1).strip().lower() in PLAN_HEADINGS:
                 sections[current].append("Plan:")
+            continue
+        if inline and current in ONE_LINE_SECTIONS and inline.group(1).strip().lower() not in by_heading:
+            # "Allergies: NKDA" then "Pharmacist query for board: ...": a new labelled line after a one-line
+            # section starts other text, it is not an allergy (a board question filed under allergies).
+            current = "overview"
+            sections[current].append(line)
             continue
         if inline and inline.group(1).strip().lower() in by_heading:
             current = by_heading[inline.group(1).strip().lower()]
