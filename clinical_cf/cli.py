@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -183,8 +184,8 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         from inspect_ai.model import GenerateConfig, get_model
 
         config = GenerateConfig(max_retries=args.max_retries, timeout=args.timeout)
-        editor = get_model(args.editor, role="editor", config=config)
-        checker = get_model(args.checker, role="checker", config=config) if args.checker else None
+        editor = _model_role(get_model, args.editor, "editor", config)
+        checker = _model_role(get_model, args.checker, "checker", config) if args.checker else None
     elif args.checker:
         raise ValueError("--checker needs a model --editor (regex and structured edits are deterministic)")
     result = asyncio.run(
@@ -198,6 +199,19 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         print(f"wrote {name}: {path}")
     print("review review.html, then evaluate with -T counterfactuals=" + str(paths["counterfactuals"]))
     return 0
+
+
+def _model_role(get_model, name: str, role: str, config):
+    """The model for a role, or one line naming what is missing (a provider's credential, its package)."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    try:
+        return get_model(name, role=role, config=config)
+    except PrerequisiteError as ex:
+        text = re.sub(r"\[/?[a-z ]+\]", "", str(ex)).replace("ERROR:", "")
+        raise ValueError(f"--{role} {name}: {' '.join(text.split())}") from None
+    except (ImportError, ValueError, KeyError) as ex:
+        raise ValueError(f"--{role} {name}: cannot create the model ({type(ex).__name__}: {' '.join(str(ex).split())[:300]})") from None
 
 
 def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
@@ -699,8 +713,13 @@ def main(argv: list[str] | None = None) -> int:
     except (CatalogError, MutationError, ValueError) as ex:
         print(f"error: {ex}", file=sys.stderr)
         return 2
-    except (OSError, UnicodeError) as ex:
-        print(f"error: {getattr(ex, 'filename', None) or 'input'}: cannot read ({ex})", file=sys.stderr)
+    except UnicodeError as ex:
+        print(f"error: input: cannot read ({ex})", file=sys.stderr)
+        return 2
+    except OSError as ex:
+        # By its real cause: a full disk on writing is not "cannot read".
+        where = getattr(ex, "filename", None) or "input"
+        print(f"error: {where}: {ex.strerror or ex}" + (f" (errno {ex.errno})" if ex.errno else ""), file=sys.stderr)
         return 2
 
 

@@ -53,12 +53,19 @@ from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_jsonl
 
 EDITOR_SYSTEM = """You edit synthetic oncology tumor-board packets to make one pre-registered \
-counterfactual change for a research benchmark. Make exactly the change the instruction asks for, \
-everywhere the packet states or presupposes the original fact, and nothing else. Keep the chart's \
-style, wording and every unrelated detail."""
+counterfactual change for a research benchmark. Make exactly the change described, everywhere the packet \
+states or presupposes the original fact, and nothing else. Keep the chart's style, wording and every \
+unrelated detail. Do not write a new plan or recommendation: remove plans that rest on the original fact."""
 
-EDITOR_PROMPT = """INSTRUCTION:
+EDITOR_PROMPT = """THE CHANGE (pre-registered, {intervention_id}): {title}
+
+WHAT TO DO:
 {instruction}
+
+WHAT MUST NO LONGER BE STATED OR PRESUPPOSED anywhere in the packet (history dated before the change may stay):
+{no_longer}
+
+WHAT FOLLOWS FROM THE CHANGE (for your understanding; do not write it into the packet): {expected_change}
 
 Sections you may change: {sections}.
 
@@ -71,14 +78,29 @@ listing only the sections you changed."""
 RETRY_PROMPT = """Your previous edit was rejected: {reasons}
 Try again on the original packet. Reply with the JSON object only."""
 
-CHECKER_PROMPT = """Below is a synthetic tumor-board packet after an edit that was meant to make this true: {after}.
-Does anything in the packet still state or imply the original fact ({fact})? Dated history written \
-before the change is not a contradiction.
+CHECKER_PROMPT = """A synthetic tumor-board packet was edited so that this is now true: {after}
+The original fact, which must no longer be stated or presupposed: {fact}
+Dated history written before the change is not a contradiction.
+
+List EVERY statement of the edited packet that still states or presupposes the original fact (a plan, \
+a finding, a stage, a drug, a booking, a follow-up that only makes sense under the original fact). Quote \
+each exactly as it is written in the packet.
 
 PACKET:
 {packet}
 
-Reply with one JSON object and nothing else: {{"still_implied": true or false, "lines": ["<offending line>", ...]}}"""
+Reply with one JSON object and nothing else: {{"surviving": [{{"quote": "<exact text from the packet>", \
+"why": "<what it presupposes>"}}]}} with an empty list when nothing survives."""
+
+
+def edit_description(intervention: Intervention) -> str:
+    """What must no longer be stated: each residue implication's fact and why (the catalog's pre-registered text)."""
+    lines = []
+    for name in intervention.residue:
+        implication = intervention.implication(name)
+        lines.append(f"- {implication.fact} ({implication.rationale})")
+    return "\n".join(lines) or "- the original form of the fact"
+
 
 SIZE_ALLOWANCE_CHARS = 900
 """Characters an edit may change beyond `SIZE_FRACTION` of the packet (room for one inserted note)."""
@@ -246,23 +268,52 @@ def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) 
     return problems
 
 
-async def _check(checker: Model, case: Case, intervention: Intervention, sections: dict[str, str]) -> list[str]:
-    facts = "; ".join(intervention.implication(n).fact for n in intervention.residue) or intervention.title
-    prompt = CHECKER_PROMPT.format(
-        after=intervention.title, fact=facts, packet=Packet(sections).text
-    )
-    reply = (await checker.generate([ChatMessageUser(content=prompt)])).completion
+@dataclass
+class CheckerVerdict:
+    """The checker role's reading: surviving statements whose quotes occur in the packet, and those that do not."""
+
+    surviving: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    unreadable: str | None = None
+
+    @property
+    def reasons(self) -> list[str]:
+        if self.unreadable:
+            return [f"checker reply unreadable ({self.unreadable})"]
+        out = [f"checker: still states the original fact: '{q[:160]}'" for q in self.surviving]
+        out += [f"checker quoted text that is not in the packet (reply not trusted): '{q[:120]}'" for q in self.unverified]
+        return out
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """A checker's quote occurs in the text (whitespace and case aside): a quote is checked, never trusted."""
+    needle = " ".join(quote.split()).lower().strip(" .;,")
+    return bool(needle) and needle in " ".join(text.split()).lower()
+
+
+def read_checker_reply(reply: str, packet: str) -> CheckerVerdict:
     match = re.search(r"\{.*\}", reply, re.DOTALL)
     try:
         data = json.loads(match.group(0)) if match else None
     except json.JSONDecodeError:
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("still_implied"), bool):
-        return ["checker reply unreadable"]
-    if data["still_implied"]:
-        lines = [str(line)[:160] for line in data.get("lines") or []][:3]
-        return ["checker: the original fact is still implied" + (f" ({'; '.join(lines)})" if lines else "")]
-    return []
+    if not isinstance(data, dict) or not isinstance(data.get("surviving"), list):
+        return CheckerVerdict(unreadable="no JSON object with a 'surviving' list")
+    verdict = CheckerVerdict()
+    for item in data["surviving"][:50]:
+        quote = item.get("quote") if isinstance(item, dict) else item if isinstance(item, str) else None
+        if not isinstance(quote, str) or not quote.strip():
+            return CheckerVerdict(unreadable="a surviving statement without a quote")
+        (verdict.surviving if quote_in(quote, packet) else verdict.unverified).append(quote.strip())
+    return verdict
+
+
+async def _check(checker: Model, case: Case, intervention: Intervention, sections: dict[str, str]) -> CheckerVerdict:
+    facts = "; ".join(intervention.implication(n).fact for n in intervention.residue) or intervention.title
+    packet = Packet(sections).text
+    prompt = CHECKER_PROMPT.format(after=intervention.title, fact=facts, packet=packet)
+    reply = (await checker.generate([ChatMessageUser(content=prompt)], config=GenerateConfig(temperature=0.0))).completion
+    return read_checker_reply(reply, packet)
 
 
 async def edit_with_model(
@@ -283,7 +334,9 @@ async def edit_with_model(
         ChatMessageSystem(content=EDITOR_SYSTEM),
         ChatMessageUser(
             content=EDITOR_PROMPT.format(
-                instruction=instruction, sections=", ".join(allowed), packet=json.dumps(dict(case.sections), indent=1)
+                intervention_id=intervention.id, title=intervention.title, instruction=instruction,
+                no_longer=edit_description(intervention), expected_change=intervention.expected_change,
+                sections=", ".join(allowed), packet=json.dumps(dict(case.sections), indent=1),
             )
         ),
     ]
@@ -298,9 +351,9 @@ async def edit_with_model(
         except ValueError as ex:
             edited, reasons = {}, [f"malformed reply: {ex}"]
         if not reasons and checker is not None:
-            reasons = await _check(checker, case, intervention, {**case.sections, **edited})
+            reasons = (await _check(checker, case, intervention, {**case.sections, **edited})).reasons
         if not reasons:
-            return FrozenCounterfactual(
+            entry = FrozenCounterfactual(
                 tuple_id=tuple_id,
                 case_id=case.case_id,
                 intervention_id=intervention.id,
@@ -312,6 +365,8 @@ async def edit_with_model(
                 baseline_sections=dict(case.sections),
                 counterfactual_sections={**case.sections, **edited},
             )
+            # A model's edit of free text is scored only once a clinician approves it; the page highlights what may survive.
+            return entry.model_copy(update={"suspects": suspect_statements(entry, intervention, case)})
         messages = [*messages, output.message, ChatMessageUser(content=RETRY_PROMPT.format(reasons="; ".join(reasons)))]
     return Rejected(tuple_id, reasons, retries + 1)
 

@@ -91,7 +91,7 @@ def test_a_malformed_reply_is_rejected_and_a_good_retry_accepted():
 
 
 def test_a_checker_that_still_sees_the_original_fact_rejects_the_edit():
-    checker = MockModel("mockllm/model", lambda prompt: '{"still_implied": true, "lines": ["For adjuvant planning."]}')
+    checker = MockModel("mockllm/model", lambda prompt: '{"surviving": [{"quote": "For adjuvant planning.", "why": "plan"}]}')
     result = build(editor(json.dumps({"sections": GOOD})), checker=checker.model, retries=0)
     assert not [e for e in result.accepted if e.intervention_id == A1.id]
     (rejected,) = [r for r in result.rejected if r.tuple_id.endswith(A1.id)]
