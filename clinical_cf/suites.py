@@ -188,9 +188,10 @@ def _workflow_decisions() -> type[StoreModel]:
 def _css_solvers() -> tuple[Callable[..., Solver], ...]:
     from clinical_cf.solvers.css import two_stage_recommendations
     from clinical_cf.solvers.css_agent import chart_agent_recommendations, perturbed_observation_agent
+    from clinical_cf.solvers.editor_audit import editor_edit
     from clinical_cf.solvers.judge_audit import audit_arms
 
-    return (two_stage_recommendations, chart_agent_recommendations, perturbed_observation_agent, audit_arms)
+    return (two_stage_recommendations, chart_agent_recommendations, perturbed_observation_agent, audit_arms, editor_edit)
 
 
 def _css_scorers() -> tuple[Callable[..., Scorer], ...]:
@@ -198,9 +199,10 @@ def _css_scorers() -> tuple[Callable[..., Scorer], ...]:
     from clinical_cf.scorers.cms import consensus_match
     from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
     from clinical_cf.scorers.css_process import judge_process
+    from clinical_cf.scorers.editor_audit import editor_fidelity
     from clinical_cf.scorers.judge_audit import audited_judge
 
-    return (judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, registration_check)
+    return (judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, editor_fidelity, registration_check)
 
 
 def _sensitivity_solvers() -> tuple[Callable[..., Solver], ...]:
@@ -314,7 +316,7 @@ CSS = Suite(
     tags=("Medical", "Counterfactual", "Model-graded", "Agent"),
     tasks=(
         "css", "css_family_a", "css_family_b", "css_family_c", "css_family_d", "css_family_e",
-        "css_agent", "css_agent_family_d", "css_agent_observation", "css_judge_audit",
+        "css_agent", "css_agent_family_d", "css_agent_observation", "css_judge_audit", "editor_audit",
     ),
     main_task="css",
     records="cases",

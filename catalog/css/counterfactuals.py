@@ -316,6 +316,21 @@ async def _check(checker: Model, case: Case, intervention: Intervention, section
     return read_checker_reply(reply, packet)
 
 
+def editor_messages(case: Case, intervention: Intervention, instruction: str, sections: dict[str, str] | None = None) -> list:
+    """The editor role's messages: the pre-registered description of the change and the packet (as JSON sections)."""
+    allowed = intervention.edit_sections or list(SECTIONS)
+    return [
+        ChatMessageSystem(content=EDITOR_SYSTEM),
+        ChatMessageUser(
+            content=EDITOR_PROMPT.format(
+                intervention_id=intervention.id, title=intervention.title, instruction=instruction,
+                no_longer=edit_description(intervention), expected_change=intervention.expected_change,
+                sections=", ".join(allowed), packet=json.dumps(dict(sections or case.sections), indent=1),
+            )
+        ),
+    ]
+
+
 async def edit_with_model(
     case: Case,
     intervention: Intervention,
@@ -329,17 +344,7 @@ async def edit_with_model(
     instruction = intervention.edit_instruction_for(case)
     if instruction is None:
         return Rejected(tuple_id, ["intervention has no edit_instruction"], 0)
-    allowed = intervention.edit_sections or list(SECTIONS)
-    messages: list = [
-        ChatMessageSystem(content=EDITOR_SYSTEM),
-        ChatMessageUser(
-            content=EDITOR_PROMPT.format(
-                intervention_id=intervention.id, title=intervention.title, instruction=instruction,
-                no_longer=edit_description(intervention), expected_change=intervention.expected_change,
-                sections=", ".join(allowed), packet=json.dumps(dict(case.sections), indent=1),
-            )
-        ),
-    ]
+    messages: list = editor_messages(case, intervention, instruction)
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
     reasons: list[str] = []
     for attempt in range(1, retries + 2):
