@@ -349,6 +349,7 @@ def v4_table(path: str, catalog) -> dict:
     must_apply = complete = incomplete = wrongly = must_not = 0
     wrong_total = unconfirmed_total = typed_total = 0
     residue_statements = highlighted = 0
+    marked_total = statement_total = drafts_total = 0
     dropped: Counter = Counter()
     lines: list[str] = []
     cases = []
@@ -368,6 +369,11 @@ def v4_table(path: str, catalog) -> dict:
             drafts = [*expansion.tuples, *expansion.dropped]
             page = render_review(BuildResult(accepted=[freeze_tuple(t, "regex") for t in drafts]))
             marks = _highlighted(page)
+            from clinical_cf.catalog.css.sentences import statements as _statements
+
+            marked_total += len(marks)
+            statement_total += sum(len(_statements(t.counterfactual.text)) for t in drafts)
+            drafts_total += len(drafts)
             for spec in packet["must_apply"]:
                 t = kept.get(spec["id"]) or drop.get(spec["id"])
                 if t is None:
@@ -407,7 +413,7 @@ def v4_table(path: str, catalog) -> dict:
                 wrongly += 1
                 lines.append(f"    {packet['id']} {spec['id']}: WRONGLY APPLIED ({spec['why']})")
     scored_default = _default_scored(cases) if cases else 0
-    print(f"\n[catalog v{catalog.version}, regex mode] corpus v4 {path}: {len(packets)} raw packets, "
+    print(f"\n[catalog v{catalog.version}, regex mode, issue-28 route] {path}: {len(packets)} raw packets, "
           f"{len({p['style'] for p in packets})} styles")
     print(f"  fields pre-filled wrong            {wrong_total}")
     print(f"  ... used without confirmation      {unconfirmed_total}   (goal 0)")
@@ -419,6 +425,8 @@ def v4_table(path: str, catalog) -> dict:
     print(f"  unreviewed scored by default       {scored_default}   (goal 0; `-T cases=` alone)")
     share = highlighted / residue_statements if residue_statements else 1.0
     print(f"  residue highlighted on review page {highlighted}/{residue_statements} = {share:.2f}   (goal >= 0.90)")
+    print(f"  statements marked (reviewer load)  {marked_total}/{statement_total} statements of {drafts_total} drafts"
+          f" = {marked_total / max(statement_total, 1):.2f} (the share a reviewer is pointed at)")
     print("\n".join(lines))
     return {"unconfirmed_wrong": unconfirmed_total, "wrongly_applied": wrongly, "highlighted": share}
 
@@ -434,6 +442,7 @@ def main() -> None:
     v4_table(CORPUS_V4, catalog)
     if args.v4_only:
         return
+    v4_table(CORPUS_V3, catalog)  # the same route on corpus v3 (written before issue 28: a check of generality)
     v3_table(CORPUS_V3, catalog)
     if args.v3_only:
         return
