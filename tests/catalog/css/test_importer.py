@@ -190,3 +190,25 @@ def test_import_reads_other_styles_quotes_evidence_and_asks_instead_of_guessing(
     assert report.case is None and any(m.startswith("prior_lines") for m in report.missing)
     assert any(m.startswith("resected") for m in report.missing) is False  # no operation named: weak, listed as such
     assert "resected" in report.weak
+
+
+def test_answer_asks_each_open_question_in_turn_on_a_terminal(tmp_path, monkeypatch, capsys):
+    import io
+
+    packet = tmp_path / "p.txt"
+    packet.write_text("Breast MDT 2026-01-15. 49 yo woman, IDC, stage IIA, ER 95%, PR 40%, HER2 0. Wide local excision "
+                      "on 2025-12-08, margins clear. Plan: adjuvant letrozole.")
+    out = tmp_path / "cases.jsonl"
+    assert main(["cases", "import", str(packet), "--out", str(out)]) == 1
+    record = json.loads((tmp_path / "cases.questions.jsonl").read_text())
+    open_questions = [n for n, q in record["questions"].items() if not q.get("confirmed")]
+    # Enter keeps every pre-filled value; the reviewer corrects the stage on its turn.
+    replies = ["IIB" if name == "stage" else "" for name in open_questions]
+    stdin = io.StringIO("\n".join(replies) + "\n")
+    stdin.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["cases", "answer", str(tmp_path / "cases.questions.jsonl"), "--out", str(out)]) == 0
+    (case,) = load_cases(out)
+    assert case.stage == "IIB" and case.resected is True and case.biomarkers["PR"] == "40%"
+    answered = json.loads((tmp_path / "cases.questions.jsonl").read_text())["questions"]
+    assert answered["stage"]["answered"] == "corrected" and answered["resected"]["answered"] == "confirmed"
