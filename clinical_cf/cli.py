@@ -357,10 +357,12 @@ def _cmd_import_cases(args: argparse.Namespace) -> int:
 def _cmd_answer_cases(args: argparse.Namespace) -> int:
     """Record confirmations and corrections; write each case whose every question is answered."""
     from clinical_cf.catalog.css.importer import answer_case
+    from clinical_cf.catalog.css.interventions import load_catalog
     from clinical_cf.catalog.css.schema import load_cases
     from clinical_cf.core.atomic import write_text_atomic
     from clinical_cf.core.loading import load_json_line, read_text_checked, split_records
 
+    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
     path = resolve_user_path(args.questions)
     out = Path(args.out)
     _refuse_overwrite(out, [str(path)], "--out")
@@ -388,7 +390,7 @@ def _cmd_answer_cases(args: argparse.Namespace) -> int:
     for cid, record in by_id.items():
         if interactive:
             answers[cid], confirm[cid] = _ask_interactively(record)
-        record, case, problems = answer_case(record, answers.get(cid), confirm.get(cid))
+        record, case, problems = answer_case(record, answers.get(cid), confirm.get(cid), catalog)
         updated.append(record)
         if case is not None:
             written[cid] = case
@@ -627,6 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "b1:resected=false, b1:biomarkers.PD-L1=positive (repeatable)")
     answer.add_argument("--confirm", action="append", metavar="CASE[:FIELD]",
                         help="confirm a pre-filled value as shown (CASE alone: all of that case's pre-filled values)")
+    answer.add_argument("--catalog", help="the catalog whose filters decide which markers are asked (default: the bundled one)")
     answer.set_defaults(func=_cmd_answer_cases)
 
     from clinical_cf.suites import input_kinds

@@ -804,7 +804,7 @@ def parse_answer(name: str, raw: Any) -> Any:
 
 
 def answer_case(
-    record: dict[str, Any], answers: dict[str, Any] | None = None, confirm: set[str] | None = None
+    record: dict[str, Any], answers: dict[str, Any] | None = None, confirm: set[str] | None = None, catalog: Catalog | None = None
 ) -> tuple[dict, Case | None, list[str]]:
     """Apply answers (a value corrects and confirms a field) and confirmations (the pre-filled value stands).
 
@@ -850,6 +850,15 @@ def answer_case(
             draft["consensus"] = [{"treatment": str(value), "label": "tacit"}]
         elif name not in ("stage_date", "operation"):
             draft[name] = value
+    corrected_type = questions.get("cancer_type", {})
+    if catalog is not None and corrected_type.get("confirmed") and corrected_type.get("value"):
+        # A corrected tumour type can bring markers into play that were not asked for the inferred one: ask them now.
+        for marker in filter_markers(catalog, str(corrected_type["value"])):
+            key = f"biomarkers.{marker}"
+            if key not in questions:
+                questions[key] = Question(
+                    key, "not_tested", f"asked because cancer_type is {corrected_type['value']}", False, True, MARKER_ASK
+                ).to_json()
     open_questions = [f"{name}: {q['ask']}" for name, q in questions.items() if not q.get("confirmed")]
     problems = list(open_questions)
     resected, operation = questions.get("resected", {}), questions.get("operation", {})

@@ -77,6 +77,9 @@ def test_an_unconfirmed_inference_is_never_used_and_a_correction_is(tmp_path):
     assert record["questions"]["stage"]["answered"] == "corrected" and record["questions"]["resected"]["answered"] == "confirmed"
     with pytest.raises(ValueError, match="no question named"):
         answer_case(record, {"stagee": "II"}, set())
+    # Correcting the tumour type asks the markers the new type's filters read (never a silent not_tested).
+    record, case, open_ = answer_case(record, {"cancer_type": "breast"}, set(), CATALOG)
+    assert case is None and {"biomarkers.HER2", "biomarkers.ER"} <= {o.split(":")[0] for o in open_}
 
 
 @pytest.mark.parametrize(
