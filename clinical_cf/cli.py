@@ -193,6 +193,11 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     )
     paths = write_counterfactuals(result, args.out)
     print(f"{len(result.accepted)} counterfactuals accepted, {len(result.rejected)} rejected")
+    if args.editor not in ("regex", "structured") and not args.checker:
+        print("note: no --checker: only the deterministic checks looked for residue; the review page is the only other reader")
+    drafts = sum(e.draft for e in result.accepted)
+    if drafts:
+        print(f"note: {drafts} are regex drafts of cases without a record: scored only once a clinician approves them")
     for reason in sorted({r.reasons[0].split(":")[0] for r in result.rejected if r.reasons}):
         print(f"  rejected: {sum(1 for r in result.rejected if r.reasons and r.reasons[0].startswith(reason))} x {reason}")
     for name, path in paths.items():
