@@ -239,13 +239,241 @@ def v3_table(path: str, catalog) -> None:
     print("\n".join(lines))
 
 
+CORPUS_V4 = "bench/counterfactual_corpus_v4/corpus.yaml"
+INVISIBLE = {"{BOM}": "\ufeff", "{ZWSP}": "\u200b", "{ZWJ}": "\u200d", "{RLO}": "\u202e", "{LRO}": "\u202d", "{PDF}": "\u202c",
+             "{LRM}": "\u200e"}
+"""The corpus writes invisible characters as names; the bench puts the characters in place."""
+
+
+def load_v4(path: str = CORPUS_V4) -> list[dict]:
+    import yaml
+
+    packets = yaml.safe_load(Path(path).read_text(encoding="utf-8"))["packets"]
+    for packet in packets:
+        for name, char in INVISIBLE.items():
+            packet["text"] = packet["text"].replace(name, char)
+            for spec in packet["must_apply"]:
+                spec["absent"] = [a.replace(name, "") for a in spec.get("absent", [])]
+    return packets
+
+
+def _visible(text: str) -> str:
+    """Text as a reader sees it: format characters (zero-width, bidi controls, BOM) are invisible."""
+    import unicodedata
+
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def _user_case(packet: dict, catalog):
+    """(case, fields pre-filled wrong, of those used without the user's confirmation, fields the user had to type).
+
+    The simulated user reads the packet (`expected`) and answers every question the importer
+    asks: a field to confirm is confirmed when right and corrected when wrong; a missing one is
+    typed. A field the importer uses without asking is taken as it is.
+    """
+    from clinical_cf.catalog.css import importer
+
+    if not hasattr(importer, "answer_case"):  # the importer before issue 28: stated values are used as stated
+        case, _rounds, wrong, refused = import_as_user(packet, catalog)
+        report = importer.import_packet(packet["text"], packet["id"], catalog, source="synthetic")
+        typed = len(report.missing)
+        return case, wrong, wrong, typed, refused
+    report = importer.import_packet(packet["text"], packet["id"], catalog, source="synthetic")
+    asked = set(report.questions)
+    wrong = [w for w in wrong_fields(report.draft, set(), packet["expected"]) if "=None " not in w]  # None: left open, asked
+    unconfirmed_wrong = [w for w in wrong if w.split("=")[0] not in asked]
+    answers: dict = {}
+    confirm: set[str] = set()
+    typed = 0
+    for name, question in report.questions.items():
+        want = _expected_value(packet["expected"], name, question.get("value"))
+        if question.get("value") is None or str(question["value"]) != str(want):
+            typed += question.get("value") is None
+            answers[name] = want
+        else:
+            confirm.add(name)
+    _record, case, problems = importer.answer_case(importer.pending_record(report), answers, confirm)
+    return case, wrong, unconfirmed_wrong, typed, "; ".join(problems)[:160]
+
+
+def _expected_value(expected: dict, name: str, prefilled: object):
+    """What the packet says: the corpus's `expected`; for a field it does not grade, the pre-filled value stands."""
+    if name.startswith("biomarkers."):
+        marker = name.split(".", 1)[1]
+        graded = expected.get("biomarkers") or {}
+        if marker in graded:
+            return graded[marker] if _marker_status(prefilled) != graded[marker] else prefilled
+        return prefilled if prefilled is not None else "not_tested"
+    if name == "stage" and _stage_group(prefilled) == _stage_group(expected.get(name)):
+        return prefilled
+    if name == "consensus":
+        return "the plan written in the packet"
+    if name in ("stage_date", "operation"):
+        return prefilled if prefilled is not None else ("none" if name == "operation" and not expected["resected"] else "unknown")
+    return expected.get(name)
+
+
+def _default_scored(cases) -> int | str:
+    """Counterfactual samples the CSS task scores by default (`-T cases=` alone) for these imported cases."""
+    import os
+    import tempfile
+
+    from clinical_cf.core.errors import CatalogError
+
+    handle, tmp = tempfile.mkstemp(suffix=".jsonl")
+    os.close(handle)
+    Path(tmp).write_text("".join(c.model_dump_json() + "\n" for c in cases), encoding="utf-8")
+    try:
+        from clinical_cf.tasks.css.css import css
+
+        task = css(cases=tmp, controls="none", split="all")
+        return sum(1 for s in task.dataset if not str(s.id).endswith(":N"))
+    except (CatalogError, ValueError) as ex:
+        return f"0 (refused: {str(ex).splitlines()[0][:120]})"
+    finally:
+        os.unlink(tmp)
+
+
+def _highlighted(page: str) -> list[str]:
+    import html
+
+    return [html.unescape(re.sub(r"<[^>]+>", "", m)).lower() for m in re.findall(r'<mark class="suspect"[^>]*>(.*?)</mark>', page, re.S)]
+
+
+def highlight_table(path: str, catalog) -> None:
+    """The review page's highlighting on a corpus of cases written by others (not used to build it)."""
+    from clinical_cf.catalog.css.counterfactuals import BuildResult, freeze_tuple, render_review
+
+    corpus = load_corpus(path)
+    statements_found = marked = 0
+    missed = []
+    for entry in corpus:
+        expansion = expand_tuples([entry.case], catalog, "regex", residue="drop")
+        drafts = {t.intervention.id: t for t in [*expansion.tuples, *expansion.dropped]}
+        page = render_review(BuildResult(accepted=[freeze_tuple(t, "regex") for t in drafts.values()]))
+        marks = _highlighted(page)
+        for spec in entry.must_apply:
+            t = drafts.get(spec.id)
+            if t is None:
+                continue
+            text = _visible(t.counterfactual.text).lower()
+            for phrase in spec.absent:
+                if phrase.lower() in text:
+                    statements_found += 1
+                    hit = any(phrase.lower() in m for m in marks)
+                    marked += hit
+                    if not hit:
+                        missed.append(f"    {entry.case.case_id} {spec.id}: {phrase!r}")
+    share = marked / statements_found if statements_found else 1.0
+    print(f"\n[review page, {path}] residue statements in regex drafts highlighted: {marked}/{statements_found} = {share:.2f}")
+    print("\n".join(missed))
+
+
+def v4_table(path: str, catalog) -> dict:
+    """Issue 28's corpus: import as a user, then regex mode; the review page's highlights of the drafts."""
+    from clinical_cf.catalog.css.completeness import MustApply, _grade
+    from clinical_cf.catalog.css.counterfactuals import BuildResult, freeze_tuple, render_review
+
+    packets = load_v4(path)
+    must_apply = complete = incomplete = wrongly = must_not = 0
+    wrong_total = unconfirmed_total = typed_total = 0
+    residue_statements = highlighted = 0
+    marked_total = statement_total = drafts_total = 0
+    dropped: Counter = Counter()
+    lines: list[str] = []
+    cases = []
+    for packet in packets:
+        case, wrong, unconfirmed, typed, refused = _user_case(packet, catalog)
+        wrong_total += len(wrong)
+        unconfirmed_total += len(unconfirmed)
+        typed_total += typed
+        if wrong:
+            lines.append(f"    {packet['id']}: pre-filled wrong: {'; '.join(wrong)}" + (" (UNCONFIRMED)" if unconfirmed else ""))
+        kept, drop = {}, {}
+        if case is not None:
+            cases.append(case)
+            expansion = expand_tuples([case], catalog, "regex", residue="drop")
+            kept = {t.intervention.id: t for t in expansion.tuples}
+            drop = {t.intervention.id: t for t in expansion.dropped}
+            drafts = [*expansion.tuples, *expansion.dropped]
+            page = render_review(BuildResult(accepted=[freeze_tuple(t, "regex") for t in drafts]))
+            marks = _highlighted(page)
+            from clinical_cf.catalog.css.sentences import statements as _statements
+
+            marked_total += len(marks)
+            statement_total += sum(len(_statements(t.counterfactual.text)) for t in drafts)
+            drafts_total += len(drafts)
+            for spec in packet["must_apply"]:
+                t = kept.get(spec["id"]) or drop.get(spec["id"])
+                if t is None:
+                    continue
+                text = _visible(t.counterfactual.text).lower()
+                for phrase in spec.get("absent", []):
+                    if phrase.lower() in text:
+                        residue_statements += 1
+                        hit = any(phrase.lower() in m for m in marks)
+                        highlighted += hit
+                        if not hit:
+                            lines.append(f"    {packet['id']} {spec['id']}: residue not highlighted: {phrase!r}")
+        for spec in packet["must_apply"]:
+            must_apply += 1
+            iid = spec["id"]
+            if case is None:
+                outcome, detail = "refused_case", refused
+            elif iid in kept:
+                outcome, detail = _grade(kept[iid], MustApply(id=iid, absent=spec.get("absent", []), present=spec.get("present", [])))
+            elif iid in drop:
+                outcome, detail = "residue", "; ".join(f"[{h.section}] {h.line[:70]}" for h in drop[iid].residue[:2])
+            elif not catalog.by_id(iid).applies_to.matches(case):
+                outcome, detail = "not_applicable", ""
+            else:
+                outcome, detail = "noop_or_incoherent", ""
+            if outcome == "complete":
+                complete += 1
+            elif outcome == "incomplete":
+                incomplete += 1
+            else:
+                dropped[outcome] += 1
+            if outcome != "complete":
+                lines.append(f"    {packet['id']} {iid}: {outcome} {detail[:110]}")
+        for spec in packet.get("must_not_apply", []):
+            must_not += 1
+            if spec["id"] in kept or spec["id"] in drop:
+                wrongly += 1
+                lines.append(f"    {packet['id']} {spec['id']}: WRONGLY APPLIED ({spec['why']})")
+    scored_default = _default_scored(cases) if cases else 0
+    print(f"\n[catalog v{catalog.version}, regex mode, issue-28 route] {path}: {len(packets)} raw packets, "
+          f"{len({p['style'] for p in packets})} styles")
+    print(f"  fields pre-filled wrong            {wrong_total}")
+    print(f"  ... used without confirmation      {unconfirmed_total}   (goal 0)")
+    print(f"  fields the user had to type        {typed_total}")
+    print(f"  wrongly applied                    {wrongly}/{must_not} must-not-apply tuples (goal 0)")
+    print(f"  correct and complete (regex)       {complete}/{must_apply}")
+    print(f"  incomplete regex drafts            {incomplete}")
+    print("  not produced by reason             " + (", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"))
+    print(f"  unreviewed scored by default       {scored_default}   (goal 0; `-T cases=` alone)")
+    share = highlighted / residue_statements if residue_statements else 1.0
+    print(f"  residue highlighted on review page {highlighted}/{residue_statements} = {share:.2f}   (goal >= 0.90)")
+    print(f"  statements marked (reviewer load)  {marked_total}/{statement_total} statements of {drafts_total} drafts"
+          f" = {marked_total / max(statement_total, 1):.2f} (the share a reviewer is pointed at)")
+    print("\n".join(lines))
+    return {"unconfirmed_wrong": unconfirmed_total, "wrongly_applied": wrongly, "highlighted": share}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", action="append", help=f"corpus YAML (repeatable; default {CORPUS} and {SECOND})")
     parser.add_argument("--catalog", help="also grade the corpus under this catalog (a baseline)")
     parser.add_argument("--v3-only", action="store_true", help=f"grade only corpus v3 ({CORPUS_V3})")
+    parser.add_argument("--v4-only", action="store_true", help=f"grade only corpus v4 ({CORPUS_V4}, issue 28)")
     args = parser.parse_args()
     catalog = load_catalog(CATALOG_PATH)
+    v4_table(CORPUS_V4, catalog)
+    if args.v4_only:
+        return
+    v4_table(CORPUS_V3, catalog)  # the same route on corpus v3 (written before issue 28: a check of generality)
+    for path in (CORPUS, SECOND):
+        highlight_table(path, catalog)
     v3_table(CORPUS_V3, catalog)
     if args.v3_only:
         return

@@ -11,6 +11,7 @@ from clinical_cf.tasks.css.css import css
 from clinical_cf.tasks.css_agent.css_agent import css_agent
 from clinical_cf.tasks.css_agent_family_d.css_agent_family_d import css_agent_family_d
 from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_agent_observation
+from clinical_cf.tasks.css_editor_audit.css_editor_audit import css_editor_audit
 from clinical_cf.tasks.css_family_a.css_family_a import css_family_a
 from clinical_cf.tasks.css_family_b.css_family_b import css_family_b
 from clinical_cf.tasks.css_family_c.css_family_c import css_family_c

@@ -6,7 +6,8 @@
                                 [--cases F --show]  ... and per tuple the diff and the residue verdict
     clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
-    clinical-cf cases import PATH... --out F    packet text -> cases JSONL, listing what it inferred and could not
+    clinical-cf cases import PATH... --out F    packet text -> F.questions.jsonl: every deciding field pre-filled, quoted
+    clinical-cf cases answer F.questions.jsonl --out F   confirm/correct them; writes the confirmed cases to F
     clinical-cf counterfactuals build --cases F --editor MODEL|regex|structured [--checker M] --out DIR
                                                 frozen, verified, locked counterfactuals + review page
     clinical-cf validate FILE [--kind KIND]     validate any input file (kind detected), with its hash and lock status
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +44,7 @@ from clinical_cf.catalog.css.schema import case_json_schema, case_problems, load
 from clinical_cf.catalog.validate import validate_file
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_jsonl, resolve_user_path
-from clinical_cf.core.locking import read_lock, write_lock
+from clinical_cf.core.locking import lock_path_for, read_lock, write_lock
 
 
 def _catalog_default() -> Path:
@@ -112,6 +114,8 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     print(f"{'total':<44}{'':>7}{totals[0]:>10}{totals[1]:>8}{totals[2]:>12}{totals[3]:>9}{totals[4]:>8}")
     if args.show:
         _show_tuples(expansion)
+    if args.why:
+        _show_why(args.why, cases, catalog, expansion)
     if args.compare_modes:
         diff = mode_differences(cases, catalog, families=families)
         print(
@@ -120,6 +124,29 @@ def _cmd_summary(args: argparse.Namespace) -> int:
             f"{diff['only_regex']} only in regex, {diff['only_structured']} only in structured)"
         )
     return 0
+
+
+def _show_why(case_id: str, cases, catalog, expansion) -> None:
+    """Per intervention: applies or not, and why (its filter's conditions with the case's values), then the tuple's fate."""
+    from clinical_cf.catalog.css.why import explain
+
+    case = next((c for c in cases if c.case_id == case_id), None)
+    if case is None:
+        raise CatalogError("--why", f"no case {case_id!r} in the cases file ({len(cases)} cases)", field="case_id")
+    kept = {t.id for t in expansion.tuples}
+    dropped = {t.id: t for t in expansion.dropped}
+    print(f"\nwhy, for {case_id} ({case.cancer_type}, stage {case.stage}, metastatic={case.metastatic}, resected={case.resected}, "
+          f"prior lines {case.prior_lines}):")
+    for item in catalog.interventions:
+        applies, reasons = explain(item, case)
+        tid = f"{case_id}:{item.id}"
+        fate = ""
+        if applies:
+            counts = expansion.counts.get(item.id)
+            mine = [r for r in (counts.incoherent_reasons if counts else []) if r.startswith(f"{case_id}:")]
+            fate = ("scored" if tid in kept else "dropped: residue" if tid in dropped else
+                    f"dropped: incoherent ({mine[0].split(': ', 1)[1]})" if mine else "dropped: no-op or family not selected")
+        print(f"  {item.id:<44} {'APPLIES' if applies else 'no':<8} {'; '.join(reasons)}" + (f" -> {fate}" if fate else ""))
 
 
 def _show_tuples(expansion) -> None:
@@ -154,8 +181,8 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         from inspect_ai.model import GenerateConfig, get_model
 
         config = GenerateConfig(max_retries=args.max_retries, timeout=args.timeout)
-        editor = get_model(args.editor, role="editor", config=config)
-        checker = get_model(args.checker, role="checker", config=config) if args.checker else None
+        editor = _model_role(get_model, args.editor, "editor", config)
+        checker = _model_role(get_model, args.checker, "checker", config) if args.checker else None
     elif args.checker:
         raise ValueError("--checker needs a model --editor (regex and structured edits are deterministic)")
     result = asyncio.run(
@@ -163,6 +190,11 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     )
     paths = write_counterfactuals(result, args.out)
     print(f"{len(result.accepted)} counterfactuals accepted, {len(result.rejected)} rejected")
+    if args.editor not in ("regex", "structured") and not args.checker:
+        print("note: no --checker: only the deterministic checks looked for residue; the review page is the only other reader")
+    drafts = sum(e.draft for e in result.accepted)
+    if drafts:
+        print(f"note: {drafts} are regex drafts of cases without a record: scored only once a clinician approves them")
     for reason in sorted({r.reasons[0].split(":")[0] for r in result.rejected if r.reasons}):
         print(f"  rejected: {sum(1 for r in result.rejected if r.reasons and r.reasons[0].startswith(reason))} x {reason}")
     for name, path in paths.items():
@@ -171,12 +203,38 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_role(get_model, name: str, role: str, config):
+    """The model for a role, or one line naming what is missing (a provider's credential, its package)."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    try:
+        return get_model(name, role=role, config=config)
+    except PrerequisiteError as ex:
+        text = re.sub(r"\[/?[a-z ]+\]", "", str(ex)).replace("ERROR:", "")
+        raise ValueError(f"--{role} {name}: {' '.join(text.split())}") from None
+    except (ImportError, ValueError, KeyError) as ex:
+        raise ValueError(f"--{role} {name}: cannot create the model ({type(ex).__name__}: {' '.join(str(ex).split())[:300]})") from None
+
+
 def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
     """Re-lock a frozen set after review (approvals), validating it first."""
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual, review_counts, write_set_and_lock
+
     path = resolve_user_path(args.path)
     entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
-    print(f"locked {path} ({len(entries)} counterfactuals, {sum(e.approved for e in entries)} approved) -> {write_lock(path)}")
+    # Locking never approves: a decision made on other text than the entry now holds is dropped, so an entry
+    # edited after review (and re-locked, or with its lock deleted and re-created) must be reviewed again.
+    stale = [e.tuple_id for e in entries if e.review == "stale"]
+    entries = [
+        e.model_copy(update={"approved": False, "decision": None, "approved_sha256": None, "reviewer": None}) if e.review == "stale" else e
+        for e in entries
+    ]
+    write_set_and_lock(path, entries)
+    counts = review_counts(entries)
+    print(f"locked {path} ({len(entries)} counterfactuals: {counts['approved']} approved, {counts['rejected']} rejected, "
+          f"{counts['unreviewed']} unreviewed) -> {lock_path_for(path)}")
+    if stale:
+        print(f"dropped {len(stale)} decision(s) made on other text than the entry now holds (first: {stale[0]}): review them again")
     return 0
 
 
@@ -186,7 +244,8 @@ def _cmd_counterfactuals_review(args: argparse.Namespace) -> int:
 
     path = resolve_user_path(args.path)
     _, counts = apply_decisions(path, resolve_user_path(args.decisions))
-    print(f"recorded decisions in {path}: {counts['approved']} approved, {counts['rejected']} rejected, {counts['unreviewed']} unreviewed")
+    print(f"recorded decisions in {path}: {counts['approved']} approved, {counts['rejected']} rejected, {counts['unreviewed']} unreviewed"
+          + (f", {counts['stale']} with a decision on other text (refused by tasks)" if counts["stale"] else ""))
     print("re-locked; the lock covers the decisions")
     if counts["unreviewed"]:
         print(
@@ -252,43 +311,123 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _questions_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".questions.jsonl")
+
+
+def _refuse_overwrite(out: Path, inputs: list[str], what: str) -> None:
+    from clinical_cf.core.atomic import same_file
+
+    for raw in inputs:
+        if same_file(out, raw):
+            raise CatalogError(out, f"{what} would overwrite the input {raw}: choose another --out", field="--out")
+
+
 def _cmd_import_cases(args: argparse.Namespace) -> int:
-    """Packet text -> cases JSONL; prints what was inferred (to confirm) and what could not be."""
-    from clinical_cf.catalog.css.importer import import_packet, read_packets
+    """Packet text -> questions to confirm (every deciding field pre-filled with its quote); no case is written yet."""
+    from clinical_cf.catalog.css.importer import import_packet, pending_record, read_packets
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.core.atomic import write_text_atomic
+
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
-    reports = [import_packet(text, cid, catalog, source) for cid, source, text in read_packets(args.paths)]
     out = Path(args.out)
-    todo = out.with_name(out.stem + ".todo.jsonl")
-    ready = [r for r in reports if r.case is not None]
-    out.write_text("".join(r.case.model_dump_json() + "\n" for r in ready), encoding="utf-8")  # type: ignore[union-attr]
-    pending = [r for r in reports if r.case is None]
-    if pending:
-        todo.write_text("".join(json.dumps(r.draft, default=str) + "\n" for r in pending), encoding="utf-8")
+    questions_path = _questions_path(out)
+    _refuse_overwrite(out, args.paths, "--out")
+    _refuse_overwrite(questions_path, args.paths, f"the questions file {questions_path.name}")
+    reports = [import_packet(text, cid, catalog, source) for cid, source, text in read_packets(args.paths)]
+    write_text_atomic(questions_path, "".join(json.dumps(pending_record(r), default=str) + "\n" for r in reports))
     for r in reports:
-        print(f"\n{r.case_id} ({r.source}): {'ready' if r.case else 'NEEDS INPUT'}")
-        for key, value in r.inferred.items():
-            print(f"  inferred {key}: {value}")
+        print(f"\n{r.case_id} ({r.source})")
         for note in r.notes:
             print(f"  note: {note}")
-        for item in r.missing:
-            print(f"  could not infer: {item}")
-    print(f"\nwrote {len(ready)} cases to {out}" + (f"; {len(pending)} need input, drafts in {todo}" if pending else ""))
-    weak = sorted({f"{r.case_id}: {', '.join(r.weak)}" for r in reports if r.weak})
-    if weak:
-        print("inferred only indirectly (check these first): " + "; ".join(weak))
-    print("confirm every inferred field (its evidence is quoted above): they decide which interventions apply")
-    if pending:
-        print(
-            f"next: in {todo}, set each field listed under 'could not infer' on its case's line, then run\n"
-            f"  clinical-cf cases validate {todo}\n"
-            f"(it lists every remaining problem at once) and append the valid lines to {out}"
-        )
-    else:
-        print(
-            f"next: clinical-cf counterfactuals build --cases {out} --editor regex --out counterfactuals/"
-            f" (or --editor MODEL --checker MODEL)"
-        )
-    return 0 if not pending else 1
+        for name, q in r.questions.items():
+            value = "?" if q["value"] is None else json.dumps(q["value"])
+            quote = "" if not q["evidence"] else f"  <- {q['evidence'][:150]}"
+            quoted = q["evidence"] and '"' in q["evidence"]
+            check = "" if q["quote_verified"] or not q["evidence"] else (" [QUOTE NOT FOUND in the text]" if quoted else " [derived]")
+            print(f"  {name} = {value}{' (weak)' if q['weak'] else ''}{quote}{check}")
+    open_count = sum(1 for r in reports for q in r.questions.values() if q["value"] is None)
+    print(
+        f"\nwrote {len(reports)} packet(s) with their questions to {questions_path} ({open_count} without a pre-filled value);"
+        f" nothing is written to {out} until you confirm"
+    )
+    print("every field above decides which interventions apply: confirm or correct each, in one place:")
+    print(f"  clinical-cf cases answer {questions_path} --out {out}        (asks each open question in turn)")
+    print(f"  clinical-cf cases answer {questions_path} --out {out} --confirm CASE --set CASE:stage=IIIB ...")
+    return 1
+
+
+def _cmd_answer_cases(args: argparse.Namespace) -> int:
+    """Record confirmations and corrections; write each case whose every question is answered."""
+    from clinical_cf.catalog.css.importer import answer_case
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.css.schema import load_cases
+    from clinical_cf.core.atomic import write_text_atomic
+    from clinical_cf.core.loading import load_json_line, read_text_checked, split_records
+
+    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    path = resolve_user_path(args.questions)
+    out = Path(args.out)
+    _refuse_overwrite(out, [str(path)], "--out")
+    records = [load_json_line(line, path, n) for n, line in enumerate(split_records(read_text_checked(path)), 1) if line.strip()]
+    by_id = {r["case_id"]: r for r in records if isinstance(r, dict) and "questions" in r}
+    if len(by_id) != len(records):
+        raise CatalogError(path, "not a questions file written by `clinical-cf cases import` (a line lacks case_id/questions)")
+    answers: dict[str, dict[str, str]] = {}
+    confirm: dict[str, set[str]] = {}
+    for item in args.set or []:
+        target, _, value = item.partition("=")
+        cid, _, name = target.partition(":")
+        if not value or not name or cid not in by_id:
+            raise CatalogError(path, f"--set {item!r}: write CASE:FIELD=VALUE with a case of this file ({', '.join(list(by_id)[:4])} ...)")
+        answers.setdefault(cid, {})[name] = value
+    for item in args.confirm or []:
+        cid, _, name = item.partition(":")
+        if cid not in by_id:
+            raise CatalogError(path, f"--confirm {item!r}: no case {cid!r} in this file")
+        confirm.setdefault(cid, set()).add(name or "*")
+    interactive = not (args.set or args.confirm) and sys.stdin.isatty()
+    existing = {c.case_id: c for c in load_cases(out)} if out.exists() and out.stat().st_size else {}
+    written, still_open = dict(existing), []
+    updated = []
+    for cid, record in by_id.items():
+        if interactive:
+            answers[cid], confirm[cid] = _ask_interactively(record)
+        record, case, problems = answer_case(record, answers.get(cid), confirm.get(cid), catalog)
+        updated.append(record)
+        if case is not None:
+            written[cid] = case
+        else:
+            still_open.append((cid, problems))
+    write_text_atomic(path, "".join(json.dumps(r, default=str) + "\n" for r in updated))
+    if written:
+        write_text_atomic(out, "".join(c.model_dump_json() + "\n" for c in written.values()))
+    print(f"wrote {len(written)} confirmed case(s) to {out}; answers recorded in {path}")
+    for cid, problems in still_open:
+        print(f"  {cid}: {len(problems)} open: " + "; ".join(p.split(':')[0] for p in problems))
+    if still_open:
+        print(f"answer them: clinical-cf cases answer {path} --out {out} --set CASE:FIELD=VALUE (or --confirm CASE:FIELD)")
+        return 1
+    print(f"next: clinical-cf catalog summary --cases {out} --why CASE, then counterfactuals build --cases {out} --editor MODEL")
+    return 0
+
+
+def _ask_interactively(record: dict) -> tuple[dict[str, str], set[str]]:
+    """Each unconfirmed question in turn: Enter keeps the pre-filled value, anything else corrects it."""
+    answers: dict[str, str] = {}
+    confirm: set[str] = set()
+    print(f"\n{record['case_id']} ({record['source']})")
+    for name, q in record["questions"].items():
+        if q.get("confirmed"):
+            continue
+        shown = "?" if q["value"] is None else json.dumps(q["value"])
+        print(f"  {name} = {shown}" + (f"  <- {q['evidence'][:150]}" if q.get("evidence") else ""))
+        reply = input(f"    {q['ask']}\n    [Enter: keep {shown}] > ").strip()
+        if reply:
+            answers[name] = reply
+        elif q["value"] is not None:
+            confirm.add(name)
+    return answers, confirm
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -425,9 +564,11 @@ def _arg(*flags: str, **options: Any) -> Argument:
     return flags, options
 
 
-def _command(parent: Any, name: str, help: str, func: Callable[[argparse.Namespace], int], *arguments: Argument) -> Any:
+def _command(
+    parent: Any, name: str, help: str, func: Callable[[argparse.Namespace], int], *arguments: Argument, description: str | None = None
+) -> Any:
     """A subcommand of `parent` (the action of `add_subparsers`) with its arguments and the function it runs."""
-    command = parent.add_parser(name, help=help)
+    command = parent.add_parser(name, help=help, description=description)
     for flags, options in arguments:
         command.add_argument(*flags, **options)
     command.set_defaults(func=func)
@@ -458,6 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
         _arg("--residue", choices=["drop", "keep"], default="drop", help="drop (default) or keep tuples with residue"),
         _arg("--show", action="store_true", help="print each tuple's diff and residue verdict"),
         _arg("--json", action="store_true"),
+        _arg("--why", metavar="CASE", help="for this case, why each intervention does or does not apply"),
     )
     _command(
         catalog, "audit", "shortcut audit: is each family's edit detectable from the surface?", _cmd_audit,
@@ -480,7 +622,10 @@ def build_parser() -> argparse.ArgumentParser:
         _arg("--timeout", type=int, default=300, help="seconds per model call"),
         _arg("--limit", type=int, help="only the first N (case, intervention) pairs"),
     )
-    _command(frozen, "lock", "validate a reviewed counterfactuals.jsonl and re-lock it", _cmd_counterfactuals_lock, _arg("path"))
+    _command(
+        frozen, "lock", "validate a counterfactuals.jsonl and re-lock it (drops decisions made on other text)", _cmd_counterfactuals_lock,
+        _arg("path"),
+    )
     _command(
         frozen, "review", "record a reviewer's decisions (saved by review.html) in the set and re-lock it",
         _cmd_counterfactuals_review,
@@ -490,10 +635,27 @@ def build_parser() -> argparse.ArgumentParser:
     cases = _group(sub, "cases", "case files")
     _command(cases, "validate", "validate a cases JSONL file", _cmd_validate_cases, _arg("path"))
     _command(
-        cases, "import", "packet text files (or one JSONL of texts) -> cases JSONL, inferences listed", _cmd_import_cases,
-        _arg("paths", nargs="+"),
-        _arg("--out", required=True, help="cases JSONL to write (cases that need input go to OUT.todo.jsonl)"),
+        cases, "import", "packet text files (or one JSONL of texts) -> questions to confirm; writes only OUT.questions.jsonl",
+        _cmd_import_cases,
+        _arg("paths", nargs="+", help="packet .txt files, or .jsonl of {\"id\", \"text\"}"),
+        _arg("--out", required=True, help="the cases JSONL that `cases answer` will write (never an input)"),
         _arg("--catalog"),
+        description="Reads each packet (NFKC, invisible characters removed), pre-fills every field that decides applicability "
+        "with the quote it came from, and writes ONLY the questions file OUT.questions.jsonl (OUT's name with .questions.jsonl). "
+        "OUT itself is written by `clinical-cf cases answer` once every question of a case is confirmed or corrected. "
+        "Exit status 1: questions are open.",
+    )
+    _command(
+        cases, "answer", "confirm or correct the imported fields; writes each fully answered case to OUT", _cmd_answer_cases,
+        _arg("questions", help="the OUT.questions.jsonl written by `cases import`"),
+        _arg("--out", required=True, help="cases JSONL to write"),
+        _arg("--set", action="append", metavar="CASE:FIELD=VALUE",
+             help="correct (and confirm) one field, e.g. b1:resected=false, b1:biomarkers.PD-L1=positive (repeatable)"),
+        _arg("--confirm", action="append", metavar="CASE[:FIELD]",
+             help="confirm a pre-filled value as shown (CASE alone: all of that case's pre-filled values)"),
+        _arg("--catalog", help="the catalog whose filters decide which markers are asked (default: the bundled one)"),
+        description="Records answers in the questions file and writes OUT (cases already in OUT are kept; a re-answered case "
+        "replaces its line). Without --set/--confirm on a terminal it asks each open question in turn (Enter keeps the value).",
     )
 
     _command(
@@ -570,8 +732,13 @@ def main(argv: list[str] | None = None) -> int:
     except (CatalogError, MutationError, ValueError) as ex:
         print(f"error: {ex}", file=sys.stderr)
         return 2
-    except (OSError, UnicodeError) as ex:
-        print(f"error: {getattr(ex, 'filename', None) or 'input'}: cannot read ({ex})", file=sys.stderr)
+    except UnicodeError as ex:
+        print(f"error: input: cannot read ({ex})", file=sys.stderr)
+        return 2
+    except OSError as ex:
+        # By its real cause: a full disk on writing is not "cannot read".
+        where = getattr(ex, "filename", None) or "input"
+        print(f"error: {where}: {ex.strerror or ex}" + (f" (errno {ex.errno})" if ex.errno else ""), file=sys.stderr)
         return 2
 
 

@@ -48,6 +48,7 @@ from clinical_cf.catalog.workflow.seeds import load_seeds
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.scorers.css_process import judge_process
+from clinical_cf.scorers.editor_audit import editor_fidelity
 from clinical_cf.scorers.judge_audit import audited_judge
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.scorers.sensitivity import direction_consistency
@@ -286,7 +287,7 @@ CSS = Suite(
         # A frozen set is checked against its own lock when a task reads it; here only its records are.
         InputKind("counterfactuals", partial(load_counterfactuals, allow_unregistered=True)),
     ),
-    scorers=(judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge),
+    scorers=(judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, editor_fidelity),
     extra_published=(CATALOG_DIR / "css" / "predictions.yaml", CATALOG_DIR / "css" / "judge_probes.yaml"),
     judged=True,
     report_section=css_section,

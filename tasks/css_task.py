@@ -18,7 +18,7 @@ from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
-from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW, frozen_for_task, load_counterfactuals
+from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW, frozen_for_task, load_counterfactuals, runtime_drafts
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
@@ -86,6 +86,8 @@ def _parts(args: SimpleNamespace) -> TaskParts:
         chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], args.tuples)
     else:
         chosen = fixed_subset(expansion.tuples, args.tuples)
+        # Regex edits of a user's free text (no record) are drafts: refused unless -T unreviewed=allow (issue 28).
+        review_metadata = runtime_drafts(chosen, args.unreviewed, args.cases or CASES_PATH)
     control_expansion: Expansion | None = None
     if args.controls != "none" and frozen is not None and any(t.intervention.family == "N" for t in frozen):
         evaluated = {t.case.case_id for t in chosen}
@@ -134,6 +136,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             "counterfactuals": str(args.counterfactuals) if args.counterfactuals else None,
             "counterfactuals_frozen": len(frozen) if frozen is not None else None,
             "counterfactuals_review": review_counts,
+            "unreviewed_scored": sum(1 for m in review_metadata.values() if str(m.get("counterfactual_review")).startswith("unreviewed")),
             "unreviewed": args.unreviewed,
             "split": args.split,
             "controls": args.controls,
@@ -200,7 +203,9 @@ def build_css_task(
             model sees the same counterfactuals. Its negative controls are used when it has them.
         unreviewed: With `counterfactuals`: "refuse" (default) refuses a set with entries no
             reviewer approved; "allow" scores them and marks each such sample unreviewed.
-            Rejected entries are never scored.
+            Rejected entries are never scored. Without `counterfactuals`, regex edits of cases that
+            have no structured record (a user's free text) are drafts: "refuse" refuses them,
+            "allow" scores them marked as unreviewed drafts.
         reader: Model role that reads a reply the schema JSON or closed answer line does not state
             (default: the `reader` role, else the judge role, else the model under test), each
             reading verified against the reply's own words; "none" turns the reader off.

@@ -46,7 +46,7 @@ def test_task_resolves_by_registry_name():
     judge = MockModel("mockllm/judge", lambda p: '{"score": 1, "rationale": "ok"}')
     log = eval(
         "clinical_cf/css_family_d",
-        task_args={"cases": str(HANDWRITTEN_CASES)},
+        task_args={"cases": str(HANDWRITTEN_CASES), "unreviewed": "allow"},
         model=model.model,
         model_roles={"judge": judge.model},
         limit=1,

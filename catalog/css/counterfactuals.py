@@ -46,18 +46,26 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from clinical_cf.catalog.css.expand import CSSTuple, expand_tuples
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import Packet
-from clinical_cf.catalog.css.residue import find_residue
+from clinical_cf.catalog.css.residue import find_residue, implication_hits
 from clinical_cf.catalog.css.schema import SECTIONS, Case, SectionName
+from clinical_cf.core.atomic import write_text_atomic
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_jsonl
 
 EDITOR_SYSTEM = """You edit synthetic oncology tumor-board packets to make one pre-registered \
-counterfactual change for a research benchmark. Make exactly the change the instruction asks for, \
-everywhere the packet states or presupposes the original fact, and nothing else. Keep the chart's \
-style, wording and every unrelated detail."""
+counterfactual change for a research benchmark. Make exactly the change described, everywhere the packet \
+states or presupposes the original fact, and nothing else. Keep the chart's style, wording and every \
+unrelated detail. Do not write a new plan or recommendation: remove plans that rest on the original fact."""
 
-EDITOR_PROMPT = """INSTRUCTION:
+EDITOR_PROMPT = """THE CHANGE (pre-registered, {intervention_id}): {title}
+
+WHAT TO DO:
 {instruction}
+
+WHAT MUST NO LONGER BE STATED OR PRESUPPOSED anywhere in the packet (history dated before the change may stay):
+{no_longer}
+
+WHAT FOLLOWS FROM THE CHANGE (for your understanding; do not write it into the packet): {expected_change}
 
 Sections you may change: {sections}.
 
@@ -70,14 +78,29 @@ listing only the sections you changed."""
 RETRY_PROMPT = """Your previous edit was rejected: {reasons}
 Try again on the original packet. Reply with the JSON object only."""
 
-CHECKER_PROMPT = """Below is a synthetic tumor-board packet after an edit that was meant to make this true: {after}.
-Does anything in the packet still state or imply the original fact ({fact})? Dated history written \
-before the change is not a contradiction.
+CHECKER_PROMPT = """A synthetic tumor-board packet was edited so that this is now true: {after}
+The original fact, which must no longer be stated or presupposed: {fact}
+Dated history written before the change is not a contradiction.
+
+List EVERY statement of the edited packet that still states or presupposes the original fact (a plan, \
+a finding, a stage, a drug, a booking, a follow-up that only makes sense under the original fact). Quote \
+each exactly as it is written in the packet.
 
 PACKET:
 {packet}
 
-Reply with one JSON object and nothing else: {{"still_implied": true or false, "lines": ["<offending line>", ...]}}"""
+Reply with one JSON object and nothing else: {{"surviving": [{{"quote": "<exact text from the packet>", \
+"why": "<what it presupposes>"}}]}} with an empty list when nothing survives."""
+
+
+def edit_description(intervention: Intervention) -> str:
+    """What must no longer be stated: each residue implication's fact and why (the catalog's pre-registered text)."""
+    lines = []
+    for name in intervention.residue:
+        implication = intervention.implication(name)
+        lines.append(f"- {implication.fact} ({implication.rationale})")
+    return "\n".join(lines) or "- the original form of the fact"
+
 
 SIZE_ALLOWANCE_CHARS = 900
 """Characters an edit may change beyond `SIZE_FRACTION` of the packet (room for one inserted note)."""
@@ -107,6 +130,18 @@ class FrozenCounterfactual(BaseModel):
     )
     reviewer: str | None = None
     comment: str | None = Field(default=None, max_length=4000)
+    approved_sha256: str | None = Field(
+        default=None,
+        description="content_sha256 of the entry the clinician decided on; a later change to the text drops the decision.",
+    )
+    draft: bool = Field(
+        default=False, description="A regex edit of free text (a case without a structured record): a draft to start a review from."
+    )
+    suspects: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="Statements the deterministic checks or the checker role suspect still state the original fact "
+        "(section, quote, source); highlighted on the review page.",
+    )
 
     @model_validator(mode="after")
     def _decision_agrees(self) -> FrozenCounterfactual:
@@ -115,16 +150,33 @@ class FrozenCounterfactual(BaseModel):
         return self
 
     @property
-    def review(self) -> Literal["approved", "rejected", "unreviewed"]:
+    def content_sha256(self) -> str:
+        """SHA-256 of what a clinician approves: the pair, the baseline and the counterfactual text, the section order."""
+        content = {
+            "tuple_id": self.tuple_id, "case_id": self.case_id, "intervention_id": self.intervention_id, "family": self.family,
+            "baseline_sha256": self.baseline_sha256, "baseline_sections": self.baseline_sections,
+            "counterfactual_sections": self.counterfactual_sections, "order": list(self.order),
+        }
+        return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+    @property
+    def decision_stale(self) -> bool:
+        """A decision recorded for other text (the entry changed after review, or the decision carries no hash)."""
+        return self.decision is not None and self.approved_sha256 != self.content_sha256
+
+    @property
+    def review(self) -> Literal["approved", "rejected", "unreviewed", "stale"]:
+        if self.decision_stale:
+            return "stale"
         return "approved" if self.approved else ("rejected" if self.decision == "rejected" else "unreviewed")
 
     @property
     def verification(self) -> str:
         """How far this counterfactual was verified: deterministic checks, the checker role, a clinician."""
-        levels = ["deterministic checks"]
+        levels = ["regex draft: deterministic checks" if self.draft else "deterministic checks"]
         if self.checker:
             levels.append(f"checker role ({self.checker})")
-        if self.approved:
+        if self.review == "approved":
             levels.append("clinician" + (f" ({self.reviewer})" if self.reviewer else ""))
         return " + ".join(levels)
 
@@ -138,6 +190,9 @@ class ReviewDecision(BaseModel):
     decision: Literal["approved", "rejected"]
     comment: str | None = Field(default=None, max_length=4000)
     reviewer: str | None = Field(default=None, max_length=200)
+    content_sha256: str | None = Field(
+        default=None, description="The entry's content_sha256 shown on the review page: the decision is for that exact text."
+    )
 
 
 GENERATED_REVIEW = {
@@ -213,23 +268,67 @@ def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) 
     return problems
 
 
-async def _check(checker: Model, case: Case, intervention: Intervention, sections: dict[str, str]) -> list[str]:
-    facts = "; ".join(intervention.implication(n).fact for n in intervention.residue) or intervention.title
-    prompt = CHECKER_PROMPT.format(
-        after=intervention.title, fact=facts, packet=Packet(sections).text
-    )
-    reply = (await checker.generate([ChatMessageUser(content=prompt)])).completion
+@dataclass
+class CheckerVerdict:
+    """The checker role's reading: surviving statements whose quotes occur in the packet, and those that do not."""
+
+    surviving: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    unreadable: str | None = None
+
+    @property
+    def reasons(self) -> list[str]:
+        if self.unreadable:
+            return [f"checker reply unreadable ({self.unreadable})"]
+        out = [f"checker: still states the original fact: '{q[:160]}'" for q in self.surviving]
+        out += [f"checker quoted text that is not in the packet (reply not trusted): '{q[:120]}'" for q in self.unverified]
+        return out
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """A checker's quote occurs in the text (whitespace and case aside): a quote is checked, never trusted."""
+    needle = " ".join(quote.split()).lower().strip(" .;,")
+    return bool(needle) and needle in " ".join(text.split()).lower()
+
+
+def read_checker_reply(reply: str, packet: str) -> CheckerVerdict:
     match = re.search(r"\{.*\}", reply, re.DOTALL)
     try:
         data = json.loads(match.group(0)) if match else None
     except json.JSONDecodeError:
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("still_implied"), bool):
-        return ["checker reply unreadable"]
-    if data["still_implied"]:
-        lines = [str(line)[:160] for line in data.get("lines") or []][:3]
-        return ["checker: the original fact is still implied" + (f" ({'; '.join(lines)})" if lines else "")]
-    return []
+    if not isinstance(data, dict) or not isinstance(data.get("surviving"), list):
+        return CheckerVerdict(unreadable="no JSON object with a 'surviving' list")
+    verdict = CheckerVerdict()
+    for item in data["surviving"][:50]:
+        quote = item.get("quote") if isinstance(item, dict) else item if isinstance(item, str) else None
+        if not isinstance(quote, str) or not quote.strip():
+            return CheckerVerdict(unreadable="a surviving statement without a quote")
+        (verdict.surviving if quote_in(quote, packet) else verdict.unverified).append(quote.strip())
+    return verdict
+
+
+async def _check(checker: Model, case: Case, intervention: Intervention, sections: dict[str, str]) -> CheckerVerdict:
+    facts = "; ".join(intervention.implication(n).fact for n in intervention.residue) or intervention.title
+    packet = Packet(sections).text
+    prompt = CHECKER_PROMPT.format(after=intervention.title, fact=facts, packet=packet)
+    reply = (await checker.generate([ChatMessageUser(content=prompt)], config=GenerateConfig(temperature=0.0))).completion
+    return read_checker_reply(reply, packet)
+
+
+def editor_messages(case: Case, intervention: Intervention, instruction: str, sections: dict[str, str] | None = None) -> list:
+    """The editor role's messages: the pre-registered description of the change and the packet (as JSON sections)."""
+    allowed = intervention.edit_sections or list(SECTIONS)
+    return [
+        ChatMessageSystem(content=EDITOR_SYSTEM),
+        ChatMessageUser(
+            content=EDITOR_PROMPT.format(
+                intervention_id=intervention.id, title=intervention.title, instruction=instruction,
+                no_longer=edit_description(intervention), expected_change=intervention.expected_change,
+                sections=", ".join(allowed), packet=json.dumps(dict(sections or case.sections), indent=1),
+            )
+        ),
+    ]
 
 
 async def edit_with_model(
@@ -245,15 +344,7 @@ async def edit_with_model(
     instruction = intervention.edit_instruction_for(case)
     if instruction is None:
         return Rejected(tuple_id, ["intervention has no edit_instruction"], 0)
-    allowed = intervention.edit_sections or list(SECTIONS)
-    messages: list = [
-        ChatMessageSystem(content=EDITOR_SYSTEM),
-        ChatMessageUser(
-            content=EDITOR_PROMPT.format(
-                instruction=instruction, sections=", ".join(allowed), packet=json.dumps(dict(case.sections), indent=1)
-            )
-        ),
-    ]
+    messages: list = editor_messages(case, intervention, instruction)
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
     reasons: list[str] = []
     for attempt in range(1, retries + 2):
@@ -265,9 +356,9 @@ async def edit_with_model(
         except ValueError as ex:
             edited, reasons = {}, [f"malformed reply: {ex}"]
         if not reasons and checker is not None:
-            reasons = await _check(checker, case, intervention, {**case.sections, **edited})
+            reasons = (await _check(checker, case, intervention, {**case.sections, **edited})).reasons
         if not reasons:
-            return FrozenCounterfactual(
+            entry = FrozenCounterfactual(
                 tuple_id=tuple_id,
                 case_id=case.case_id,
                 intervention_id=intervention.id,
@@ -279,13 +370,15 @@ async def edit_with_model(
                 baseline_sections=dict(case.sections),
                 counterfactual_sections={**case.sections, **edited},
             )
+            # A model's edit of free text is scored only once a clinician approves it; the page highlights what may survive.
+            return entry.model_copy(update={"suspects": suspect_statements(entry, intervention, case)})
         messages = [*messages, output.message, ChatMessageUser(content=RETRY_PROMPT.format(reasons="; ".join(reasons)))]
     return Rejected(tuple_id, reasons, retries + 1)
 
 
 def freeze_tuple(t: CSSTuple, editor: str) -> FrozenCounterfactual:
-    """A regex- or structured-mode tuple in the frozen format."""
-    return FrozenCounterfactual(
+    """A regex- or structured-mode tuple in the frozen format (a regex edit of a case without a record is a draft)."""
+    entry = FrozenCounterfactual(
         tuple_id=t.id,
         case_id=t.case.case_id,
         intervention_id=t.intervention.id,
@@ -296,7 +389,9 @@ def freeze_tuple(t: CSSTuple, editor: str) -> FrozenCounterfactual:
         baseline_sections=dict(t.baseline.sections),
         counterfactual_sections=dict(t.counterfactual.sections),
         order=list(t.counterfactual.order),
+        draft=editor == "regex" and t.case.record is None,
     )
+    return entry.model_copy(update={"suspects": suspect_statements(entry, t.intervention, t.case)})
 
 
 async def build_counterfactuals(
@@ -353,15 +448,15 @@ def write_counterfactuals(result: BuildResult, out_dir: str | Path) -> dict[str,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "counterfactuals.jsonl"
-    path.write_text("".join(e.model_dump_json() + "\n" for e in result.accepted), encoding="utf-8")
+    write_text_atomic(path, "".join(e.model_dump_json() + "\n" for e in result.accepted))
     rejected = out / "rejected.jsonl"
-    rejected.write_text(
+    write_text_atomic(
+        rejected,
         "".join(json.dumps({"tuple_id": r.tuple_id, "attempts": r.attempts, "reasons": r.reasons}) + "\n" for r in result.rejected),
-        encoding="utf-8",
     )
     lock = write_lock(path)
     review = out / "review.html"
-    review.write_text(render_review(result), encoding="utf-8")
+    write_text_atomic(review, render_review(result))
     return {"counterfactuals": path, "lock": lock, "rejected": rejected, "review": review}
 
 
@@ -417,7 +512,7 @@ def render_review(result: BuildResult) -> str:
             rows = _diff_rows(e.baseline_sections.get(name, ""), e.counterfactual_sections.get(name, ""))
             if rows:
                 sections.append({"name": name, "rows": rows})
-        entries.append({"entry": e, "sections": sections})
+        entries.append({"entry": e, "sections": sections, "sha": e.content_sha256})
     return env.get_template("review.html.j2").render(entries=entries, rejected=result.rejected)
 
 
@@ -427,9 +522,12 @@ def apply_decisions(path: str | Path, decisions_path: str | Path) -> tuple[list[
     Every decision must name an entry of the set; a problem anywhere is reported for the
     whole file at once, and nothing is written.
     """
-    from clinical_cf.core.locking import write_lock
+    from clinical_cf.core.locking import check_lock
 
     path = Path(path)
+    # A set that does not match its lock (edited after the build, or its lock deleted) is refused before any
+    # decision is recorded: re-locking it here would approve text nobody froze.
+    check_lock(path)
     entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
     decisions = load_jsonl(decisions_path, ReviewDecision, "tuple_id")
     by_id = {e.tuple_id: e for e in entries}
@@ -438,16 +536,51 @@ def apply_decisions(path: str | Path, decisions_path: str | Path) -> tuple[list[
         raise CatalogError(
             decisions_path, f"{len(unknown)} decision(s) name no entry of {path.name}: {', '.join(unknown[:5])}", field="tuple_id"
         )
+    unbound = [d.tuple_id for d in decisions if d.content_sha256 is None]
+    if unbound:
+        raise CatalogError(
+            decisions_path,
+            f"{len(unbound)} decision(s) carry no content_sha256 (first: {unbound[0]}); save them from review.html, which "
+            "binds each decision to the text shown",
+            field="content_sha256",
+        )
+    other = [d.tuple_id for d in decisions if d.content_sha256 != by_id[d.tuple_id].content_sha256]
+    if other:
+        raise CatalogError(
+            decisions_path,
+            f"{len(other)} decision(s) were made on other text than the entry now holds (first: {other[0]}): the entry changed "
+            "after the review page was written; review it again",
+            field="content_sha256",
+        )
     for d in decisions:
         by_id[d.tuple_id] = by_id[d.tuple_id].model_copy(
-            update={"approved": d.decision == "approved", "decision": d.decision, "comment": d.comment, "reviewer": d.reviewer}
+            update={
+                "approved": d.decision == "approved", "decision": d.decision, "comment": d.comment, "reviewer": d.reviewer,
+                "approved_sha256": d.content_sha256,
+            }
         )
     updated = [by_id[e.tuple_id] for e in entries]
-    path.write_text("".join(e.model_dump_json() + "\n" for e in updated), encoding="utf-8")
-    write_lock(path)
-    counts = {"approved": sum(e.review == "approved" for e in updated), "rejected": sum(e.review == "rejected" for e in updated)}
-    counts["unreviewed"] = len(updated) - counts["approved"] - counts["rejected"]
+    write_set_and_lock(path, updated)
+    counts = review_counts(updated)
     return updated, counts
+
+
+def review_counts(entries: list[FrozenCounterfactual]) -> dict[str, int]:
+    counts = {"approved": 0, "rejected": 0, "unreviewed": 0, "stale": 0}
+    for e in entries:
+        counts[e.review] += 1
+    return counts
+
+
+def write_set_and_lock(path: Path, entries: list[FrozenCounterfactual]) -> None:
+    """The set and its lock, each replaced whole (temp file + rename); a failure leaves the old pair.
+
+    Between the two renames a crash leaves a set that does not match its lock: refused on load, never accepted.
+    """
+    from clinical_cf.core.locking import write_lock
+
+    write_text_atomic(path, "".join(e.model_dump_json() + "\n" for e in entries))
+    write_lock(path)
 
 
 TRUNCATED_FRACTION = 0.25
@@ -503,6 +636,34 @@ def verify_frozen_entry(entry: FrozenCounterfactual, case: Case, catalog: Catalo
 
 Unreviewed = Literal["refuse", "allow"]
 
+UNREVIEWED_DRAFT = {
+    "counterfactual_review": "unreviewed regex draft (scored with -T unreviewed=allow)",
+    "counterfactual_verification": "regex draft: deterministic checks",
+}
+"""Sample metadata of a regex edit of free text (a case without a record) generated at run time and scored by consent."""
+
+
+def runtime_drafts(tuples: list[CSSTuple], unreviewed: Unreviewed, path: str | Path) -> dict[str, dict]:
+    """Refuse regex edits of free text generated at run time unless `-T unreviewed=allow`; then mark each sample.
+
+    A case without a structured record has only its text: a regex edit of it is a draft (no pattern list
+    certifies free text complete), so it is scored only from a reviewed frozen set (`-T counterfactuals=`), or
+    by the user's explicit consent. Negative controls (family N: date format, section order, an unrelated
+    note) change no fact and are not drafts. Returns the metadata by tuple id.
+    """
+    drafts = [t for t in tuples if t.case.record is None and t.intervention.family != "N"]
+    if drafts and unreviewed != "allow":
+        raise CatalogError(
+            path,
+            f"{len(drafts)} counterfactuals of {len({t.case.case_id for t in drafts})} case(s) without a structured record would be "
+            f"regex edits of free text, which are drafts, never scored as verified (first: {drafts[0].id}). Freeze and review them: "
+            "`clinical-cf counterfactuals build --cases FILE --editor MODEL --checker MODEL --out cf/`, approve in "
+            "cf/review.html, then -T counterfactuals=cf/counterfactuals.jsonl; or pass -T unreviewed=allow to score the drafts "
+            "marked as unreviewed.",
+            field="cases",
+        )
+    return {t.id: UNREVIEWED_DRAFT for t in drafts}
+
 
 def frozen_for_task(
     entries: list[FrozenCounterfactual],
@@ -520,9 +681,15 @@ def frozen_for_task(
     """
     by_id = {c.case_id: c for c in cases}
     wanted = [e for e in entries if e.family in families and e.case_id in by_id]
-    counts = {"approved": 0, "rejected": 0, "unreviewed": 0}
-    for e in wanted:
-        counts[e.review] += 1
+    counts = review_counts(wanted)
+    stale = [e.tuple_id for e in wanted if e.review == "stale"]
+    if stale:
+        raise CatalogError(
+            path,
+            f"{len(stale)} counterfactual(s) carry a decision made on other text (first: {', '.join(stale[:3])}): the entry changed "
+            "after review (or its decision has no content hash), so the approval no longer holds. Review them again.",
+            field="approved_sha256",
+        )
     pending = [e.tuple_id for e in wanted if e.review == "unreviewed"]
     if pending and unreviewed != "allow":
         raise CatalogError(
@@ -538,7 +705,9 @@ def frozen_for_task(
             continue
         tuples.append(verify_frozen_entry(e, by_id[e.case_id], catalog, path))
         metadata[e.tuple_id] = {
-            "counterfactual_review": e.review if e.review == "approved" else "unreviewed (scored with -T unreviewed=allow)",
+            "counterfactual_review": e.review if e.review == "approved" else (
+                f"unreviewed{' regex draft' if e.draft else ''} (scored with -T unreviewed=allow)"
+            ),
             "counterfactual_verification": e.verification,
             "counterfactual_editor": e.editor,
             "counterfactual_review_comment": e.comment,
@@ -597,3 +766,139 @@ __all__ = [
     "verify_frozen_entry",
     "write_counterfactuals",
 ]
+
+
+# ------------------------------------------------------------------------------- suspected residue
+#
+# The review page must do the reviewer's work: every statement that may still state or presuppose the
+# original fact is highlighted, sentence by sentence, with why. No pattern list can certify free text, so
+# the marks over-ask rather than under-ask, from four general sources (plus the checker role's quotes):
+#   residue check    the catalog's typed residue vocabulary, as at build (a hit here also fails the entry)
+#   fact term        the same vocabulary without its exceptions (negation, dated history): a reader decides
+#   still names      a distinctive word the edit removed or replaced elsewhere ("nephrectomy", "pT3a", "TACE")
+#                    that an unchanged clause still contains
+#   written before   an unchanged clause of a kind the changed fact decides: a plan or question, and per
+#                    family the statements that carry it (treatment status for B, staging and negative
+#                    findings for E, operation, pathology and post-operative course for D)
+
+_CLAUSE = re.compile(r"[^;,]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+\-/]*[A-Za-z0-9+]|[A-Za-z]")
+_COMMON = frozenset(
+    "about after again against also although among another before being below between both cannot could during each "
+    "either every following from have having into itself might more most must never other over patient since should "
+    "still such than that their them then there these they this those through under until upon very were what when "
+    "where which while with within without would your today given done seen noted further review reviewed".split()
+)
+PLAN_CUE = re.compile(
+    r"(?i)\b(?:plan\w*|decision|outcome|propos\w*|recommend\w*|question|query|request\w*|options?|offer\w*|discuss\w*|"
+    r"consider\w*|continu\w*|booked|work-?up|refer\w*|adjuvant|neoadjuvant|definitive|curative|radical|surveillance|"
+    r"follow-?up|radiotherapy|chemoradiotherapy|ablation|candidate|suitable|then)\b"
+)
+FAMILY_CUES: dict[str, re.Pattern[str]] = {
+    "A": re.compile(r"(?i)\b(?:IHC|FISH|ISH|amplif\w*|receptor\w*|positive|negative|luminal|HR\+?|triple)\b"),
+    "B": re.compile(
+        r"(?i)\b(?:ongoing|continu\w*|stable|response|responding|maintain\w*|tolerat\w*|cycle|C\d+D\d+|naive|"
+        r"no prior|first[- ]line|1L|started|since)\b"
+    ),
+    "C": re.compile(r"(?i)\b(?:IHC|NGS|PCR|mutat\w*|wild[- ]?type|detected|positive|negative|rearrange\w*|fusion|score|CPS|TPS)\b"),
+    "D": re.compile(
+        r"(?i)\b(?:\w*ectom(?:y|ies)|resect\w*|excision|margins?|R0|R1|[yp]{1,2}T\w*|[yp]{1,2}N\w*|post-?op\w*|surg\w*|"
+        r"wound|histolog\w*|patholog\w*|specimen|nodes? (?:examined|removed)|\d+/\d+ (?:nodes|lymph)|operat\w*|"
+        r"not for surgery|unresectable|organ preservation)\b"
+    ),
+    "E": re.compile(
+        r"(?i)\b(?:stage|FIGO|AJCC|BCLC|[cpy]?T[0-4x][a-d]?\s*[cpy]?N[0-3x]|M0|no (?:\w+ ){0,3}(?:disease|metasta\w*|"
+        r"nodules?|lesions?|spread|deposits)|without (?:\w+ ){0,2}(?:disease|metasta\w*)|negative for|localised|localized|"
+        r"limited|confined|transplant|TACE|curative)\b"
+    ),
+}
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _distinctive(word: str) -> bool:
+    """A word worth following through the packet: long and not common, or a code ("pT3a", "TACE", "R0")."""
+    if any(ch.isdigit() for ch in word):
+        return any(ch.isalpha() for ch in word) and len(word) >= 2
+    if word.isupper() and len(word) >= 2:
+        return True
+    return len(word) >= 6 and word.lower() not in _COMMON
+
+
+def removed_words(before: str, after: str) -> set[str]:
+    """Distinctive words the edit deleted or replaced somewhere, minus those its own insertions use."""
+    a, b = _WORD.findall(before), _WORD.findall(after)
+    removed, inserted = set(), set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("delete", "replace"):
+            removed.update(w for w in a[i1:i2] if _distinctive(w))
+        if tag in ("insert", "replace"):
+            inserted.update(w.lower() for w in b[j1:j2])
+    return {w for w in removed if w.lower() not in inserted}
+
+
+def suspect_statements(
+    entry: FrozenCounterfactual, intervention: Intervention, case: Case, checker_quotes: list[str] | None = None
+) -> list[dict[str, str]]:
+    """Every counterfactual statement that may still state the original fact: section, statement, why (see above)."""
+    from clinical_cf.catalog.css.sentences import statements
+
+    out: list[dict[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(section: str, statement: str, why: str) -> None:
+        key = (section, _norm(statement))
+        if key in seen:
+            for item in out:
+                if (item["section"], _norm(item["statement"])) == key and why not in item["why"]:
+                    item["why"] += f"; {why}"
+            return
+        seen.add(key)
+        out.append({"section": section, "statement": statement, "why": why})
+
+    if intervention.family == "N":
+        return out
+    sections = dict(entry.counterfactual_sections)
+    baseline_text = _norm("\n".join(entry.baseline_sections.values()))
+    baseline_words = set(_WORD.findall(baseline_text))
+    removed = removed_words("\n".join(entry.baseline_sections.values()), "\n".join(sections.values()))
+    # Literal alternatives only (escaped words, no quantifiers): linear-time on any clause.
+    alternatives = "|".join(sorted(map(re.escape, removed), key=len, reverse=True))
+    removed_re = re.compile(r"(?<![\w-])(?:" + alternatives + r")(?![\w-])") if removed else None
+    family_cue = FAMILY_CUES.get(intervention.family)
+    implications = [(n, intervention.implication(n)) for n in intervention.residue]
+    for hit in find_residue(sections, intervention, case.board_date, case.cancer_type):
+        add(hit.section, hit.line, f"residue check: {hit.implication} ({hit.kind}, '{hit.match}')")
+    for name in SECTIONS:
+        for statement in statements(sections.get(name, "")):
+            for fact, implication in implications:
+                found = implication_hits(implication, statement)
+                if found:
+                    add(name, statement, f"fact term: {fact} ('{found[0][1]}')")
+            for clause in _CLAUSE.findall(statement):
+                bare = _norm(clause).strip(" .:;!?")
+                if not bare:
+                    continue
+                if bare not in baseline_text:
+                    words = _WORD.findall(bare)
+                    kept = [w for w in words if w in baseline_words]
+                    cue = family_cue.search(clause) if family_cue else None
+                    if cue and len(words) >= 3 and len(kept) * 2 >= len(words):
+                        # Rewritten by the edit (most of its words were there before) and still about the fact.
+                        add(name, statement, f"rewritten, still about the fact: '{cue.group(0)}' in '{clause.strip()[:80]}'")
+                    continue  # written by the edit: the residue check and fact terms cover it
+                if removed_re is not None:
+                    m = removed_re.search(clause)
+                    if m:
+                        add(name, statement, f"still names what the edit removed: '{m.group(0)}'")
+                cue = PLAN_CUE.search(clause) or (family_cue.search(clause) if family_cue else None)
+                if cue:
+                    add(name, statement, f"written before the change: '{cue.group(0)}' in '{clause.strip()[:80]}'")
+    for quote in checker_quotes or []:
+        for name in SECTIONS:
+            for statement in statements(sections.get(name, "")):
+                if _norm(quote) and _norm(quote) in _norm(statement):
+                    add(name, statement, "checker role")
+    return out

@@ -7,18 +7,31 @@ so), infers the fields the applicability filters read with the catalog's own voc
 history), and reports what it inferred, for the user to confirm, and what it could not.
 Nothing it cannot read is guessed: a field it cannot infer is listed, and a case that
 lacks a required field is written to a to-do file instead of the cases file.
+
+The importer asks (issue 28). Patterns reach the wordings they were written for, so no
+inference is used until the user confirms it: every field that decides applicability
+(`DECIDING_FIELDS`: cancer type, stage and the date it refers to, metastatic, resected and by
+which operation, prior lines, the board date, and each marker an applicability filter reads or
+the packet reports) becomes a *question*, pre-filled with the value inferred and the quote it
+came from (the quote is checked to occur in the text). `cases import` writes the questions
+file; `cases answer` records confirmations and corrections and writes a case only when every
+question of it is answered, so an unconfirmed inference never decides which interventions
+apply. Text is normalised first (`normalise_text`: NFKC; BOM, zero-width and bidi controls
+removed, with a note), so an invisible character cannot change what is inferred.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from clinical_cf.catalog.css.dates import find_dates, numeric_order
+from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.residue import implication_hits
 from clinical_cf.catalog.css.schema import SECTIONS, Case
@@ -41,7 +54,18 @@ SECTION_HEADINGS: dict[str, tuple[str, ...]] = {
         "staging",
     ),
     "biomarkers": ("biomarkers", "molecular", "markers", "receptor status", "immunohistochemistry", "ihc", "genomics", "ngs"),
-    "medications": ("medications", "meds", "drugs", "current medications", "treatment history", "systemic therapy", "oncologic treatment"),
+    "medications": (
+        "medications",
+        "meds",
+        "drugs",
+        "current medications",
+        "current meds",
+        "medication list",
+        "regimen",
+        "treatment history",
+        "systemic therapy",
+        "oncologic treatment",
+    ),
     "procedures": ("procedures", "surgery", "surgical history", "operations", "interventions"),
     "encounters": ("encounters", "notes", "clinic notes", "progress notes", "visits", "correspondence", "letters", "course", "handover"),
     "labs": ("labs", "laboratory", "bloods", "results", "tumour markers", "tumor markers"),
@@ -49,6 +73,8 @@ SECTION_HEADINGS: dict[str, tuple[str, ...]] = {
     "allergies": ("allergies", "allergy", "adverse reactions"),
     "overview": ("overview", "summary", "assessment", "impression", "board question", "question", "plan", "assessment and plan", "a/p"),
 }
+ONE_LINE_SECTIONS = ("allergies", "vitals")
+"""Sections written as one labelled line or list: a following line with another unknown label leaves them."""
 PLAN_HEADINGS = ("plan", "assessment and plan", "a/p", "question", "board question")
 """Headings whose text is the board's plan or question; it keeps a "Plan:" cue in the packet."""
 _HEADING = re.compile(r"^\s*(?:=+\s*|#+\s*|\*\*)?([A-Za-z][A-Za-z /&-]{1,40}?)(?:\s*=+|\*\*)?\s*:?\s*$")
@@ -73,7 +99,7 @@ CANCER_WORDS: dict[str, str] = {
     "oesophageal": r"\bo?esophag(?:us|eal)\b(?! ?junction)|\bo?esophagectomy\b",
     "sarcoma": r"\bsarcoma\b",
     "mesothelioma": r"\bmesothelioma\b",
-    "thyroid": r"\bthyroid (?:cancer|carcinoma)\b|\bpapillary thyroid\b",
+    "thyroid": r"\bthyroid (?:cancer|carcinoma)\b|\b(?:papillary|follicular|medullary|anaplastic) thyroid\b|\bthyroidectomy\b",
     "sclc": r"\bsmall[- ]cell lung\b|\bSCLC\b",
 }
 """Words that name each cancer type (an open vocabulary: a type not listed here is asked for).
@@ -91,7 +117,7 @@ PLANNING_CUE = re.compile(
 )
 OPERATION = re.compile(
     r"(?i)\b(?:\w*ectom(?:y|ies)|resect(?:ion|ed)|Whipple|wide local excision|WLE|debulking|cytoreduct\w*|"
-    r"TME|TLH|TAH|RALP|lobectomy|pneumonectomy|Hartmann'?s)\b"
+    r"TME|TLH|TAH|RALP|lobectomy|pneumonectomy|Hartmann'?s|(?:wide |radical )?excision(?! biopsy))\b"
 )
 DIAGNOSTIC_ONLY = re.compile(r"(?i)\b(?:biops\w*|TURBT|LLETZ|cone|polypectomy|EBUS|OGD|colonoscopy|gastroscopy|cystoscopy)\b")
 SYSTEMIC = re.compile(
@@ -136,6 +162,8 @@ class ImportReport:
     """Per inferred field, the quoted text it came from."""
     weak: list[str] = field(default_factory=list)
     """Fields inferred only indirectly (approximate stage, pronoun-only sex, ...): confirm them."""
+    questions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Every deciding field (`DECIDING_FIELDS`, `biomarkers.NAME`): pre-filled value, quote, whether the quote occurs."""
 
 
 def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
@@ -153,6 +181,12 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
             found += 1
             if heading.group(1).strip().lower() in PLAN_HEADINGS:
                 sections[current].append("Plan:")
+            continue
+        if inline and current in ONE_LINE_SECTIONS and inline.group(1).strip().lower() not in by_heading:
+            # "Allergies: NKDA" then "Pharmacist query for board: ...": a new labelled line after a one-line
+            # section starts other text, it is not an allergy (a board question filed under allergies).
+            current = "overview"
+            sections[current].append(line)
             continue
         if inline and inline.group(1).strip().lower() in by_heading:
             current = by_heading[inline.group(1).strip().lower()]
@@ -177,9 +211,7 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
 
 def _hits(catalog: Catalog, name: str, text: str, kinds: tuple[str, ...] | None = None) -> bool:
     implication = catalog.implications[name]
-    return any(
-        kinds is None or term.kind in kinds for line in text.splitlines() for term, _ in implication_hits(implication, line)
-    )
+    return any(kinds is None or term.kind in kinds for line in text.splitlines() for term, _ in implication_hits(implication, line))
 
 
 def _first(statements: list[str], test) -> str | None:
@@ -196,7 +228,7 @@ def _cancer_type(statements: list[str]) -> Inference | None:
     for st in statements:
         for cancer, pattern in CANCER_WORDS.items():
             for m in re.finditer(pattern, st, re.IGNORECASE):
-                if _METASTASIS_CONTEXT.match(st[m.end():]) or _METASTASIS_BEFORE.search(st[: m.start()]):
+                if _METASTASIS_CONTEXT.match(st[m.end() :]) or _METASTASIS_BEFORE.search(st[: m.start()]):
                     continue  # "lung metastases" names a site of spread, not the primary
                 scores[cancer] = scores.get(cancer, 0) + 1
                 first_seen.setdefault(cancer, st)
@@ -269,9 +301,22 @@ _NO_METASTASES = re.compile(
 )
 
 
+_OTHER_DISEASE_STAGE = re.compile(
+    r"(?i)\b(?:CKD|chronic kidney disease|kidney disease|renal (?:failure|impairment)|NYHA|heart failure|COPD|GOLD|"
+    r"fibrosis|cirrhosis|Child-?Pugh|pressure (?:ulcer|injury)|hypertension|lymphoedema|sleep)\W{0,3}$"
+)
+"""A stage right after these words is a comorbidity's ("CKD stage 2"), not the cancer's."""
+
+
+def _cancer_stage_matches(statement: str):
+    for m in _STAGE.finditer(statement):
+        if not _OTHER_DISEASE_STAGE.search(statement[max(0, m.start() - 30) : m.start()]):
+            yield m
+
+
 def _stage(statements: list[str]) -> Inference | None:
     for st in statements:
-        m = _STAGE.search(st)
+        m = next(_cancer_stage_matches(st), None)
         if m:
             roman = {"1": "I", "2": "II", "3": "III", "4": "IV"}.get(m.group(1), m.group(1).upper())
             return Inference(roman + (m.group(2) or "").upper(), _quote(st, around=m.group(0)))
@@ -288,9 +333,33 @@ def _stage(statements: list[str]) -> Inference | None:
     return None
 
 
-def _metastatic(statements: list[str], stage: Inference | None) -> Inference | None:
+LOCOREGIONAL_STAGE_IV: dict[str, tuple[str, ...]] = {"head_and_neck": ("IVA", "IVB"), "cervical": ("IVA",)}
+"""Stage IV groups that are not distant spread (AJCC 8th ed. head and neck: IVC is M1; FIGO 2018 cervix: IVB is
+distant): a stage IVA larynx is locoregional."""
+
+
+def _stage_means_metastatic(stage: str, cancer_type: str | None) -> bool:
+    return stage.startswith("IV") and stage not in LOCOREGIONAL_STAGE_IV.get(cancer_type or "", ())
+
+
+def _metastatic(statements: list[str], stage: Inference | None, cancer_type: str | None = None) -> Inference | None:
+    """Explicit statements first (M1, metastases, "no distant metastases"), then the stage.
+
+    A stage that disagrees with an explicit statement (a stage IB at first diagnosis, then
+    "recurrence with lung metastases") is the stage of another time: the explicit statement
+    wins and the stage question says so.
+    """
+    explicit = _explicit_metastatic(statements)
+    if explicit is not None:
+        return explicit
     if stage is not None and not stage.weak:
-        return Inference(stage.value.startswith("IV"), f"from the stage ({stage.evidence})")
+        return Inference(_stage_means_metastatic(stage.value, cancer_type), f"from the stage ({stage.evidence})")
+    if stage is not None:
+        return Inference(_stage_means_metastatic(stage.value, cancer_type), f"from the stage ({stage.evidence})", weak=True)
+    return None  # not settled by the text: ask
+
+
+def _explicit_metastatic(statements: list[str]) -> Inference | None:
     m1 = _first(statements, _M1.search)
     if m1:
         return Inference(True, _quote(m1))
@@ -300,15 +369,26 @@ def _metastatic(statements: list[str], stage: Inference | None) -> Inference | N
         return Inference(True, _quote(spread))
     if denial and not spread:
         return Inference(False, _quote(denial))
-    if stage is not None:
-        return Inference(stage.value.startswith("IV"), f"from the stage ({stage.evidence})", weak=True)
-    return None  # not settled by the text: ask
+    if spread and denial:
+        later = _first(statements, lambda s: bool(_METASTATIC.search(s)) and bool(_RECURRENCE.search(s)) and not _planned(s))
+        if later:
+            # "stage IB (T1b N0 M0) at diagnosis ... Recurrence with lung metastases": the recurrence is the present.
+            return Inference(True, f"recurrence: {_quote(later)} (an earlier statement says {_quote(denial, 60)})", weak=True)
+        return None  # one statement says spread, another says none: ask (both are quoted in the question)
+    return None
+
+
+_RECURRENCE = re.compile(r"(?i)\b(?:recurren\w*|relapse\w*|recurred|progress\w*|now metastatic|new (?:metasta\w*|lesions?))\b")
 
 
 def _resected(catalog: Catalog, statements: list[str]) -> Inference | None:
     """Performed, not planned: an operation in a statement without a planning cue, diagnostic procedures excepted."""
     for st in statements:
         ops = [m for m in OPERATION.finditer(st) if not DIAGNOSTIC_ONLY.search(st[max(0, m.start() - 12) : m.end() + 12])]
+        if DIAGNOSTIC_ONLY.search(st):
+            # "TURBT: complete resection of visible tumour": a generic "resection" in the statement of a
+            # diagnostic procedure is that procedure, not the definitive operation; a named one still counts.
+            ops = [m for m in ops if not re.fullmatch(r"(?i)resect(?:ion|ed)|excision", m.group(0))]
         if ops and not _planned(st) and not _hits(catalog, "unresected", st, ("status",)):
             return Inference(True, f"performed: {_quote(st, around=ops[0].group(0))}")
     unresected = _first(statements, lambda s: _hits(catalog, "unresected", s, ("status",)))
@@ -342,7 +422,12 @@ def _markers(catalog: Catalog, text: str) -> dict[str, str]:
     if pr:
         markers["PR"] = re.sub(r"\s+", "", pr.group(1))
     pdl1 = re.search(r"(?i)\bPD-?L1\b[^.\n;|]{0,40}?((?:<|>|≥|>=)?\s*\d{1,3}\s*%)", text)
-    if pdl1:
+    cps = re.search(r"(?i)\bPD-?L1\b[^.\n;|]{0,20}?\bCPS\s*(?:of\s*|[:=]\s*)?(<|>|≥|>=)?\s*(\d{1,3})\b", text)
+    if cps and not pdl1:
+        # A combined positive score is not a tumour proportion score: the case keeps no percent; the
+        # question shows the CPS and asks for the status the board reads from it.
+        markers["PD-L1"] = None  # type: ignore[assignment]
+    elif pdl1:
         markers["PD-L1"] = re.sub(r"\s+", "", pdl1.group(1)).replace("≥", "").replace(">=", "").replace(">", "")
     ki67 = re.search(r"(?i)\bKi-?67\b[^.\n;|]{0,10}?(\d{1,3}\s*%)", text)
     if ki67:
@@ -388,9 +473,7 @@ _ORDINAL = re.compile(r"(?i)\b(first|1st|second|2nd|third|3rd|fourth|4th)[- ]lin
 def _prior_lines(catalog: Catalog, statements: list[str], metastatic: Inference | None) -> Inference | None:
     naive = _first(statements, lambda s: _hits(catalog, "treatment_naive", s, ("history",)))
     given = [s for s in statements if not _planned(s)]
-    found = [
-        (_ORDINALS[w.lower()], st) for st in given for pair in _ORDINAL.findall(st) for w in pair if w
-    ]
+    found = [(_ORDINALS[w.lower()], st) for st in given for pair in _ORDINAL.findall(st) for w in pair if w]
     if found:
         top, st = max(found, key=lambda f: f[0])
         # A line that is running has been given too: "on first-line osimertinib" is one line, not treatment-naive.
@@ -410,19 +493,39 @@ def _prior_lines(catalog: Catalog, statements: list[str], metastatic: Inference 
 _BOARD_LINE = re.compile(r"(?i)\b(?:MDT|MDM|tumou?r board|board|meeting|multidisciplinary)\b")
 
 
+_COMPACT_DATE = re.compile(r"(?<![\d.])((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?:[0-2]\d[0-5]\d(?:[0-5]\d)?)?(?![\d.])")
+"""YYYYMMDD (optionally with HHMM[SS]), as HL7-style exports write dates."""
+
+
+def _compact_dates(line: str) -> list[FoundDate]:
+    found = []
+    for m in _COMPACT_DATE.finditer(line):
+        try:
+            found.append(FoundDate(m.start(), m.end(), m.group(0), date(int(m.group(1)), int(m.group(2)), int(m.group(3))), "iso"))
+        except ValueError:
+            continue
+    return found
+
+
+def _full_dates(text: str, order) -> list[FoundDate]:
+    full = ("iso", "num", "dmy", "mdy")
+    return sorted([d for d in find_dates(text, order) if d.form in full] + _compact_dates(text), key=lambda d: d.start)
+
+
 def _board_date(text: str) -> tuple[Inference | None, str]:
     """The date of the board: a date on a line naming the meeting, else the latest full date."""
     order = numeric_order(text)
-    full = ("iso", "num", "dmy", "mdy")
     for line in text.splitlines():
-        if _BOARD_LINE.search(line):
-            dates = [d for d in find_dates(line, order) if d.form in full]
+        board = _BOARD_LINE.search(line)
+        if board:
+            dates = _full_dates(line, order)
             if dates:
-                d = dates[-1]
+                # The date nearest the word naming the meeting ("Breast MDT 04/03/2026 ... excision on 02/02/2026").
+                d = min(dates, key=lambda d: min(abs(d.start - board.end()), abs(board.start() - d.end)))
                 if d.ambiguous:
                     return None, f"board date {d.text!r} reads as day/month or month/day and no other date settles it"
                 return Inference(d.value, _quote(line)), ""
-    dates = [d for d in find_dates(text, order) if d.form in full]
+    dates = _full_dates(text, order)
     if not dates:
         return None, ""
     latest = max(dates, key=lambda d: d.value)
@@ -431,47 +534,187 @@ def _board_date(text: str) -> tuple[Inference | None, str]:
     return Inference(latest.value, f"latest dated entry {latest.text!r}", weak=True), ""
 
 
-def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user") -> ImportReport:
-    """One packet's text as a case, with the evidence of every inference and what is unknown.
+FORMAT_CHARACTERS = "Cf"
+"""Unicode category of the characters removed before reading: zero-width space/joiners, bidi embeddings,
+overrides, isolates and marks, the BOM, soft hyphens. They are invisible, so a reader sees the text
+without them, while a pattern would not ("stage\u200b III", "H\u202eER2")."""
 
-    A field the text does not settle is never defaulted: it is listed in `missing` (the
-    to-do) with what to write. A field inferred only indirectly is listed in `weak`.
+
+def normalise_text(text: str) -> tuple[str, list[str]]:
+    """NFKC, format characters (BOM, zero-width, bidi controls) removed, line ends unified; with a note of what changed."""
+    notes = []
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    nfkc = unicodedata.normalize("NFKC", text)
+    if nfkc != text:
+        notes.append("text normalised to Unicode NFKC (compatibility forms such as full-width letters or ligatures unified)")
+    removed: dict[str, int] = {}
+    kept = []
+    for ch in nfkc:
+        if unicodedata.category(ch) == FORMAT_CHARACTERS:
+            name = unicodedata.name(ch, f"U+{ord(ch):04X}")
+            removed[name] = removed.get(name, 0) + 1
+        else:
+            kept.append(ch)
+    if removed:
+        listed = ", ".join(f"{n} x{c}" for n, c in sorted(removed.items()))
+        notes.append(f"removed {sum(removed.values())} invisible format character(s) before reading: {listed}")
+    return "".join(kept), notes
+
+
+DECIDING_FIELDS = ("cancer_type", "stage", "stage_date", "metastatic", "resected", "operation", "prior_lines", "board_date")
+"""The fields that decide which interventions apply (with each marker, `biomarkers.NAME`): none is used unconfirmed."""
+ASK = {
+    "cancer_type": "the tumour type, a lower-case word (e.g. breast, renal, bladder, head_and_neck, hepatocellular)",
+    "sex": "F or M",
+    "age": "age in years at the board",
+    "stage": "the CURRENT AJCC/FIGO stage group (I-IV with letter); a recurrence with distant metastases is IV",
+    "stage_date": "the date the stage refers to (YYYY-MM-DD), or 'unknown'",
+    "metastatic": "true or false: are there distant metastases NOW?",
+    "resected": "true or false: has the primary been removed by a definitive operation "
+    "(performed, not planned; a biopsy, TURBT or LLETZ is diagnostic)?",
+    "operation": "the definitive operation performed and its date, or 'none'",
+    "prior_lines": "lines of systemic therapy given for advanced/metastatic disease, a running one included "
+    "(0 if none; adjuvant treatment is not a line)",
+    "board_date": "the date of the tumour board (YYYY-MM-DD)",
+    "consensus": "the treatment the board agreed on",
+}
+MARKER_ASK = "positive, negative, equivocal, not_tested, or a percentage as reported (e.g. 40%)"
+
+
+def filter_markers(catalog: Catalog, cancer_type: str | None = None) -> list[str]:
+    """Markers an applicability filter reads (for interventions that can apply to `cancer_type`): each is asked for."""
+    names: list[str] = []
+    for item in catalog.interventions:
+        types = item.applies_to.cancer_types
+        if cancer_type is not None and types is not None and cancer_type not in types:
+            continue
+        for name in item.applies_to.biomarkers or {}:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+_QUOTED = re.compile(r'"…?(.*?)…?"')
+
+
+def quote_occurs(evidence: str | None, text: str) -> bool:
+    """Whether every quoted part of `evidence` occurs in `text` (whitespace collapsed): a quote is checked, not trusted."""
+    if not evidence:
+        return False
+    parts = [p for p in _QUOTED.findall(evidence) if p.strip()]
+    if not parts:
+        return False
+    flat = " ".join(text.split())
+    return all(" ".join(p.split()) in flat for p in parts)
+
+
+@dataclass
+class Question:
+    """One field to confirm: the pre-filled value, the quote it came from, whether the quote was found in the text."""
+
+    name: str
+    value: Any
+    evidence: str | None
+    verified: bool
+    weak: bool
+    ask: str
+    confirmed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "evidence": self.evidence,
+            "quote_verified": self.verified,
+            "weak": self.weak,
+            "ask": self.ask,
+            "confirmed": self.confirmed,
+        }
+
+
+def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user") -> ImportReport:
+    """One packet's text as a draft case and the questions that confirm it.
+
+    A field the text does not settle is never defaulted: it is listed in `missing` with what
+    to write. Every deciding field is a question (`questions`), whether inferred or not; a
+    field inferred only indirectly is also listed in `weak`.
     """
     report = ImportReport(case_id=case_id, source=source)
+    text, normal_notes = normalise_text(text)
+    report.notes.extend(normal_notes)
+    if not text.strip():
+        raise CatalogError(source, "the packet is empty (no text after removing invisible characters)", entry=case_id, field="text")
     sections, notes = split_sections(text)
     report.notes.extend(notes)
     flat = "\n".join(sections.values())
     said = statements(flat)
     fields: dict[str, Any] = {"case_id": case_id, "sections": sections, "source": source}
+    questions: dict[str, Question] = {}
 
-    def settle(name: str, found: Inference | None, ask: str) -> None:
+    def settle(name: str, found: Inference | None, ask: str | None = None, deciding: bool = True) -> None:
+        ask = ask or ASK[name]
         if found is None:
             report.missing.append(f"{name}: {ask}")
+            questions[name] = Question(name, None, None, False, False, ask)  # asked in the same place as the deciding ones
             return
-        fields[name] = found.value.isoformat() if hasattr(found.value, "isoformat") else found.value
+        value = found.value.isoformat() if hasattr(found.value, "isoformat") else found.value
+        if name not in ("stage_date", "operation"):
+            fields[name] = value
         report.evidence[name] = found.evidence
-        report.inferred[name] = f"{fields[name]} ({'WEAK, confirm: ' if found.weak else ''}{found.evidence})"
+        report.inferred[name] = f"{value} ({'WEAK, confirm: ' if found.weak else ''}{found.evidence})"
         if found.weak:
             report.weak.append(name)
+        if deciding:
+            questions[name] = Question(name, value, found.evidence, quote_occurs(found.evidence, flat), found.weak, ask)
 
     cancer = _cancer_type(said)
-    settle("cancer_type", cancer, "the tumour type, a lower-case word (e.g. breast, renal, bladder, head_and_neck)")
-    settle("sex", _sex(said, flat, cancer.value if cancer else None), "F or M")
-    settle("age", _age(said), "age in years at the board")
+    settle("cancer_type", cancer)
+    settle("sex", _sex(said, flat, cancer.value if cancer else None), deciding=False)
+    settle("age", _age(said), deciding=False)
     stage = _stage(said)
-    settle("stage", stage, "the AJCC/FIGO stage group (I-IV with letter)")
-    metastatic = _metastatic(said, stage)
-    settle("metastatic", metastatic, "true or false: are there distant metastases?")
-    settle("resected", _resected(catalog, said), "true or false: has the primary been removed (performed, not planned)?")
-    settle("prior_lines", _prior_lines(catalog, said, metastatic), "lines of systemic therapy given for advanced disease (0 if none)")
+    metastatic = _metastatic(said, stage, cancer.value if cancer else None)
+    if (
+        stage is not None
+        and metastatic is not None
+        and metastatic.value != _stage_means_metastatic(stage.value, cancer.value if cancer else None)
+    ):
+        # The stage is of another time (first diagnosis) or another disease: pre-fill nothing, quote both.
+        report.notes.append(f"the stated stage {stage.value} disagrees with: {metastatic.evidence}")
+        stage = Inference(None, f"{stage.evidence}; but {metastatic.evidence}: which stage is current?", weak=True)
+        report.missing.append(f"stage: {ASK['stage']}")
+    if stage is not None and stage.value is None:
+        questions["stage"] = Question("stage", None, stage.evidence, quote_occurs(stage.evidence, flat), True, ASK["stage"])
+        report.evidence["stage"] = stage.evidence
+    else:
+        settle("stage", stage)
+    settle("stage_date", _stage_date(said, flat, stage))
+    settle("metastatic", metastatic)
+    resected = _resected(catalog, said)
+    settle("resected", resected)
+    settle("operation", _operation(resected))
+    settle("prior_lines", _prior_lines(catalog, said, metastatic))
     markers = _markers(catalog, "\n".join(logical_lines(flat)))
-    fields["biomarkers"] = markers
-    report.inferred["biomarkers"] = markers or "none recognised (add any the packet reports)"
+    for name in [*filter_markers(catalog, cancer.value if cancer else None), *markers]:
+        key = f"biomarkers.{name}"
+        if key in questions:
+            continue
+        value = markers.get(name)
+        quote = _marker_quote(name, flat)
+        if value is None and name in markers:
+            evidence = f"{quote} (not a status or a percentage: give the status the board reads from it)"
+        elif value is None:
+            evidence = f"no {name} result found in the packet" + (f" (it mentions {quote})" if quote else "")
+        else:
+            evidence = quote or f"{name} {value}"
+        suggestion = value if value is not None else (None if name in markers or quote else "not_tested")
+        questions[key] = Question(key, suggestion, evidence, quote_occurs(evidence, flat), value is None, MARKER_ASK)
+    fields["biomarkers"] = {k: v for k, v in markers.items() if v is not None}
+    report.inferred["biomarkers"] = fields["biomarkers"] or "none recognised (add any the packet reports)"
     board, why = _board_date(flat)
-    settle("board_date", board, why or "the date of the tumour board (YYYY-MM-DD)")
+    settle("board_date", board, why or ASK["board_date"])
 
     plan = re.search(
-        r"(?i)\b(?:plan|board rec\w*|recommendations?|proposed(?: management)?|proposal|question|a/p|outcome)\s*:\s*\n?\s*([^.\n]{6,120})",
+        r"(?i)\b(?:plan|board rec\w*|recommendations?|proposed(?: management)?|proposal|question|a/p|outcome|decision|query)"
+        r"(?:[ \w]{0,20})?\s*:\s*\n?\s*([^.\n]{6,120})",
         "\n".join(logical_lines(sections["overview"] + "\n" + sections["encounters"] + "\n" + flat)),
     )
     if plan:
@@ -481,8 +724,11 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         )
     else:
         report.missing.append("consensus: at least one treatment the board agreed on")
+        fields["consensus"] = []
+        questions["consensus"] = Question("consensus", None, None, False, False, ASK["consensus"])
 
     report.draft = fields
+    report.questions = {name: q.to_json() for name, q in questions.items()}
     if not report.missing:
         try:
             report.case = Case.model_validate(fields)
@@ -491,8 +737,151 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
     return report
 
 
+def _stage_date(statements: list[str], text: str, stage: Inference | None) -> Inference | None:
+    """The date written in the stage's own statement (a stage of 2023 is not today's)."""
+    if stage is None or stage.value is None:
+        return None
+    unknown = Inference("unknown", "no date is written in the stage's statement: confirm 'unknown' or give it", weak=True)
+    quoted = [p for p in _QUOTED.findall(stage.evidence) if p.strip()]
+    order = numeric_order(text)
+    for st in statements:
+        if quoted and " ".join(quoted[0].split())[:40] in " ".join(st.split()):
+            dates = _full_dates(st, order) or [d for d in find_dates(st, order)]
+            if dates and not dates[0].ambiguous:
+                return Inference(dates[0].value, f"date in the stage's statement {_quote(st, around=dates[0].text)}", weak=True)
+    return unknown
+
+
+def _operation(resected: Inference | None) -> Inference | None:
+    if resected is None:
+        return None
+    if not resected.value:
+        return Inference("none", resected.evidence, resected.weak)
+    m = OPERATION.search(resected.evidence)
+    return Inference(m.group(0) if m else None, resected.evidence, True) if m else None
+
+
+def _marker_quote(name: str, text: str) -> str | None:
+    words = {
+        "PD-L1": r"PD-?L1",
+        "MSI": r"MSI|MMR|mismatch repair",
+        "ER": r"\bER\b|(?:o?estrogen) receptor",
+        "PR": r"\bPR\b|PgR|progesterone",
+    }
+    pattern = words.get(name, rf"\b{re.escape(name)}\b")  # case-sensitive: "eGFR" is not EGFR
+    for line in logical_lines(text):
+        m = re.search(pattern, line)
+        if m:
+            return _quote(line, around=m.group(0))
+    return None
+
+
+# ---------------------------------------------------------------------------------- answers
+
+
+def pending_record(report: ImportReport) -> dict[str, Any]:
+    """One line of the questions file: the draft, every question, the notes."""
+    return {"case_id": report.case_id, "source": report.source, "notes": report.notes, "questions": report.questions, "draft": report.draft}
+
+
+_BOOL = {"true": True, "yes": True, "y": True, "false": False, "no": False, "n": False}
+
+
+def parse_answer(name: str, raw: Any) -> Any:
+    """A typed answer from what the user wrote; ValueError naming the field when it cannot be."""
+    if not isinstance(raw, str):
+        return raw
+    text = raw.strip()
+    if name in ("metastatic", "resected"):
+        if text.lower() not in _BOOL:
+            raise ValueError(f"{name}: answer true or false, not {raw!r}")
+        return _BOOL[text.lower()]
+    if name in ("prior_lines", "age"):
+        if not text.isdigit():
+            raise ValueError(f"{name}: answer a whole number, not {raw!r}")
+        return int(text)
+    return text
+
+
+def answer_case(
+    record: dict[str, Any], answers: dict[str, Any] | None = None, confirm: set[str] | None = None, catalog: Catalog | None = None
+) -> tuple[dict, Case | None, list[str]]:
+    """Apply answers (a value corrects and confirms a field) and confirmations (the pre-filled value stands).
+
+    Returns (the updated record, the case once every question is answered and the draft
+    validates, else None, and what is still open). An unconfirmed question is never used.
+    """
+    record = {**record, "questions": {k: dict(v) for k, v in record["questions"].items()}, "draft": dict(record["draft"])}
+    questions, draft = record["questions"], record["draft"]
+    draft["biomarkers"] = dict(draft.get("biomarkers") or {})
+    for name, raw in (answers or {}).items():
+        if name not in questions and name not in ASK and not name.startswith("biomarkers."):
+            raise ValueError(f"{record['case_id']}: no question named {name!r} (asked: {', '.join(questions)})")
+        questions.setdefault(
+            name, {"value": None, "evidence": None, "quote_verified": False, "weak": False, "ask": ASK.get(name, MARKER_ASK)}
+        )
+        questions[name].update(
+            value=parse_answer(name, raw),
+            confirmed=True,
+            answered="corrected" if questions[name].get("value") != parse_answer(name, raw) else "confirmed",
+        )
+    for name in confirm or set():
+        if name == "*":
+            for q in questions.values():
+                if q.get("value") is not None:
+                    q.update(confirmed=True, answered=q.get("answered", "confirmed"))
+            continue
+        if name not in questions:
+            raise ValueError(f"{record['case_id']}: no question named {name!r}")
+        if questions[name].get("value") is None:
+            raise ValueError(f"{record['case_id']}: {name} has no pre-filled value to confirm; answer it ({questions[name]['ask']})")
+        questions[name].update(confirmed=True, answered=questions[name].get("answered", "confirmed"))
+    for name, q in questions.items():
+        if not q.get("confirmed"):
+            continue
+        value = q["value"]
+        if name.startswith("biomarkers."):
+            marker = name.split(".", 1)[1]
+            if value in (None, "not_tested"):
+                draft["biomarkers"].pop(marker, None)
+            else:
+                draft["biomarkers"][marker] = value
+        elif name == "consensus":
+            draft["consensus"] = [{"treatment": str(value), "label": "tacit"}]
+        elif name not in ("stage_date", "operation"):
+            draft[name] = value
+    corrected_type = questions.get("cancer_type", {})
+    if catalog is not None and corrected_type.get("confirmed") and corrected_type.get("value"):
+        # A corrected tumour type can bring markers into play that were not asked for the inferred one: ask them now.
+        for marker in filter_markers(catalog, str(corrected_type["value"])):
+            key = f"biomarkers.{marker}"
+            if key not in questions:
+                questions[key] = Question(
+                    key, "not_tested", f"asked because cancer_type is {corrected_type['value']}", False, True, MARKER_ASK
+                ).to_json()
+    open_questions = [f"{name}: {q['ask']}" for name, q in questions.items() if not q.get("confirmed")]
+    problems = list(open_questions)
+    resected, operation = questions.get("resected", {}), questions.get("operation", {})
+    if (
+        resected.get("confirmed")
+        and operation.get("confirmed")
+        and bool(resected["value"]) == (str(operation["value"]).lower() in ("none", "", "null"))
+    ):
+        problems.append("operation: resected and the operation disagree (resected true needs the operation performed; false needs 'none')")
+    if problems:
+        return record, None, problems
+    try:
+        return record, Case.model_validate(draft), []
+    except ValidationError as ex:
+        return record, None, [f"{'.'.join(map(str, e['loc'])) or 'case'}: {e['msg']}" for e in ex.errors()]
+
+
 def read_packets(paths: list[str]) -> list[tuple[str, str, str]]:
-    """(case id, source, text) per packet: text files, or a JSONL of texts ({"id", "text"} or a string)."""
+    """(case id, source, text) per packet: text files, or a JSONL of texts ({"id", "text"} or a string).
+
+    Case ids are unique: a second packet whose id (file stem or "id") was taken gets "-2", "-3" ...
+    (the source names which packet it is). An empty packet is refused, naming it.
+    """
     packets = []
     for raw in paths:
         path = Path(raw)
@@ -503,13 +892,21 @@ def read_packets(paths: list[str]) -> list[tuple[str, str, str]]:
                     continue
                 item = load_json_line(line, path, n)
                 text = item if isinstance(item, str) else item.get("text") if isinstance(item, dict) else None
-                if not isinstance(text, str) or not text.strip():
-                    raise CatalogError(path, f"line {n} has no packet text", field="text")
+                if not isinstance(text, str) or not normalise_text(text)[0].strip():
+                    raise CatalogError(path, f"line {n} has no packet text (empty packet)", field="text")
                 cid = item.get("id") if isinstance(item, dict) and item.get("id") else f"{path.stem}-{n}"
                 packets.append((_safe_id(str(cid)), f"{path.name}:{n}", text))
         else:
-            packets.append((_safe_id(path.stem), path.name, load_text(path)))
-    return packets
+            text = load_text(path)
+            if not normalise_text(text)[0].strip():
+                raise CatalogError(path, "the packet is empty (no text after removing invisible characters)", field="text")
+            packets.append((_safe_id(path.stem), str(path), text))
+    seen: dict[str, int] = {}
+    unique = []
+    for cid, source, text in packets:
+        seen[cid] = seen.get(cid, 0) + 1
+        unique.append((cid if seen[cid] == 1 else f"{cid}-{seen[cid]}", source, text))
+    return unique
 
 
 def _safe_id(text: str) -> str:

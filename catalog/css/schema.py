@@ -290,7 +290,9 @@ class Case(_Strict):
             raise ValueError("prostate cancer in a record whose sex is not M")
         if self.cancer_type == "ovarian" and self.sex != "F":
             raise ValueError("ovarian cancer in a record whose sex is not F")
-        if self.metastatic != self.stage.startswith("IV"):
+        # Stage IVA/IVB head and neck and IVA cervix are locoregional (AJCC 8th ed.; FIGO 2018): not metastatic.
+        locoregional = {"head_and_neck": ("IVA", "IVB"), "cervical": ("IVA",)}.get(self.cancer_type, ())
+        if self.metastatic != (self.stage.startswith("IV") and self.stage not in locoregional):
             raise ValueError(f"metastatic={self.metastatic} disagrees with stage {self.stage}")
         if self.record is not None:
             if (self.record.resection is not None) != self.resected:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from clinical_cf.core.atomic import write_text_atomic
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json, read_bytes_checked
 
@@ -109,5 +110,5 @@ def write_lock(catalog_path: str | Path) -> Path:
         "sha256": file_sha256(catalog_path),
         "locked_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
     }
-    lock_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(lock_path, json.dumps(payload, indent=2) + "\n")  # whole or not at all
     return lock_path

@@ -44,7 +44,7 @@ def template_log(folder: Path) -> str:
     from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 
     log = eval(
-        css_family_d(cases=str(HANDWRITTEN_CASES)),
+        css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
         model=MockModel("mockllm/alpha", lambda p: recommendations_json("FOLFOX")).model,
         model_roles={"judge": MockModel("mockllm/judge-a", lambda p: json.dumps({"score": 1, "rationale": "r"})).model},
         epochs=2,

@@ -16,7 +16,7 @@ def test_rows_per_tuple_and_family_means(tmp_path):
     # Scores 1 on controls ("no change"), 0 on Family D: the model never moves.
     judge = MockModel("mockllm/judge", lambda p: json.dumps({"score": 1 if "No change in substance" in p else 0, "rationale": "r"}))
     log = eval(
-        css_family_d(cases=str(HANDWRITTEN_CASES)),
+        css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
         model=model.model,
         model_roles={"judge": judge.model},
         display="none",

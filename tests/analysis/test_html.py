@@ -28,7 +28,7 @@ def test_script_json_round_trips_and_cannot_close_its_block():
 def hostile_logs(tmp_path_factory):
     logs = tmp_path_factory.mktemp("hostile")
     judge = MockModel("mockllm/judge", lambda p: json.dumps({"score": 0.5, "rationale": HOSTILE}))
-    eval(css(cases=str(HANDWRITTEN_CASES), controls="none"),
+    eval(css(cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"),
          model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX", HOSTILE)).model,
          model_roles={"judge": judge.model}, display="none", log_dir=str(logs))
     return logs

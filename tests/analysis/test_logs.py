@@ -22,7 +22,7 @@ def judge(verdict):
 def folder(tmp_path_factory):
     logs = tmp_path_factory.mktemp("mixed")
     for name, verdict in (("north", 1), ("south", 0)):
-        eval(css_family_d(cases=str(HANDWRITTEN_CASES)), model=MockModel(f"mockllm/{name}", lambda p: recommendations_json("CAPOX")).model,
+        eval(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"), model=MockModel(f"mockllm/{name}", lambda p: recommendations_json("CAPOX")).model,
              model_roles={"judge": judge(verdict).model}, display="none", log_dir=str(logs))
     eval(sensitivity(types="surface"), model=MockModel("mockllm/north", clinician).model, limit=6, display="none", log_dir=str(logs))
     eval(Task(dataset=[Sample(input="hello")]), model=MockModel("mockllm/plain", lambda p: "hi").model, display="none", log_dir=str(logs))

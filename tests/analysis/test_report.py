@@ -23,7 +23,7 @@ def test_report_tables_and_cross_judge(tmp_path, capsys):
     for name, verdict in (("alpha", 1), ("beta", 0.5), ("gamma", 0)):
         model = MockModel(f"mockllm/{name}", lambda p: recommendations_json("FOLFOX"))
         log = eval(
-            css_family_d(cases=str(HANDWRITTEN_CASES)),
+            css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
             model=model.model,
             model_roles={"judge": MockModel("mockllm/judge", judge_reply(verdict)).model},
             display="none",
@@ -91,10 +91,10 @@ def test_single_shot_and_agent_logs_give_the_lift_figure(tmp_path):
         return out
 
     roles = {"judge": MockModel("mockllm/judge", judge_reply(0)).model}
-    eval(css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"), model=get_model("mockllm/m", custom_outputs=single),
+    eval(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"), model=get_model("mockllm/m", custom_outputs=single),
          model_roles=roles, display="none", log_dir=str(tmp_path / "logs"))
     roles = {"judge": MockModel("mockllm/judge", judge_reply(1)).model}
-    eval(css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none"), model=get_model("mockllm/m", custom_outputs=agent),
+    eval(css_agent(families="D", cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"), model=get_model("mockllm/m", custom_outputs=agent),
          model_roles=roles, display="none", log_dir=str(tmp_path / "logs"))
 
     out = tmp_path / "report"
@@ -119,7 +119,7 @@ def test_instability_floor_from_two_epochs(tmp_path):
         return json.dumps({"score": 1 if seen[key] % 2 else 0, "rationale": "r"})
 
     eval(
-        css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
+        css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"),
         # Case-specific replies, so each sample has its own judge prompt.
         model=MockModel(
             "mockllm/m", lambda p: recommendations_json("FOLFIRINOX" if "ancrea" in p or "FOLFIRINOX" in p else "FOLFOX")
@@ -142,7 +142,7 @@ def test_instability_floor_from_two_epochs(tmp_path):
 def test_rewards_export_and_regression_gate(tmp_path, capsys):
     def run(name, verdict, where):
         eval(
-            css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
+            css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"),
             model=MockModel(f"mockllm/{name}", lambda p: recommendations_json("FOLFOX")).model,
             model_roles={"judge": MockModel("mockllm/judge", judge_reply(verdict)).model},
             display="none",
@@ -256,7 +256,7 @@ def test_a_table_and_a_banner_are_one_line_registrations_on_the_suite(tmp_path, 
 
     extended = dataclasses.replace(SUITES["css"], report_tables=(unscored_per_model,), report_banners=(catalog_banner,))
     monkeypatch.setattr(sections, "SUITES", {**SUITES, "css": extended})
-    eval(css_family_d(cases=str(HANDWRITTEN_CASES), controls="none"),
+    eval(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"),
          model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
          model_roles={"judge": MockModel("mockllm/judge", lambda p: "not json at all").model},
          display="none", log_dir=str(tmp_path / "logs"))

@@ -23,7 +23,7 @@ def test_word_diff_marks_only_the_changed_span():
 def page(tmp_path):
     for name, drug in (("alpha", "FOLFOX"), ("beta", "FOLFIRI")):
         judge = MockModel("mockllm/judge", lambda p: json.dumps({"score": 1 if "FOLFOX" in p else 0, "rationale": "because"}))
-        eval(css(cases=str(HANDWRITTEN_CASES), controls="none"),
+        eval(css(cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"),
              model=MockModel(f"mockllm/{name}", lambda p, d=drug: recommendations_json(d)).model,
              model_roles={"judge": judge.model}, display="none", log_dir=str(tmp_path / "logs"))
     return write_side_by_side([str(tmp_path / "logs")], tmp_path / "side.html")

@@ -19,7 +19,7 @@ def test_export_is_blinded_and_import_reports_agreement(tmp_path, capsys):
     cases = tmp_path / "cases.jsonl"
     bundled_b = next(line for line in CASES_PATH.read_text(encoding="utf-8").splitlines() if '"css-breast-020"' in line)
     cases.write_text(HANDWRITTEN_CASES.read_text(encoding="utf-8").rstrip("\n") + "\n" + bundled_b + "\n", encoding="utf-8")
-    eval(css(cases=str(cases), controls="none"), model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
+    eval(css(cases=str(cases), unreviewed="allow", controls="none"), model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
          model_roles={"judge": judge.model}, display="none", log_dir=str(tmp_path / "logs"))
 
     out = tmp_path / "annotation"

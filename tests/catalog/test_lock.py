@@ -42,7 +42,7 @@ def test_task_refuses_unregistered_catalog_and_records_hash_when_allowed(tmp_pat
     catalog.write_text(CATALOG_PATH.read_text() + "\n# edited after registration\n")
     with pytest.raises(UnregisteredCatalogError):
         build_css_task(families="D", cases=str(HANDWRITTEN_CASES), catalog=str(catalog))
-    task = build_css_task(families="D", cases=str(HANDWRITTEN_CASES), catalog=str(catalog), allow_unregistered=True)
+    task = build_css_task(families="D", cases=str(HANDWRITTEN_CASES), catalog=str(catalog), allow_unregistered=True, unreviewed="allow")
     assert task.metadata["catalog_registered"] is False
     sha = read_lock(catalog).catalog_sha256
     assert task.metadata["catalog_sha256"] == sha

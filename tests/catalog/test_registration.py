@@ -83,14 +83,14 @@ def _copy_with_lock(source: Path, target: Path) -> Path:
 def test_user_data_file_is_hashed_and_marked_unregistered_never_refused(tmp_path):
     cases = tmp_path / "mine.jsonl"
     shutil.copy(FIXTURES / "css_cases_handwritten.jsonl", cases)
-    task = create_task("css_family_d", cases=str(cases))
+    task = create_task("css_family_d", cases=str(cases), unreviewed="allow")
     files = {f["path"]: f for f in task.metadata["registration"]["files"]}
     mine = files[str(cases)]
     assert mine["role"] == "data" and not mine["registered"] and not mine["published"]
     assert mine["sha256"] == read_lock(cases).catalog_sha256
     assert task.metadata["registration"]["registered"] is False
     write_lock(cases)
-    files = {f["path"]: f for f in create_task("css_family_d", cases=str(cases)).metadata["registration"]["files"]}
+    files = {f["path"]: f for f in create_task("css_family_d", cases=str(cases), unreviewed="allow").metadata["registration"]["files"]}
     assert files[str(cases)]["registered"] and not files[str(cases)]["published"]
 
 

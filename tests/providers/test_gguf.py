@@ -132,7 +132,7 @@ async def test_real_generation_honours_schema_tools_and_seed():
 
 def test_css_family_d_end_to_end_on_the_embedded_model():
     log = eval(
-        css_family_d(cases=str(HANDWRITTEN_CASES)),
+        css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
         model="gguf/smollm2",
         model_roles={"judge": "gguf/smollm2"},
         limit=2,
@@ -156,7 +156,7 @@ def test_chart_agent_runs_on_the_embedded_model():
 
     log = eval(
         # Small caps keep this CPU run to about a minute: short tool returns, few turns.
-        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=6, section_cap_bytes=1500),
+        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=6, section_cap_bytes=1500, unreviewed="allow"),
         model="gguf/smollm2",
         limit=1,
         max_tokens=150,

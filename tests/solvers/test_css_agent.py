@@ -78,7 +78,7 @@ def test_agent_run_records_traces_and_retrieved_not_updated():
         lambda p: json.dumps({"score": 1 if data_blocks(p)["BASELINE"] != data_blocks(p)["COUNTERFACTUAL"] else 0, "rationale": "r"}),
     )
     log = eval(
-        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none"),
+        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", unreviewed="allow"),
         model=get_model("mockllm/model", custom_outputs=agent),
         model_roles={"judge": judge.model},
         display="none",
@@ -106,7 +106,7 @@ def test_looping_agent_is_stopped_and_the_limit_recorded():
 
     judge = MockModel("mockllm/judge", lambda p: json.dumps({"score": 0, "rationale": "r"}))
     log = eval(
-        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=8),
+        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=8, unreviewed="allow"),
         model=get_model("mockllm/model", custom_outputs=looping),
         model_roles={"judge": judge.model},
         limit=1,

@@ -61,7 +61,7 @@ def oncologist(prompt: str) -> str:
 
 @pytest.mark.parametrize("baseline_cache, shared", [(True, True), (False, False)])
 def test_two_stage_recommendations_share_the_baseline_per_case(baseline_cache, shared):
-    task = build_css_task(cases=str(HANDWRITTEN_CASES), controls="per_case")
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), controls="per_case", unreviewed="allow")
     samples = list(task.dataset)
     tuples_per_case = Counter(s.metadata["case_id"] for s in samples)
     assert max(tuples_per_case.values()) > 1  # otherwise nothing would be shared
@@ -98,7 +98,7 @@ def reading_agent(messages, tools, tool_choice, config) -> ModelOutput:
 
 
 def test_chart_agent_recommendations_trace_both_arms_and_share_the_baseline_run():
-    task = build_css_task(families="D", cases=str(HANDWRITTEN_CASES), controls="per_case", setting="agent")
+    task = build_css_task(families="D", cases=str(HANDWRITTEN_CASES), controls="per_case", setting="agent", unreviewed="allow")
     samples = list(task.dataset)
     cases = {s.metadata["case_id"] for s in samples}
     assert len(samples) > len(cases)
@@ -172,7 +172,7 @@ def test_candidate_distributions_record_why_a_provider_gave_no_logprobs():
 def test_the_shared_baseline_is_never_reused_by_a_later_run():
     # Issue 21: a second run (a different model served under the same name) must generate its own
     # baseline, not read the first run's from the cache; each run records its cache scope.
-    task = build_css_task(cases=str(HANDWRITTEN_CASES), controls="per_case")
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), controls="per_case", unreviewed="allow")
     samples = list(task.dataset)[:3]
     packet = samples[0].metadata["baseline_packet"]
     scopes = []

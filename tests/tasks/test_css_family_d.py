@@ -38,7 +38,7 @@ def judge(prompt: str) -> str:
 def run():
     model, judge_model = MockModel("mockllm/model", tumor_board), MockModel("mockllm/judge", judge)
     log = eval(
-        css_family_d(cases=str(HANDWRITTEN_CASES)),
+        css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
         model=model.model,
         model_roles={"judge": judge_model.model},
         display="none",

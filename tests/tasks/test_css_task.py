@@ -18,7 +18,7 @@ def _cases_with_history(tmp_path):
 
 def test_residue_tuples_are_dropped_and_counted_by_default(tmp_path):
     path, case_id = _cases_with_history(tmp_path)
-    task = build_css_task(cases=str(path), families="A", controls="none")
+    task = build_css_task(cases=str(path), families="A", controls="none", unreviewed="allow")
     assert f"{case_id}:A1_her2_positive_to_negative" not in {s.id for s in task.dataset}
     assert task.metadata["intervention_counts"]["A1_her2_positive_to_negative"]["residue"] == 1
     assert task.metadata["residue"] == "drop"
@@ -26,7 +26,7 @@ def test_residue_tuples_are_dropped_and_counted_by_default(tmp_path):
 
 def test_kept_residue_tuples_carry_their_offending_lines(tmp_path):
     path, case_id = _cases_with_history(tmp_path)
-    task = build_css_task(cases=str(path), families="A", controls="none", residue="keep")
+    task = build_css_task(cases=str(path), families="A", controls="none", residue="keep", unreviewed="allow")
     sample = next(s for s in task.dataset if s.id == f"{case_id}:A1_her2_positive_to_negative")
     assert sample.metadata["counterfactual_verdict"] == "residue"
     assert sample.metadata["residue"][0]["section"] == "medications"

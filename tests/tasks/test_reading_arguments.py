@@ -15,7 +15,7 @@ from helpers import HANDWRITTEN_CASES
 
 @pytest.mark.slow
 def test_css_stage_caps_are_checked_numbers():
-    css_family_d(cases=str(HANDWRITTEN_CASES), summary_max_tokens=64, recommend_max_tokens=128)
+    css_family_d(cases=str(HANDWRITTEN_CASES), summary_max_tokens=64, recommend_max_tokens=128, unreviewed="allow")
     with pytest.raises(TaskInputError, match="summary_max_tokens"):
         css_family_d(cases=str(HANDWRITTEN_CASES), summary_max_tokens=0)
     with pytest.raises(TaskInputError, match="recommend_max_tokens"):

@@ -46,6 +46,14 @@ def editor(*replies: str) -> MockModel:
     return MockModel("mockllm/model", respond)
 
 
+def decision(entry, verdict: str, **extra) -> str:
+    """One line of decisions.jsonl as review.html saves it: bound to the entry's content hash."""
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
+
+    entry = entry if isinstance(entry, FrozenCounterfactual) else FrozenCounterfactual.model_validate(entry)
+    return json.dumps({"tuple_id": entry.tuple_id, "decision": verdict, "content_sha256": entry.content_sha256, **extra}) + "\n"
+
+
 def build(model: MockModel, checker=None, retries: int = 1):
     return asyncio.run(build_counterfactuals([CASE], CATALOG, model.model, checker, families="A", retries=retries))
 
@@ -83,7 +91,7 @@ def test_a_malformed_reply_is_rejected_and_a_good_retry_accepted():
 
 
 def test_a_checker_that_still_sees_the_original_fact_rejects_the_edit():
-    checker = MockModel("mockllm/model", lambda prompt: '{"still_implied": true, "lines": ["For adjuvant planning."]}')
+    checker = MockModel("mockllm/model", lambda prompt: '{"surviving": [{"quote": "For adjuvant planning.", "why": "plan"}]}')
     result = build(editor(json.dumps({"sections": GOOD})), checker=checker.model, retries=0)
     assert not [e for e in result.accepted if e.intervention_id == A1.id]
     (rejected,) = [r for r in result.rejected if r.tuple_id.endswith(A1.id)]
@@ -101,9 +109,8 @@ def test_a_frozen_set_is_locked_reviewed_and_used_verbatim_by_the_task(tmp_path,
         build_css_task(cases=str(HANDWRITTEN_CASES), families="A", counterfactuals=str(paths["counterfactuals"]), controls="none")
     # ... until the reviewer's decisions (saved by review.html) are recorded; the lock covers them.
     decisions = tmp_path / "decisions.jsonl"
-    decisions.write_text(
-        json.dumps({"tuple_id": f"{CASE.case_id}:{A1.id}", "decision": "approved", "comment": "ok", "reviewer": "Dr Q"}) + "\n"
-    )
+    (entry,) = load_counterfactuals(paths["counterfactuals"])
+    decisions.write_text(decision(entry, "approved", comment="ok", reviewer="Dr Q"))
     assert main(["counterfactuals", "review", str(paths["counterfactuals"]), "--decisions", str(decisions)]) == 0
     assert "1 approved" in capsys.readouterr().out
     task = build_css_task(cases=str(HANDWRITTEN_CASES), families="A", counterfactuals=str(paths["counterfactuals"]), controls="none")
@@ -182,19 +189,23 @@ def test_unreviewed_entries_are_scored_only_when_allowed_and_then_say_so(tmp_pat
     path, rows = _frozen_set(tmp_path)
     task = build_css_task(cases=str(HANDWRITTEN_CASES), families="AD", counterfactuals=str(path), controls="none", unreviewed="allow")
     assert len(task.dataset) == len(rows)
-    assert {s.metadata["counterfactual_review"] for s in task.dataset} == {"unreviewed (scored with -T unreviewed=allow)"}
-    assert task.metadata["counterfactuals_review"] == {"approved": 0, "rejected": 0, "unreviewed": len(rows)}
+    # The handwritten cases have no structured record: their regex edits are drafts, and every sample says so.
+    assert {s.metadata["counterfactual_review"] for s in task.dataset} == {"unreviewed regex draft (scored with -T unreviewed=allow)"}
+    assert task.metadata["counterfactuals_review"] == {"approved": 0, "rejected": 0, "unreviewed": len(rows), "stale": 0}
+    assert task.metadata["unreviewed_scored"] == len(rows)
     # A rejected entry is never scored; the rest, approved, run without the flag.
     decisions = tmp_path / "d.jsonl"
-    decisions.write_text("".join(
-        json.dumps({"tuple_id": r["tuple_id"], "decision": "rejected" if i == 0 else "approved"}) + "\n" for i, r in enumerate(rows)
-    ))
+    decisions.write_text("".join(decision(r, "rejected" if i == 0 else "approved") for i, r in enumerate(rows)))
     assert main(["counterfactuals", "review", str(path), "--decisions", str(decisions)]) == 0
     task = build_css_task(cases=str(HANDWRITTEN_CASES), families="AD", counterfactuals=str(path), controls="none")
     assert rows[0]["tuple_id"] not in {s.id for s in task.dataset} and len(task.dataset) == len(rows) - 1
-    # A generated (not frozen) run says its counterfactuals were checked deterministically and not reviewed.
-    generated = build_css_task(cases=str(HANDWRITTEN_CASES), families="A", controls="none")
-    assert {s.metadata["counterfactual_verification"] for s in generated.dataset} == {"deterministic checks"}
+    # A generated (not frozen) run of cases without a record: regex drafts, refused by default (issue 28) ...
+    with pytest.raises(CatalogError, match="drafts, never scored as verified"):
+        build_css_task(cases=str(HANDWRITTEN_CASES), families="A", controls="none")
+    # ... and scored only by consent, each sample saying so.
+    generated = build_css_task(cases=str(HANDWRITTEN_CASES), families="A", controls="none", unreviewed="allow")
+    assert {s.metadata["counterfactual_verification"] for s in generated.dataset} == {"regex draft: deterministic checks"}
+    assert generated.metadata["unreviewed_scored"] == len(generated.dataset)
 
 
 def test_a_decision_for_an_unknown_entry_is_refused_and_nothing_written(tmp_path, capsys):
@@ -228,10 +239,14 @@ def _first(rows, prefix):
     ],
 )
 def test_a_tampered_frozen_entry_is_refused_at_load_with_its_id(tmp_path, tamper, words):
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
+
     def mutate(rows):
-        for r in rows:
-            r["approved"], r["decision"] = True, "approved"
         tamper(_first(rows, "A1"))
+        for r in rows:
+            # A forger who re-approves and re-hashes the tampered text: the load-time checks still refuse it.
+            r["approved"], r["decision"] = True, "approved"
+            r["approved_sha256"] = FrozenCounterfactual.model_validate(r).content_sha256
 
     path, rows = _frozen_set(tmp_path, mutate)
     with pytest.raises(CatalogError, match=words) as info:
