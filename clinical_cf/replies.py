@@ -31,6 +31,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -75,29 +76,63 @@ def reply_cut(text: str | None) -> bool:
 
 # --------------------------------------------------------------------------- final answer
 
-_REASONING_TAGS = ("think", "thinking", "reasoning", "reflection", "scratchpad", "analysis")
-# One linear scan for reasoning tags; the attribute run is bounded so an unclosed "<think" cannot
-# make every later match rescan the rest of the reply.
-_TAG = re.compile(r"<(/?)(" + "|".join(_REASONING_TAGS) + r")\b[^<>]{0,200}>", re.IGNORECASE)
-# gpt-oss "harmony" channels and Kimi-style markers, as they appear when a server passes them through.
-_FINAL_CHANNEL = re.compile(r"<\|channel\|>[ \t]{0,8}final[ \t]{0,8}<\|message\|>", re.IGNORECASE)
-_CHANNEL_END = re.compile(r"<\|(?:end|return|call)\|>")
-_KIMI_OPEN, _KIMI_CLOSE = "◁think▷", "◁/think▷"
+READER_RULES_VERSION = 3
+"""Bumped whenever a reading rule changes (reasoning removal, candidate collection, bounds, the reader's
+verification), so a fingerprint over what decides a score changes with it."""
+
+REASONING_TAG_NAMES = (
+    "think", "thinking", "thought", "thoughts", "reasoning", "reason_step", "reflection", "reflect", "scratchpad",
+    "scratch_pad", "analysis", "inner_monologue", "internal_thoughts", "chain_of_thought", "cot", "deliberation",
+    "seed:think", "seed_think",
+)
+"""Tag names that open a reasoning block, in any of the forms `<name ...>...</name>` (DeepSeek-R1, Qwen3, QwQ,
+Claude's `<thinking>`, Gemini's `<thought>`, ByteDance Seed's `<seed:think>`), `[NAME]...[/NAME]` (Mistral
+Magistral's `[THINK]`) and `<|name|>...<|/name|>`; compared case-insensitively."""
+
+# One linear scan for reasoning tags of the three bracket styles; the attribute run is bounded so an
+# unclosed "<think" cannot make every later match rescan the rest of the reply.
+_NAMES = "|".join(re.escape(n) for n in sorted(REASONING_TAG_NAMES, key=len, reverse=True))
+_TAG = re.compile(
+    rf"<(?P<a>/?)(?:{_NAMES})(?![\w:])[^<>]{{0,200}}>|\[(?P<b>/?)(?:{_NAMES})\]|<\|(?P<c>/?)(?:{_NAMES})\|>"
+    r"|<\|(?P<d>begin|end)_of_thought\|>",
+    re.IGNORECASE,
+)
+# Solution markers (OpenThoughts / Bespoke `<|begin_of_solution|>`) wrap the answer: removed, content kept.
+_SOLUTION_MARK = re.compile(r"<\|(?:begin|end)_of_solution\|>", re.IGNORECASE)
+# gpt-oss "harmony" channels: `<|channel|>analysis<|message|>...<|end|>`, `<|channel|>final<|message|>...<|return|>`.
+_CHANNEL = re.compile(r"<\|channel\|>[ \t]{0,8}(?P<name>[A-Za-z_]{1,20})[^<]{0,80}?<\|message\|>", re.IGNORECASE)
+_CHANNEL_END = re.compile(r"<\|(?:end|return|call|start)\|>")
+_KIMI_OPEN, _KIMI_CLOSE = "\u25c1think\u25b7", "\u25c1/think\u25b7"
+# An untagged draft: a line that announces the final answer ends it; what comes before is the draft.
+_FINAL_MARK = re.compile(
+    r"^[ \t>#*_]{0,8}(?:final[ \t]{1,3}(?:answer|decision|verdict|response|recommendations?|reply)|my final answer)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def final_answer(text: str | None) -> str:
-    """The part of a reply that is the answer: everything outside reasoning blocks.
+    """The final answer of a reply: what is left after removing reasoning by one rule (docs/replies-and-judges.md).
 
-    A reasoning block that never closes (a reply cut off while thinking) leaves no final answer;
-    a closing tag without an opening one (chat templates that put `<think>` in the prompt) means
-    everything before it was reasoning. The reply is cut to `MAX_REPLY_CHARS` first.
+    1. The reply is cut to `MAX_REPLY_CHARS`.
+    2. Channels (gpt-oss harmony): a reply with `<|channel|>` markers has as final answer the content of its
+       last `final` channel only; with no final channel it has no final answer (a reply cut off while
+       analysing states nothing).
+    3. Reasoning blocks of every name in `REASONING_TAG_NAMES` and every bracket style, and Kimi's
+       `\u25c1think\u25b7`, are removed: a block that never closes (a reply cut off while thinking) leaves no final
+       answer; a closing tag without an opening one (chat templates that put `<think>` in the prompt) means
+       everything before it was reasoning.
+    4. An untagged draft: when a line announces the final answer ("Final answer:", "**Final decision**"), the
+       final answer starts at the last such line.
     """
     text, _ = bounded(text)
     if not text:
         return ""
-    channels = list(_FINAL_CHANNEL.finditer(text))
+    channels = list(_CHANNEL.finditer(text))
     if channels:
-        text = text[channels[-1].end():]
+        finals = [m for m in channels if m.group("name").lower() == "final"]
+        if not finals:
+            return ""
+        text = text[finals[-1].end():]
         end = _CHANNEL_END.search(text)
         if end:
             text = text[: end.start()]
@@ -108,7 +143,7 @@ def final_answer(text: str | None) -> str:
     kept: list[str] = []
     depth, position = 0, 0
     for match in _TAG.finditer(text):
-        closing = bool(match.group(1))
+        closing = bool(match.group("a") or match.group("b") or match.group("c")) or (match.group("d") or "").lower() == "end"
         if depth == 0 and not closing:
             kept.append(text[position:match.start()])
             depth = 1
@@ -119,12 +154,116 @@ def final_answer(text: str | None) -> str:
         position = match.end()
     if depth == 0:
         kept.append(text[position:])
-    return "".join(kept).strip()
+    final = _SOLUTION_MARK.sub("\n", "".join(kept))
+    marks = list(_FINAL_MARK.finditer(final))
+    if marks:
+        final = final[marks[-1].start():]
+    return final.strip()
 
 
 def had_reasoning(text: str | None) -> bool:
     text, _ = bounded(text)
-    return bool(text) and bool(_TAG.search(text) or _FINAL_CHANNEL.search(text))
+    return bool(text) and bool(_TAG.search(text) or _CHANNEL.search(text) or _KIMI_OPEN in text)
+
+
+# --------------------------------------------------------------------------- bounded numbers
+
+MAX_NUMBER_DIGITS = 30
+"""A run of more digits than this in a final answer makes the reply unreadable (no identifier, dose, score or
+probability has that many; Python refuses to convert integers over 4,300 digits, which ended evals before)."""
+_LONG_DIGITS = re.compile(rf"\d{{{MAX_NUMBER_DIGITS + 1}}}")
+_EXPONENT = re.compile(r"(?<![\w.])[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})[eE][+-]?\d{1,9}(?![\w.])")
+_NON_FINITE = re.compile(
+    r"(?:[:=\[,(][ \t]{0,8}|^[ \t]{0,8})[+-]?(?:nan|infinity|inf)(?![\w])", re.IGNORECASE | re.MULTILINE
+)
+_SMALLEST_NORMAL = sys.float_info.min
+
+
+def number_problem(text: str) -> str | None:
+    """Why a final answer's numbers cannot be read, or None: a digit run over `MAX_NUMBER_DIGITS`, an exponent
+    literal that overflows or underflows to a sub-normal or zero (`1e400`, `1e-400`), or NaN / Infinity."""
+    long = _LONG_DIGITS.search(text)
+    if long:
+        run = len(re.match(r"\d*", text[long.start():long.start() + MAX_REPLY_CHARS]).group(0))  # type: ignore[union-attr]
+        return f"a number with {run} digits (more than {MAX_NUMBER_DIGITS})"
+    for match in _EXPONENT.finditer(text):
+        literal = match.group(0)
+        value = float(literal)
+        mantissa_zero = not re.search(r"[1-9]", literal.lower().split("e")[0])
+        if not math.isfinite(value) or (value == 0 and not mantissa_zero) or (value != 0 and abs(value) < _SMALLEST_NORMAL):
+            return f"number {literal[:40]!r} is not a finite normal number"
+    bad = _NON_FINITE.search(text)
+    if bad:
+        return f"non-finite number {bad.group(0).strip(' :=[,(')[:20]!r}"
+    return None
+
+
+def _strict_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value) or (value != 0 and abs(value) < _SMALLEST_NORMAL) or (value == 0 and re.search(r"[1-9]", literal.split("e")[0].split("E")[0])):
+        raise ValueError(f"number {literal[:40]!r} is not a finite normal number")
+    return value
+
+
+def _strict_int(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"a number with {len(literal)} digits")
+    return int(literal)
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"non-finite number {name}")
+
+
+def loads(text: str) -> Any:
+    """`json.loads` with bounded numbers: long integers, non-finite and sub-normal values raise ValueError."""
+    return json.loads(text, parse_int=_strict_int, parse_float=_strict_float, parse_constant=_no_constant)
+
+
+# --------------------------------------------------------------------------- revisions
+
+# A revision or correction of an answer already given: a cue that opens a sentence or line ("Correction:",
+# "Actually, ...", "Wait, ..."), or a phrase that revises wherever it stands ("on reflection", "scratch that").
+_REVISION_OPENERS = (
+    "correction", "corrected", "correcting", "revised", "revision", "revise", "update", "updated", "amended", "amendment",
+    "erratum", "edit", "actually", "wait", "hmm", "scratch", "rethinking", "reconsidering", "re-checking",
+    "rechecking", "looking again", "after rereading", "after re-reading", "on review", "on reviewing", "on further review",
+)
+_REVISION_PHRASES = (
+    "on reflection", "on second thought", "on second thoughts", "second thoughts", "scratch that", "i take that back",
+    "take that back", "i retract", "i meant", "make that", "change my answer", "changing my answer", "change the answer",
+    "my revised", "revised answer", "revised score", "revised verdict", "revised recommendation", "corrected answer",
+    "instead of my", "rather than my", "this should be", "that should be", "it should be", "should have been",
+    "the correct answer is", "i would change", "i'd change", "i will change",
+)
+_REVISION = re.compile(
+    r"(?:(?:^|[.!?;][ \t]{0,4}|\n)[ \t>*_#-]{0,6}(?:" + "|".join(re.escape(o) for o in _REVISION_OPENERS) + r")\b)"
+    r"|\b(?:" + "|".join(re.escape(p) for p in _REVISION_PHRASES) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def revision_in(text: str) -> str | None:
+    """The first revision cue in `text` (with a little context), or None."""
+    match = _REVISION.search(text)
+    if not match:
+        return None
+    return " ".join(text[match.start(): match.start() + 120].split())
+
+
+# --------------------------------------------------------------------------- conflicting answers
+
+CONFLICT = "conflicting answers"
+"""The reason prefix of a reply whose candidate answers disagree (unreadable, counted apart)."""
+
+
+def conflict_reason(candidates: Iterable[str]) -> str:
+    shown = [" ".join(str(c).split())[:120] for c in candidates]
+    return f"{CONFLICT}: " + " | ".join(shown[:4])
+
+
+def is_conflict(reason: str | None) -> bool:
+    return bool(reason) and str(reason).startswith(CONFLICT)
 
 
 # --------------------------------------------------------------------------- JSON
@@ -155,9 +294,11 @@ def json_objects(text: str) -> list[Found]:
         if depth > MAX_JSON_DEPTH:
             continue
         try:
-            value = json.loads(span)
+            value = loads(span)
             provenance: Provenance = "json"
-        except (json.JSONDecodeError, RecursionError):
+        except ValueError as ex:
+            if not isinstance(ex, json.JSONDecodeError):
+                continue  # a number out of bounds: never repaired into something else (`number_problem` says why)
             if len(span) > MAX_REPAIR_CHARS:
                 continue
             try:
@@ -165,6 +306,8 @@ def json_objects(text: str) -> list[Found]:
             except Exception:  # a span the repair library gives up on is simply not JSON
                 continue
             provenance = "repaired"
+        except RecursionError:
+            continue
         if isinstance(value, dict) and value:
             value = _unwrap_tool_call(value)
             found.append(Found(value, provenance, start, start + len(span)))
@@ -178,8 +321,8 @@ def _unwrap_tool_call(value: dict[str, Any]) -> dict[str, Any]:
         arguments = value["arguments"]
         if isinstance(arguments, str) and len(arguments) <= MAX_REPAIR_CHARS and _depth(arguments) <= MAX_JSON_DEPTH:
             try:
-                arguments = json.loads(arguments)
-            except (json.JSONDecodeError, RecursionError):
+                arguments = loads(arguments)
+            except (ValueError, RecursionError):
                 return value
         if isinstance(arguments, dict) and arguments:
             return arguments
@@ -269,6 +412,20 @@ _GENERIC_SLOTS = frozenset({
     "one sentence", "n/a", "na", "tbd", "todo", "xxx", "placeholder", "example", "name", "value", "item",
     "recommendation", "treatment name", "your answer", "answer", "letter", "letters",
 })
+
+_NONE_LIKE = re.compile(
+    r"(?:none|nil|nothing|no(?:ne)? (?:options?|treatments?|items?|recommendations?)?|n/?a|not applicable|no contraindications?"
+    r"|none (?:identified|noted|stated|listed|known|indicated|applicable|recommended|at this time|currently))[ .]{0,3}",
+    re.IGNORECASE,
+)
+
+
+def none_like(text: object) -> bool:
+    """An item that says there is no item ("None", "N/A", "none identified", "-"): no item at all."""
+    if not isinstance(text, str):
+        return False
+    clean = strip_markdown(text).strip().strip(".:;,\"'()[]").strip()
+    return not clean or clean in ("-", "—", "–") or bool(_NONE_LIKE.fullmatch(clean))
 
 
 def is_placeholder(text: str) -> bool:
@@ -596,6 +753,296 @@ def number_grounded(value: float, quote: str) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------- structural verification (reader step)
+#
+# A reader's quote is accepted only where the reply's structure says what the reading says: the quote is a
+# whole-token span of the final answer, the polarity of the value's place (its sentence, its enclosing
+# heading, label, JSON key, table column and row, checkbox) is the polarity the reading gives it, the place
+# is not hedged, and no revision follows it. Every occurrence of the quote must pass (a quote that also
+# occurs where it means something else settles nothing).
+
+_TOKEN = re.compile(r"\d{1,40}(?:[.,]\d{1,40})?|[^\W\d_]+")
+_HTML_BLOCK = re.compile(r"</?(?:p|ul|ol|div|br|h[1-6]|tr|table|thead|tbody|section|dl|dt|dd)\b[^<>]{0,200}>", re.IGNORECASE)
+_HTML_ITEM = re.compile(r"<li\b[^<>]{0,200}>", re.IGNORECASE)
+_HTML_END_ITEM = re.compile(r"</li\s{0,4}>", re.IGNORECASE)
+_XML_OPEN = re.compile(r"<([A-Za-z_][\w-]{0,40})>")
+_XML_CLOSE = re.compile(r"</[A-Za-z_][\w-]{0,40}[ \t]{0,4}>")
+_SENTENCE_END = re.compile(r"(?<!\d)[.!?;](?!\d)|[|]")
+_LIST_ITEM = re.compile(r"^[ \t]{0,12}(?:[-*•+]|\d{1,3}[.)]|[A-Za-z][.)])[ \t]")
+_CHECKBOX = re.compile(r"^[ \t]{0,12}(?:[-*+][ \t]{1,4})?\[(?P<mark>[ xX✓✔])\]")
+_KEY_VALUE = re.compile(r"^[ \t]{0,12}[\w .\"'-]{1,40}[ \t]{0,4}[=:][ \t]{0,4}\S")
+_HEADING = re.compile(
+    r"^[ \t]{0,12}(?:#{1,6}[ \t].{1,120}|\[\[?[^\[\]\n]{1,80}\]\]?|\*\*[^*\n]{1,80}\*\*:?|[^\n]{1,80}:|<h[1-6][^\n]{0,120})[ \t]{0,4}$"
+)
+
+CHECKED, UNCHECKED = "checked", "unchecked"
+
+
+def structure_text(final: str) -> str:
+    """The final answer as verification reads it: NFKC-folded, HTML block and list tags turned into lines."""
+    text = unicodedata.normalize("NFKC", final)
+    text = _HTML_ITEM.sub("\n- ", text)
+    text = _HTML_END_ITEM.sub("\n", text)
+    text = _HTML_BLOCK.sub("\n", text)
+    # Any other element (`<avoid>X</avoid>`) is a heading over its content, as a labelled block would be.
+    text = _XML_OPEN.sub(lambda m: f"\n{m.group(1)}:\n", text)
+    return _XML_CLOSE.sub("\n", text)
+
+
+def tokens_of(text: str) -> list[tuple[str, int, int]]:
+    """(token, start, end): numbers whole ("0.85" is one token) and words; single letters keep their case
+    (an option letter "A" is not the article "a"), longer words are case-folded."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        word = m.group(0)
+        out.append((word if len(word) == 1 else word.casefold(), m.start(), m.end()))
+    return out
+
+
+def occurrences(quote: str, text: str) -> list[tuple[int, int]]:
+    """Character spans of `text` where the quote's tokens occur as a whole-token run (punctuation ignored)."""
+    wanted = [t for t, _, _ in tokens_of(structure_text(quote))]
+    if not wanted:
+        return []
+    have = tokens_of(text)
+    spans = []
+    for i in range(len(have) - len(wanted) + 1):
+        if have[i][0] == wanted[0] and all(have[i + k][0] == wanted[k] for k in range(1, len(wanted))):
+            spans.append((have[i][1], have[i + len(wanted) - 1][2]))
+    return spans
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a value stands in the final answer, as verification reads its polarity."""
+
+    sentence: str
+    """The sentence (or table cell) that holds the value."""
+    context: tuple[str, ...]
+    """Enclosing headings and labels, JSON keys and the innermost object's other fields, the table column's
+    header and the row's other cells."""
+    checkbox: str | None
+    line: str
+    after: str
+    """The final answer after the value's sentence."""
+
+    def words(self) -> list[str]:
+        return words_of(" ".join((self.sentence, *self.context)))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _structural(line: str) -> bool:
+    return bool(_LIST_ITEM.match(line) or _CHECKBOX.match(line) or _KEY_VALUE.match(line) or "|" in line
+                or line.lstrip().startswith(":") or _indent(line) > 0)
+
+
+def _headings(lines: list[str], index: int) -> list[str]:
+    """The headings that govern line `index`: walking up over structural lines (list items, indented lines,
+    table rows, key-value lines), the nearest heading, then the headings outside it (less indented)."""
+    out: list[str] = []
+    limit = _indent(lines[index])
+    item_structural = _structural(lines[index])
+    blank = False
+    j = index - 1
+    while j >= 0 and len(out) < 3:
+        line = lines[j]
+        if not line.strip():
+            blank = True
+            j -= 1
+            continue
+        next_is_definition = j + 1 < len(lines) and lines[j + 1].lstrip().startswith(":")
+        heading = bool(_HEADING.match(line)) or (next_is_definition and not lines[j].lstrip().startswith(":"))
+        if heading and _indent(line) <= limit:
+            if blank and not item_structural:
+                break
+            out.append(line.strip())
+            if _indent(line) == 0:
+                break
+            limit = _indent(line) - 1
+        elif not _structural(line) and not heading:
+            break
+        j -= 1
+    return out
+
+
+def _json_context(text: str, position: int) -> tuple[list[str], str | None]:
+    """The JSON keys enclosing `position` (when it lies inside a brace span) and the innermost object's text,
+    and the JSON string that holds the position (the value's own sentence), if any."""
+    if text.rfind("{", 0, position + 1) < 0:
+        return [], None
+    for span, span_start, _ in _brace_spans(text):
+        if span_start <= position < span_start + len(span):
+            break
+    else:
+        return [], None
+    stack: list[dict[str, Any]] = []
+    last_string, quote, escaped, buf, opened = None, None, False, [], 0
+    for i in range(span_start, min(position, span_start + MAX_REPAIR_CHARS)):
+        ch = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote, last_string = None, "".join(buf)
+            else:
+                buf.append(ch)
+            continue
+        if ch in "\"'":
+            quote, buf, opened = ch, [], i
+        elif ch in "{[":
+            stack.append({"open": i, "key": None})
+        elif ch in "}]" and stack:
+            stack.pop()
+        elif ch == ":" and stack and last_string is not None:
+            stack[-1]["key"] = last_string
+        elif ch == ",":
+            last_string = None
+    keys = [str(frame["key"]) for frame in stack if frame["key"]]
+    inner = stack[-1]["open"] if stack and text[stack[-1]["open"]] == "{" else None
+    if inner is not None:  # the value is a field of an object: the object's other fields are its own
+        close = text.find("}", position)
+        keys.append(text[inner: (close + 1) if close >= 0 else inner + 600][:600])
+    string = None
+    if quote:
+        close = text.find(quote, position)
+        string = text[opened + 1: close if close >= 0 else position + 200]
+    return keys, string
+
+
+def _table_context(lines: list[str], index: int, column_at: int) -> tuple[str, list[str]] | None:
+    """(the cell holding the value, [column header, other cells of the row]) when line `index` is a table row."""
+    line = lines[index]
+    if line.count("|") < 2:
+        return None
+    cells = line.split("|")
+    offset, cell_index = 0, 0
+    for k, cell in enumerate(cells):
+        if offset <= column_at <= offset + len(cell):
+            cell_index = k
+            break
+        offset += len(cell) + 1
+    top = index
+    while top - 1 >= 0 and lines[top - 1].count("|") >= 2:
+        top -= 1
+    header = lines[top].split("|") if top != index else []
+    context = [header[cell_index]] if cell_index < len(header) else []
+    context += [c for k, c in enumerate(cells) if k != cell_index and c.strip()]
+    return cells[cell_index], context
+
+
+def places(quote: str, final: str, target: str | None = None) -> list[Place]:
+    """Every place of the final answer where `quote` occurs as a whole-token span, at `target`'s position in it
+    (the item, letter or number the reading claims; the quote's start when None). Empty when the quote does not
+    occur, or the target is not inside it."""
+    text = structure_text(final)
+    out = []
+    for start, end in occurrences(quote, text):
+        at, at_end = start, end
+        if target is not None:
+            inner = occurrences(target, text[start:end])
+            if not inner:
+                return []
+            at, at_end = start + inner[0][0], start + inner[0][1]
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at_end)
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[line_start:line_end]
+        cut = [m.end() for m in _SENTENCE_END.finditer(line, 0, at - line_start)]
+        stop = _SENTENCE_END.search(line, at_end - line_start)
+        sentence = line[(cut[-1] if cut else 0):(stop.start() if stop else len(line))]
+        lines = text.split("\n")
+        index = text.count("\n", 0, at)
+        keys, string = _json_context(text, at)
+        context = _headings(lines, index) + keys
+        if string is not None:
+            sentence = string
+        table = _table_context(lines, index, at - line_start)
+        if table:
+            sentence, cells = table
+            context += cells
+        box = _CHECKBOX.match(line)
+        checkbox = None if not box else (UNCHECKED if box.group("mark") == " " else CHECKED)
+        after = text[(line_start + (stop.end() if stop else len(line))):]
+        out.append(Place(sentence.strip(), tuple(context), checkbox, line, after))
+    return out
+
+
+NEGATION_WORDS = NEGATIVE_CUES | frozenset(
+    "futile ineffective harmful unwarranted unnecessary reject rejected rejecting ruled exclude excluded skip forgo refrain "
+    "discontinue discontinued cease deprescribe neither nor except excluding não nao nie nein ne inte ikke ei niet ni "
+    "unchecked none".split()
+) | frozenset("✗✘❌🚫")
+_CJK_NEGATION = frozenset("不勿禁無无非否")
+POSITIVE_STEMS = (
+    "recommend", "recomend", "recomiend", "empfehl", "empfohl", "raccomand", "aanbevol", "prefer", "offer", "give", "start",
+    "begin", "initiat", "use", "proceed", "plan", "propos", "favo", "choose", "chosen", "select", "yes", "indicated",
+    "suggest", "endorse", "administer", "continue", "add", "opt", "✓", "✔", "✅",
+)
+ANSWER_STEMS = ("answer", "select", "chose", "choose", "chosen", "pick", "correct", "final", "flag", "yes", "✓", "✔", "✅")
+HEDGE_WORDS = frozenset(
+    "likely probably possibly perhaps maybe might may could consider considered considering guideline guidelines typically "
+    "usually generally often sometimes if unless pending once tentative tentatively draft initially initial lean leaning "
+    "unsure uncertain depends depending options alternatively alternative discussed discussion".split()
+)
+
+
+def negated(words: list[str]) -> bool:
+    return any(w in NEGATION_WORDS or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w) for w in words)
+
+
+def hedged(words: list[str]) -> bool:
+    return any(w in HEDGE_WORDS for w in words)
+
+
+def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
+    return any(w.startswith(stems) for w in words)
+
+
+def check_place(place: Place, polarity: Literal["positive", "negative"], stems: tuple[str, ...] = POSITIVE_STEMS,
+                revision: bool = False) -> str:
+    """Why a place does not state the reading's polarity (or ""): a positive value needs no negation in its
+    sentence, headings, keys, column or row, no unchecked box and a positive word among them (or a checked box);
+    a negative one needs a negation there (or an unchecked box). Neither may be hedged or followed by a revision;
+    with `revision` (the reply's answers conflict) the value's own line must mark it as the revision."""
+    words = place.words()
+    if hedged(words_of(place.sentence)):
+        return "its sentence is tentative or general"
+    tail = revision_in(place.after)
+    if tail:
+        return f"a revision follows it ({tail[:60]!r})"
+    if revision and not revision_in(place.line):
+        return "the reply's answers conflict and this is not the one it marks as its revision"
+    if polarity == "positive":
+        if negated(words) or place.checkbox == UNCHECKED:
+            return "its place states a negation"
+        if not (has_stem(words, stems) or place.checkbox == CHECKED):
+            return "its place states no recommendation or selection"
+        return ""
+    if not (negated(words) or place.checkbox == UNCHECKED):
+        return "its place states no negation"
+    return ""
+
+
+def verify_quote(quote: object, final: str, target: str | None, polarity: Literal["positive", "negative"],
+                 stems: tuple[str, ...] = POSITIVE_STEMS, revision: bool = False) -> str:
+    """Why a quote does not ground the claimed value (or ""), checking every place it occurs (see `check_place`)."""
+    if not isinstance(quote, str) or not quote.strip():
+        return "empty quote"
+    found = places(quote, final, target)
+    if not found:
+        return "not a whole-token span of the final answer" if not occurrences(quote, structure_text(final)) else "it does not contain its value"
+    for place in found:
+        why = check_place(place, polarity, stems, revision)
+        if why:
+            return why
+    return ""
+
+
 # --------------------------------------------------------------------------- what a judge (or reader) sees
 
 _INVISIBLE = re.compile(
@@ -674,7 +1121,7 @@ READER_ROLE = "reader"
 READER_PROMPT = """You convert a reply written by another model into a fixed JSON form. You do not judge the reply, correct it or add to it: you only record what it states.
 
 {task}
-
+{conflict}
 For every value you record, copy into "quote" the exact words of the reply that state it, including the words that say whether it is chosen, recommended or avoided. Copy them character for character from the reply; every quote is checked against the reply and a reading with a quote that is not in the reply is thrown away. Record nothing the reply does not state. If the reply states no answer, contradicts itself, or takes its answer back without giving another, set "unreadable" to true and say why in "reason".
 
 {notice}
@@ -705,11 +1152,20 @@ class ReaderOutcome:
         return {"model": self.model, "reply": self.reply[:4000], "verdict": verdict}
 
 
-def reader_prompt(task: ReaderTask, final: str) -> str:
-    """The reader's prompt: the task in words, then the reply as delimited, content-derived data."""
+CONFLICT_NOTE = (
+    "\nThe reply states more than one answer, and they disagree. Record an answer only if the reply itself marks "
+    "its last answer as replacing the earlier ones (a correction or revision in its own words), quoting that "
+    "revision; otherwise set \"unreadable\" to true.\n"
+)
+
+
+def reader_prompt(task: ReaderTask, final: str, conflict: str | None = None) -> str:
+    """The reader's prompt: the task in words (with the conflict flag when the reply's answers disagree), then
+    the reply as delimited, content-derived data."""
     body = final[:MAX_REPLY_CHARS]
     tag = boundary(task.instructions, body)
-    return READER_PROMPT.format(task=task.instructions, notice=DATA_NOTICE.format(tag=tag), reply=data_block("REPLY", body, tag))
+    return READER_PROMPT.format(task=task.instructions, conflict=CONFLICT_NOTE if conflict else "",
+                                notice=DATA_NOTICE.format(tag=tag), reply=data_block("REPLY", body, tag))
 
 
 @dataclass(frozen=True)
@@ -727,9 +1183,9 @@ class ReaderModel:
 def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: bool = True) -> ReaderModel | None:
     """The reader model for `reader` (a model role name), or None when the reader is off.
 
-    `reader=None` or "none" turns step (d) off. A bound role named `reader` is used; otherwise the
-    judge role (`--model-role judge=...`), and without one the model under test (a reading is
-    verified against the reply's own words whichever model wrote it).
+    Opt-in: the bound role named `reader` (`--model-role reader=...`), else the bound judge role
+    (`--model-role judge=...`), else off. The model under test never reads its own replies: a
+    reader that resolves to it is off too. `reader=None` or "none" turns step (d) off.
     """
     if reader is None or str(reader).strip().lower() in ("", "none", "off", "false"):
         return None
@@ -741,11 +1197,14 @@ def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: b
     elif judge_role in roles:
         model = get_model(role=judge_role, required=True)
     else:
-        model = get_model()
+        return None
+    under_test = get_model()
+    if str(model) == str(under_test) and getattr(model.api, "base_url", None) == getattr(under_test.api, "base_url", None):
+        return None
     return ReaderModel(model, json_schema)
 
 
-async def ask_reader(model: Any, task: ReaderTask, final: str) -> ReaderOutcome:
+async def ask_reader(model: Any, task: ReaderTask, final: str, conflict: str | None = None) -> ReaderOutcome:
     """One reader call (structured output, temperature 0); the reply parsed as JSON.
 
     Not cached: a cache keyed by the reader's model name would hand one run's reading to another
@@ -758,11 +1217,14 @@ async def ask_reader(model: Any, task: ReaderTask, final: str) -> ReaderOutcome:
     if isinstance(model, ReaderModel):
         model, schema = model.model, (task.schema if model.json_schema else None)
     output = await model.generate(
-        reader_prompt(task, final),
+        reader_prompt(task, final, conflict),
         config=GenerateConfig(response_schema=schema, temperature=0.0),
         cache=False,
     )
     reply = output.completion or ""
+    problem = number_problem(final_answer(reply))
+    if problem:
+        return ReaderOutcome(None, reply, str(model), f"reader reply: {problem}")
     objects = json_objects(final_answer(reply))
     name = str(model)
     if not objects:
