@@ -767,7 +767,9 @@ _HTML_ITEM = re.compile(r"<li\b[^<>]{0,200}>", re.IGNORECASE)
 _HTML_END_ITEM = re.compile(r"</li\s{0,4}>", re.IGNORECASE)
 _XML_OPEN = re.compile(r"<([A-Za-z_][\w-]{0,40})>")
 _XML_CLOSE = re.compile(r"</[A-Za-z_][\w-]{0,40}[ \t]{0,4}>")
-_SENTENCE_END = re.compile(r"(?<!\d)[.!?;](?!\d)|[|]")
+_SENTENCE_END = re.compile(r"(?<!\d)[.!?;,](?!\d)|[|{}\[\]]")
+# A line's own label ("Not recommended: X, Y", "Avoid - X") governs every value after it on the line.
+_LINE_LABEL = re.compile(r"^[ \t>*_#-]{0,8}(?P<label>[^:\n]{1,60}?)[ \t]{0,3}(?::|[-–—][ \t])")
 _LIST_ITEM = re.compile(r"^[ \t]{0,12}(?:[-*•+]|\d{1,3}[.)]|[A-Za-z][.)])[ \t]")
 _CHECKBOX = re.compile(r"^[ \t]{0,12}(?:[-*+][ \t]{1,4})?\[(?P<mark>[ xX✓✔])\]")
 _KEY_VALUE = re.compile(r"^[ \t]{0,12}[\w .\"'-]{1,40}[ \t]{0,4}[=:][ \t]{0,4}\S")
@@ -824,7 +826,7 @@ class Place:
     checkbox: str | None
     line: str
     after: str
-    """The final answer after the value's sentence."""
+    """The final answer after the value."""
 
     def words(self) -> list[str]:
         return words_of(" ".join((self.sentence, *self.context)))
@@ -959,6 +961,9 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
         index = text.count("\n", 0, at)
         keys, string = _json_context(text, at)
         context = _headings(lines, index) + keys
+        label = _LINE_LABEL.match(line)
+        if label and label.end() <= at - line_start and string is None:
+            context.append(label.group("label"))
         if string is not None:
             sentence = string
         table = _table_context(lines, index, at - line_start)
@@ -967,7 +972,7 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
             context += cells
         box = _CHECKBOX.match(line)
         checkbox = None if not box else (UNCHECKED if box.group("mark") == " " else CHECKED)
-        after = text[(line_start + (stop.end() if stop else len(line))):]
+        after = text[at_end:]
         out.append(Place(sentence.strip(), tuple(context), checkbox, line, after))
     return out
 
