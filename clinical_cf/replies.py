@@ -551,10 +551,11 @@ def _as_number(value: Any) -> float | None:
 
 def _label_line(labels: tuple[str, ...], value: str) -> re.Pattern[str]:
     """`Label: value` ending a line (markdown emphasis already removed), at the line's start or as
-    its last sentence, optionally `final`/`overall`. Use with `.search`."""
+    its last sentence, optionally `final`/`overall`/`revised`/`corrected`. Use with `.search`."""
     label = "|".join(re.escape(x).replace(r"\ ", r"[ _]") for x in labels)
     return re.compile(
-        rf"(?:^|[.!?][ \t]{{1,4}})(?:final |overall )?(?:{label})[ \t]{{0,4}}[:=][ \t]{{0,4}}(?P<value>{value})[ \t]{{0,4}}\.?$",
+        rf"(?:^|[.!?][ \t]{{1,4}})(?:(?:final|overall|revised|corrected|updated|new|adjusted)[ \t]{{1,3}})?(?:{label})"
+        rf"[ \t]{{0,4}}[:=][ \t]{{0,4}}(?P<value>{value})[ \t]{{0,4}}\.?$",
         re.IGNORECASE,
     )
 
@@ -562,33 +563,69 @@ def _label_line(labels: tuple[str, ...], value: str) -> re.Pattern[str]:
 _SCORE_VALUE = rf"{_NUMBER}(?:[ \t]{{0,2}}(?:/|out of)[ \t]{{0,2}}1(?:\.0)?)?"
 
 
+def _lines_outside(final: str, objects: list[Found]) -> list[tuple[int, str]]:
+    """(end offset, line without emphasis) for every line of the final answer outside the given JSON spans."""
+    out, offset = [], 0
+    spans = [(f.start, f.end if f.end >= 0 else len(final)) for f in objects]
+    for raw in final.splitlines(keepends=True):
+        start, offset = offset, offset + len(raw)
+        if any(a <= start and offset <= b + 1 for a, b in spans):
+            continue
+        piece = raw
+        for a, b in spans:  # a line that holds a JSON object and prose: the prose only
+            if a < offset and b > start:
+                piece = final[start:a] + " " + final[b:offset] if a >= start else final[b:offset]
+        line = _EMPHASIS.sub("", piece[:2000]).strip()
+        if line:
+            out.append((offset, line))
+    return out
+
+
+def _is_example_echo(data: dict[str, Any]) -> bool:
+    """A verdict object whose rationale is the retry prompt's "..." slot: the example copied, not a verdict."""
+    rationale = data.get("rationale", data.get("reason"))
+    return isinstance(rationale, str) and rationale.strip() in ("...", "…", "<rationale>", "string")
+
+
 def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", aliases: tuple[str, ...] = ("verdict",)) -> Reading:
     """A judge's score from its reply, or unreadable.
 
-    Only the final answer counts, and only the verdict field: a JSON object with the key (or an
-    alias), or an explicit label line that is nothing but the label and the number (`Verdict: 1`,
-    `**Score:** 0.5`, `Score: 1/1`). Numbers elsewhere in the prose (a tumour grade, a risk score)
-    are never read. Several objects or label lines that disagree, a fraction, a range or a value
-    outside `valid` make the reply unreadable.
+    Only the final answer counts, and only the verdict field: every JSON object with the key (or an
+    alias) and every explicit label line that is nothing but the label and the number (`Verdict: 1`,
+    `**Score:** 0.5`, `Revised score: 0.5`) is a candidate. Candidates that disagree, or a revision
+    after the last one ("Wait, ... this should be 0"), are `conflicting answers`; a copy of the retry
+    prompt's example (`"rationale": "..."`) is no verdict; a number out of bounds, a fraction, a range
+    or a value outside `valid` make the reply unreadable. Numbers elsewhere in the prose (a tumour
+    grade, a risk score) are never read.
     """
     final = final_answer(text)
     if not final:
         return Reading(None, "invalid", "empty reply" if not had_reasoning(text) else "no final answer after reasoning")
+    bad_number = number_problem(final)
+    if bad_number:
+        return Reading(None, "unreadable", f"unreadable number: {bad_number}")
     keys = (key, *aliases)
-    objects = [f for f in json_objects(final) if any(k in lowered_keys(f.value) for k in keys)]
+    found = [f for f in json_objects(final) if any(k in lowered_keys(f.value) for k in keys)]
+    echoes = [f for f in found if _is_example_echo(lowered_keys(f.value))]
+    objects = [f for f in found if f not in echoes]
     pattern = _label_line(keys, _SCORE_VALUE)
-    labelled = [m.group("value") for line in answer_lines(outside_json(final, objects)) if (m := pattern.search(line))]
-    values: set[float | None] = set()
+    labelled = [(end, m.group("value"), line) for end, line in _lines_outside(final, found) if (m := pattern.search(line))]
+    candidates: list[tuple[int, float | None, str]] = []
     for f in objects:
         data = lowered_keys(f.value)
-        values.add(_as_number(next(data[k] for k in keys if k in data)))
-    for raw in labelled:
-        values.add(float(re.match(_NUMBER, raw.strip()).group(0)))  # type: ignore[union-attr]
-    if not values:
+        candidates.append((f.end, _as_number(next(data[k] for k in keys if k in data)), json.dumps(f.value)[:120]))
+    for end, raw, line in labelled:
+        candidates.append((end, float(re.match(_NUMBER, raw.strip()).group(0)), line))  # type: ignore[union-attr]
+    if not candidates:
+        if echoes:
+            return Reading(None, "unreadable", "the retry prompt's example verdict was copied, not a verdict")
         return Reading(None, "unreadable", f"no {key} field or '{key.capitalize()}: <value>' line in the reply")
-    if len(values) > 1:
-        return Reading(None, "unreadable", "different scores in one reply")
-    value = values.pop()
+    if len({value for _, value, _ in candidates}) > 1:
+        return Reading(None, "unreadable", conflict_reason(text for _, _, text in candidates))
+    revision = revision_in(final[max(end for end, _, _ in candidates):])
+    if revision:
+        return Reading(None, "unreadable", conflict_reason((candidates[-1][2], revision)))
+    value = candidates[0][1]
     if value is None or value not in valid:
         return Reading(None, "unreadable", f"score is not one of {list(valid)}")
     if objects:
@@ -626,17 +663,29 @@ def read_flag(text: str | None, key: str) -> Reading:
     final = final_answer(text)
     if not final:
         return Reading(None, "invalid", "empty reply")
+    bad_number = number_problem(final)
+    if bad_number:
+        return Reading(None, "unreadable", f"unreadable number: {bad_number}")
     objects = [f for f in json_objects(final) if key in lowered_keys(f.value)]
     values = [as_flag(lowered_keys(f.value)[key]) for f in objects]
+    ends = [f.end for f in objects]
     label = re.escape(key).replace("_", "[ _-]?")
-    words = re.findall(
-        rf"\b{label}\b[ \t*_`\"']{{0,6}}[:=\-–—][ \t*_`\"']{{0,6}}(true|false|yes|no)\b", outside_json(final, objects), re.IGNORECASE
-    )
-    values += [as_flag(w) for w in words]
+    prose = outside_json(final, objects)
+    matches = list(re.finditer(
+        rf"\b{label}\b[ \t*_`\"']{{0,6}}[:=\-–—][ \t*_`\"']{{0,6}}(true|false|yes|no)\b", prose, re.IGNORECASE
+    ))
+    values += [as_flag(m.group(1)) for m in matches]
     if not values:
         return Reading(None, "unreadable", f"no {key} stated")
-    if None in values or len(set(values)) != 1:
+    if None in values:
         return Reading(None, "unreadable", f"{key} is not a single true/false")
+    if len(set(values)) != 1:
+        shown = [f"{key}: {v}" for v in values]
+        return Reading(None, "unreadable", conflict_reason(shown))
+    tail = prose[matches[-1].end():] if matches else (final[max(ends):] if ends else "")
+    revision = revision_in(tail)
+    if revision:
+        return Reading(None, "unreadable", conflict_reason((f"{key}: {values[-1]}", revision)))
     provenance: Provenance = ("repaired" if any(f.provenance == "repaired" for f in objects) else "json") if objects else "field"
     return Reading(values[0], provenance, data=lowered_keys(objects[-1].value) if objects else {})
 
@@ -768,6 +817,7 @@ _HTML_END_ITEM = re.compile(r"</li\s{0,4}>", re.IGNORECASE)
 _XML_OPEN = re.compile(r"<([A-Za-z_][\w-]{0,40})>")
 _XML_CLOSE = re.compile(r"</[A-Za-z_][\w-]{0,40}[ \t]{0,4}>")
 _SENTENCE_END = re.compile(r"(?<!\d)[.!?;,](?!\d)|[|{}\[\]]")
+_STATEMENT_END = re.compile(r"(?<!\d)[.!?;](?!\d)|[|{}\[\]]")
 # A line's own label ("Not recommended: X, Y", "Avoid - X") governs every value after it on the line.
 _LINE_LABEL = re.compile(r"^[ \t>*_#-]{0,8}(?P<label>[^:\n]{1,60}?)[ \t]{0,3}(?::|[-–—][ \t])")
 _LIST_ITEM = re.compile(r"^[ \t]{0,12}(?:[-*•+]|\d{1,3}[.)]|[A-Za-z][.)])[ \t]")
@@ -819,7 +869,9 @@ class Place:
     """Where a value stands in the final answer, as verification reads its polarity."""
 
     sentence: str
-    """The sentence (or table cell) that holds the value."""
+    """The clause (or table cell, or JSON string) that holds the value."""
+    statement: str
+    """The whole sentence that holds it (what a hedge such as "guidelines list ..." governs)."""
     context: tuple[str, ...]
     """Enclosing headings and labels, JSON keys and the innermost object's other fields, the table column's
     header and the row's other cells."""
@@ -864,8 +916,8 @@ def _headings(lines: list[str], index: int) -> list[str]:
             if _indent(line) == 0:
                 break
             limit = _indent(line) - 1
-        elif not _structural(line) and not heading:
-            break
+        elif not _structural(line) and not heading and blank:
+            break  # a paragraph of its own above: the heading (if any) is not this line's
         j -= 1
     return out
 
@@ -933,7 +985,8 @@ def _table_context(lines: list[str], index: int, column_at: int) -> tuple[str, l
         top -= 1
     header = lines[top].split("|") if top != index else []
     context = [header[cell_index]] if cell_index < len(header) else []
-    context += [c for k, c in enumerate(cells) if k != cell_index and c.strip()]
+    # The row's short cells ("Yes", "No", "✓") state the value's polarity; a long cell is a rationale.
+    context += [c for k, c in enumerate(cells) if k != cell_index and c.strip() and len(words_of(c)) <= 3]
     return cells[cell_index], context
 
 
@@ -957,6 +1010,9 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
         cut = [m.end() for m in _SENTENCE_END.finditer(line, 0, at - line_start)]
         stop = _SENTENCE_END.search(line, at_end - line_start)
         sentence = line[(cut[-1] if cut else 0):(stop.start() if stop else len(line))]
+        full_cut = [m.end() for m in _STATEMENT_END.finditer(line, 0, at - line_start)]
+        full_stop = _STATEMENT_END.search(line, at_end - line_start)
+        statement = line[(full_cut[-1] if full_cut else 0):(full_stop.start() if full_stop else len(line))]
         lines = text.split("\n")
         index = text.count("\n", 0, at)
         keys, string = _json_context(text, at)
@@ -973,7 +1029,7 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
         box = _CHECKBOX.match(line)
         checkbox = None if not box else (UNCHECKED if box.group("mark") == " " else CHECKED)
         after = text[at_end:]
-        out.append(Place(sentence.strip(), tuple(context), checkbox, line, after))
+        out.append(Place(sentence.strip(), statement.strip(), tuple(context), checkbox, line, after))
     return out
 
 
@@ -986,13 +1042,14 @@ _CJK_NEGATION = frozenset("不勿禁無无非否")
 POSITIVE_STEMS = (
     "recommend", "recomend", "recomiend", "empfehl", "empfohl", "raccomand", "aanbevol", "prefer", "offer", "give", "start",
     "begin", "initiat", "use", "proceed", "plan", "propos", "favo", "choose", "chosen", "select", "yes", "indicated",
-    "suggest", "endorse", "administer", "continue", "add", "opt", "✓", "✔", "✅",
+    "suggest", "endorse", "administer", "continue", "add", "receiv", "should", "deliver", "undergo", "pursue",
+    "schedul", "refer", "✓", "✔", "✅",
 )
 ANSWER_STEMS = ("answer", "select", "chose", "choose", "chosen", "pick", "correct", "final", "flag", "yes", "✓", "✔", "✅")
 HEDGE_WORDS = frozenset(
     "likely probably possibly perhaps maybe might may could consider considered considering guideline guidelines typically "
     "usually generally often sometimes if unless pending once tentative tentatively draft initially initial lean leaning "
-    "unsure uncertain depends depending options alternatively alternative discussed discussion".split()
+    "unsure uncertain depends depending options discussed discussion".split()
 )
 
 
@@ -1008,20 +1065,22 @@ def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
     return any(w.startswith(stems) for w in words)
 
 
-def check_place(place: Place, polarity: Literal["positive", "negative"], stems: tuple[str, ...] = POSITIVE_STEMS,
+def check_place(place: Place, polarity: Literal["positive", "negative", "neutral"], stems: tuple[str, ...] = POSITIVE_STEMS,
                 revision: bool = False) -> str:
     """Why a place does not state the reading's polarity (or ""): a positive value needs no negation in its
     sentence, headings, keys, column or row, no unchecked box and a positive word among them (or a checked box);
     a negative one needs a negation there (or an unchecked box). Neither may be hedged or followed by a revision;
     with `revision` (the reply's answers conflict) the value's own line must mark it as the revision."""
     words = place.words()
-    if hedged(words_of(place.sentence)):
+    if hedged(words_of(place.statement)) or hedged(words_of(place.sentence)):
         return "its sentence is tentative or general"
     tail = revision_in(place.after)
     if tail:
         return f"a revision follows it ({tail[:60]!r})"
     if revision and not revision_in(place.line):
         return "the reply's answers conflict and this is not the one it marks as its revision"
+    if polarity == "neutral":  # a number: its place must not be hedged or revised, its polarity is not asked
+        return ""
     if polarity == "positive":
         if negated(words) or place.checkbox == UNCHECKED:
             return "its place states a negation"
@@ -1033,7 +1092,7 @@ def check_place(place: Place, polarity: Literal["positive", "negative"], stems: 
     return ""
 
 
-def verify_quote(quote: object, final: str, target: str | None, polarity: Literal["positive", "negative"],
+def verify_quote(quote: object, final: str, target: str | None, polarity: Literal["positive", "negative", "neutral"],
                  stems: tuple[str, ...] = POSITIVE_STEMS, revision: bool = False) -> str:
     """Why a quote does not ground the claimed value (or ""), checking every place it occurs (see `check_place`)."""
     if not isinstance(quote, str) or not quote.strip():
