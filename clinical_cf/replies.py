@@ -814,9 +814,10 @@ _TOKEN = re.compile(r"\d{1,40}(?:[.,]\d{1,40})?|[^\W\d_]+")
 _HTML_BLOCK = re.compile(r"</?(?:p|ul|ol|div|br|h[1-6]|tr|table|thead|tbody|section|dl|dt|dd)\b[^<>]{0,200}>", re.IGNORECASE)
 _HTML_ITEM = re.compile(r"<li\b[^<>]{0,200}>", re.IGNORECASE)
 _HTML_END_ITEM = re.compile(r"</li\s{0,4}>", re.IGNORECASE)
+_ELEMENT = "\u2063"  # marks a heading made from an XML element: nested elements are walked through
 _XML_OPEN = re.compile(r"<([A-Za-z_][\w-]{0,40})>")
 _XML_CLOSE = re.compile(r"</[A-Za-z_][\w-]{0,40}[ \t]{0,4}>")
-_SENTENCE_END = re.compile(r"(?<!\d)[.!?;,](?!\d)|[|{}\[\]]")
+_SENTENCE_END = re.compile(r"(?<!\d)[.!?;,:](?!\d)|[|{}\[\]]")
 _STATEMENT_END = re.compile(r"(?<!\d)[.!?;](?!\d)|[|{}\[\]]")
 # A line's own label ("Not recommended: X, Y", "Avoid - X") governs every value after it on the line.
 _LINE_LABEL = re.compile(r"^[ \t>*_#-]{0,8}(?P<label>[^:\n]{1,60}?)[ \t]{0,3}(?::|[-–—][ \t])")
@@ -837,7 +838,7 @@ def structure_text(final: str) -> str:
     text = _HTML_END_ITEM.sub("\n", text)
     text = _HTML_BLOCK.sub("\n", text)
     # Any other element (`<avoid>X</avoid>`) is a heading over its content, as a labelled block would be.
-    text = _XML_OPEN.sub(lambda m: f"\n{m.group(1)}:\n", text)
+    text = _XML_OPEN.sub(lambda m: f"\n{m.group(1)}:{_ELEMENT}\n", text)
     return _XML_CLOSE.sub("\n", text)
 
 
@@ -877,6 +878,8 @@ class Place:
     header and the row's other cells."""
     checkbox: str | None
     line: str
+    before: str
+    """The non-empty line above the value's line (a revision may be announced there)."""
     after: str
     """The final answer after the value."""
 
@@ -907,12 +910,21 @@ def _headings(lines: list[str], index: int) -> list[str]:
             blank = True
             j -= 1
             continue
-        next_is_definition = j + 1 < len(lines) and lines[j + 1].lstrip().startswith(":")
-        heading = bool(_HEADING.match(line)) or (next_is_definition and not lines[j].lstrip().startswith(":"))
+        below = lines[j + 1] if j + 1 < len(lines) else ""
+        next_is_definition = below.lstrip().startswith(":")
+        # A short line without closing punctuation right above a list is that list's heading ("Preferred options").
+        short_title = (not _structural(line) and len(line.strip()) <= 60 and not re.search(r"[.!?;,]$", line.strip())
+                       and bool(_LIST_ITEM.match(below) or _CHECKBOX.match(below)))
+        heading = bool(_HEADING.match(line)) or short_title or (next_is_definition and not line.lstrip().startswith(":"))
         if heading and _indent(line) <= limit:
             if blank and not item_structural:
                 break
             out.append(line.strip())
+            element = line.rstrip().endswith(_ELEMENT)
+            cue = words_of(line)
+            if element and not (negated(cue) or has_stem(cue, POSITIVE_STEMS) or has_stem(cue, ANSWER_STEMS)):
+                j -= 1  # an element that says nothing (`<item>`): the enclosing element governs
+                continue
             if _indent(line) == 0:
                 break
             limit = _indent(line) - 1
@@ -1020,6 +1032,10 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
         label = _LINE_LABEL.match(line)
         if label and label.end() <= at - line_start and string is None:
             context.append(label.group("label"))
+        statement_start = line_start + (full_cut[-1] if full_cut else 0)
+        colon = text.find(":", statement_start, at)
+        if colon >= 0 and string is None:  # "... Answer: A": the label of the value's own sentence
+            context.append(text[statement_start:colon])
         if string is not None:
             sentence = string
         table = _table_context(lines, index, at - line_start)
@@ -1029,7 +1045,13 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
         box = _CHECKBOX.match(line)
         checkbox = None if not box else (UNCHECKED if box.group("mark") == " " else CHECKED)
         after = text[at_end:]
-        out.append(Place(sentence.strip(), statement.strip(), tuple(context), checkbox, line, after))
+        if stop is not None and line[stop.start()] == ":" and string is None:
+            # "X: appropriate first-line option": what the line says after the value's name is its predicate.
+            rest = line[stop.end():]
+            nxt = _SENTENCE_END.search(rest)
+            context.append(rest[: nxt.start() if nxt else len(rest)])
+        above = next((ln for ln in reversed(lines[:index]) if ln.strip()), "")
+        out.append(Place(sentence.strip(), statement.strip(), tuple(context), checkbox, line, above, after))
     return out
 
 
@@ -1041,11 +1063,11 @@ NEGATION_WORDS = NEGATIVE_CUES | frozenset(
 _CJK_NEGATION = frozenset("不勿禁無无非否")
 POSITIVE_STEMS = (
     "recommend", "recomend", "recomiend", "empfehl", "empfohl", "raccomand", "aanbevol", "prefer", "offer", "give", "start",
-    "begin", "initiat", "use", "proceed", "plan", "propos", "favo", "choose", "chosen", "select", "yes", "indicated",
+    "begin", "initiat", "use", "proceed", "plan", "propos", "favo", "choose", "chosen", "select", "yes", "indicated", "appropriat",
     "suggest", "endorse", "administer", "continue", "add", "receiv", "should", "deliver", "undergo", "pursue",
     "schedul", "refer", "✓", "✔", "✅",
 )
-ANSWER_STEMS = ("answer", "select", "chose", "choose", "chosen", "pick", "correct", "final", "flag", "yes", "✓", "✔", "✅")
+ANSWER_STEMS = ("answer", "select", "chose", "choose", "chosen", "pick", "correct", "final", "flag", "boxed", "yes", "✓", "✔", "✅")
 HEDGE_WORDS = frozenset(
     "likely probably possibly perhaps maybe might may could consider considered considering guideline guidelines typically "
     "usually generally often sometimes if unless pending once tentative tentatively draft initially initial lean leaning "
@@ -1066,25 +1088,27 @@ def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
 
 
 def check_place(place: Place, polarity: Literal["positive", "negative", "neutral"], stems: tuple[str, ...] = POSITIVE_STEMS,
-                revision: bool = False) -> str:
+                revision: bool = False, own: tuple[str, ...] = ()) -> str:
     """Why a place does not state the reading's polarity (or ""): a positive value needs no negation in its
     sentence, headings, keys, column or row, no unchecked box and a positive word among them (or a checked box);
     a negative one needs a negation there (or an unchecked box). Neither may be hedged or followed by a revision;
     with `revision` (the reply's answers conflict) the value's own line must mark it as the revision."""
-    words = place.words()
+    # Words of the value's own stem are never its negation (ABSTAIN is stated by "decline").
+    every = place.words()
+    words = [w for w in every if not (own and w.startswith(own))]
     if hedged(words_of(place.statement)) or hedged(words_of(place.sentence)):
         return "its sentence is tentative or general"
     tail = revision_in(place.after)
     if tail:
         return f"a revision follows it ({tail[:60]!r})"
-    if revision and not revision_in(place.line):
+    if revision and not (revision_in(place.line) or revision_in(place.before)):
         return "the reply's answers conflict and this is not the one it marks as its revision"
     if polarity == "neutral":  # a number: its place must not be hedged or revised, its polarity is not asked
         return ""
     if polarity == "positive":
         if negated(words) or place.checkbox == UNCHECKED:
             return "its place states a negation"
-        if not (has_stem(words, stems) or place.checkbox == CHECKED):
+        if not (has_stem(every, stems) or place.checkbox == CHECKED):
             return "its place states no recommendation or selection"
         return ""
     if not (negated(words) or place.checkbox == UNCHECKED):
@@ -1093,7 +1117,7 @@ def check_place(place: Place, polarity: Literal["positive", "negative", "neutral
 
 
 def verify_quote(quote: object, final: str, target: str | None, polarity: Literal["positive", "negative", "neutral"],
-                 stems: tuple[str, ...] = POSITIVE_STEMS, revision: bool = False) -> str:
+                 stems: tuple[str, ...] = POSITIVE_STEMS, revision: bool = False, own: tuple[str, ...] = ()) -> str:
     """Why a quote does not ground the claimed value (or ""), checking every place it occurs (see `check_place`)."""
     if not isinstance(quote, str) or not quote.strip():
         return "empty quote"
@@ -1101,7 +1125,7 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
     if not found:
         return "not a whole-token span of the final answer" if not occurrences(quote, structure_text(final)) else "it does not contain its value"
     for place in found:
-        why = check_place(place, polarity, stems, revision)
+        why = check_place(place, polarity, stems, revision, own)
         if why:
             return why
     return ""

@@ -414,7 +414,7 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
     hits = [w for w in words_of(str(quote or "")) if w.startswith(stems)]
     if not hits:
         return None, None, f"action quote does not state {action}"
-    why = verify_quote(quote, final, hits[0], "positive", stems, revision=conflict)
+    why = verify_quote(quote, final, hits[0], "positive", stems, revision=conflict, own=stems)
     if why:
         return None, None, f"action quote: {why}"
     # A place that also states another action (not negated) does not settle which one the reply takes.
