@@ -1058,8 +1058,10 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
 NEGATION_WORDS = NEGATIVE_CUES | frozenset(
     "futile ineffective harmful unwarranted unnecessary reject rejected rejecting ruled exclude excluded skip forgo refrain "
     "discontinue discontinued cease deprescribe neither nor except excluding não nao nie nein ne inte ikke ei niet ni "
-    "unchecked none".split()
+    "unchecked".split()
 ) | frozenset("✗✘❌🚫")
+EXCLUDING_WORDS = EXCLUDING_CUES | frozenset("neither excluding isn't aren't ruled".split())
+"""The negations of a selection (MedPIC): an option is flagged by "avoid X", so only excluding words count."""
 _CJK_NEGATION = frozenset("不勿禁無无非否")
 POSITIVE_STEMS = (
     "recommend", "recomend", "recomiend", "empfehl", "empfohl", "raccomand", "aanbevol", "prefer", "offer", "give", "start",
@@ -1071,12 +1073,13 @@ ANSWER_STEMS = ("answer", "select", "chose", "choose", "chosen", "pick", "correc
 HEDGE_WORDS = frozenset(
     "likely probably possibly perhaps maybe might may could consider considered considering guideline guidelines typically "
     "usually generally often sometimes if unless pending once tentative tentatively draft initially initial lean leaning "
-    "unsure uncertain depends depending options discussed discussion".split()
+    "unsure uncertain depends depending discussed discussion".split()
 )
 
 
-def negated(words: list[str]) -> bool:
-    return any(w in NEGATION_WORDS or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w) for w in words)
+def negated(words: list[str], negations: frozenset[str] | None = None) -> bool:
+    vocabulary = NEGATION_WORDS if negations is None else negations
+    return any(w in vocabulary or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w) for w in words)
 
 
 def hedged(words: list[str]) -> bool:
@@ -1088,7 +1091,7 @@ def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
 
 
 def check_place(place: Place, polarity: Literal["positive", "negative", "neutral"], stems: tuple[str, ...] = POSITIVE_STEMS,
-                revision: bool = False, own: tuple[str, ...] = ()) -> str:
+                revision: bool = False, own: tuple[str, ...] = (), negations: frozenset[str] | None = None) -> str:
     """Why a place does not state the reading's polarity (or ""): a positive value needs no negation in its
     sentence, headings, keys, column or row, no unchecked box and a positive word among them (or a checked box);
     a negative one needs a negation there (or an unchecked box). Neither may be hedged or followed by a revision;
@@ -1106,7 +1109,7 @@ def check_place(place: Place, polarity: Literal["positive", "negative", "neutral
     if polarity == "neutral":  # a number: its place must not be hedged or revised, its polarity is not asked
         return ""
     if polarity == "positive":
-        if negated(words) or place.checkbox == UNCHECKED:
+        if negated(words, negations) or place.checkbox == UNCHECKED:
             return "its place states a negation"
         if not (has_stem(every, stems) or place.checkbox == CHECKED):
             return "its place states no recommendation or selection"
@@ -1117,7 +1120,8 @@ def check_place(place: Place, polarity: Literal["positive", "negative", "neutral
 
 
 def verify_quote(quote: object, final: str, target: str | None, polarity: Literal["positive", "negative", "neutral"],
-                 stems: tuple[str, ...] = POSITIVE_STEMS, revision: bool = False, own: tuple[str, ...] = ()) -> str:
+                 stems: tuple[str, ...] = POSITIVE_STEMS, revision: bool = False, own: tuple[str, ...] = (),
+                 negations: frozenset[str] | None = None) -> str:
     """Why a quote does not ground the claimed value (or ""), checking every place it occurs (see `check_place`)."""
     if not isinstance(quote, str) or not quote.strip():
         return "empty quote"
@@ -1125,7 +1129,7 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
     if not found:
         return "not a whole-token span of the final answer" if not occurrences(quote, structure_text(final)) else "it does not contain its value"
     for place in found:
-        why = check_place(place, polarity, stems, revision, own)
+        why = check_place(place, polarity, stems, revision, own, negations)
         if why:
             return why
     return ""

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
     ANSWER_STEMS,
+    EXCLUDING_WORDS,
     Provenance,
     ReaderTask,
     ask_reader,
@@ -278,6 +279,12 @@ def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
         if letters is not None:
             return AnswerReading(letters, "field", reply_cut=cut)
         return AnswerReading(None, "unreadable", reason=f"answer line {line[:80]!r} is not a list of option letters", reply_cut=cut)
+    # A reply that is nothing but a letter list ("A", "a, c", "\\boxed{C}") states exactly those letters.
+    bare = re.sub(r"^\$?\\boxed\{([^{}]{1,40})\}\$?$", r"\1", final.strip())
+    if len(bare) <= 40:
+        letters = _line_letters(bare, options)
+        if letters is not None:
+            return AnswerReading(letters, "field", reply_cut=cut)
     invalid = invalid_reason(final, PLACEHOLDERS)
     if invalid is not None:
         return AnswerReading(None, "invalid", invalid, reply_cut=cut)
@@ -332,7 +339,7 @@ def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[
             (t for t in (text, base) if len(t) >= 4 and item_in_quote(t, quote_text)), None)
         if target is None:
             return None, f"quote for {letter} names neither the letter nor its option"
-        why = verify_quote(quote, final, target, "positive", ANSWER_STEMS, revision=conflict)
+        why = verify_quote(quote, final, target, "positive", ANSWER_STEMS, revision=conflict, negations=EXCLUDING_WORDS)
         if why:
             return None, f"quote for {letter}: {why}"
         letters.add(letter)
