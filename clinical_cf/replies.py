@@ -50,6 +50,17 @@ markdown and prose are kept for logs written before the reading order (issue 21)
 produces them any more.
 """
 
+def read_by(*provenances: str | None) -> str | None:
+    """Whether a score's readings came through the reader role: "reader" when any reading behind it did,
+    "contract" when every one was read by steps (a)-(c), None when one was not read (unscored). The field
+    `read_by` in score metadata, so a report can show the share of scores that rest on the reader."""
+    if any(p == "reader" for p in provenances):
+        return "reader"
+    if provenances and all(p in ("json", "repaired", "field", "markdown", "prose") for p in provenances):
+        return "contract"
+    return None
+
+
 PROVENANCES: tuple[Provenance, ...] = ("json", "repaired", "field", "reader", "markdown", "prose", "invalid", "unreadable")
 READ: frozenset[str] = frozenset({"json", "repaired", "field", "reader", "markdown", "prose"})
 

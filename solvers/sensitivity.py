@@ -395,6 +395,7 @@ async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool
     reading = await read_distribution_with_reader(reply.completion, candidates, reader)
     arm: dict = {"raw": reply.completion, "verbalised": reading.probs, "parse": reading.provenance, "invalid": reading.invalid,
                  "unreadable_reason": reading.reason or None, "reply_cut": reading.reply_cut, "reader": reading.reader,
+                 "conflict": list(reading.conflict) or None,
                  "logprob": None, "logprob_note": None}
     if logprobs:
         try:
