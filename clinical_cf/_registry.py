@@ -20,5 +20,6 @@ from clinical_cf.tasks.css_judge_audit.css_judge_audit import css_judge_audit
 from clinical_cf.tasks.medpic.medpic import medpic
 from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
 from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
+from clinical_cf.tasks.reader_audit.reader_audit import reader_audit
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from clinical_cf.tasks.workflow.workflow import workflow

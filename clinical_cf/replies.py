@@ -889,6 +889,8 @@ class Place:
     header and the row's other cells."""
     checkbox: str | None
     line: str
+    heading: bool
+    """The value stands in a heading or label line ("Final answer:", "### Do not use"): it names a section, it states nothing."""
     before: str
     """The non-empty line above the value's line (a revision may be announced there)."""
     after: str
@@ -1062,7 +1064,8 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
             nxt = _SENTENCE_END.search(rest)
             context.append(rest[: nxt.start() if nxt else len(rest)])
         above = next((ln for ln in reversed(lines[:index]) if ln.strip()), "")
-        out.append(Place(sentence.strip(), statement.strip(), tuple(context), checkbox, line, above, after))
+        is_heading = bool(_HEADING.match(line)) and not line.rstrip().rstrip(_ELEMENT).rstrip().endswith(tuple("0123456789"))
+        out.append(Place(sentence.strip(), statement.strip(), tuple(context), checkbox, line, is_heading, above, after))
     return out
 
 
@@ -1119,6 +1122,8 @@ def check_place(place: Place, polarity: Literal["positive", "negative", "neutral
         return "the reply's answers conflict and this is not the one it marks as its revision"
     if polarity == "neutral":  # a number: its place must not be hedged or revised, its polarity is not asked
         return ""
+    if place.heading:
+        return "it stands in a heading, which states no value"
     if polarity == "positive":
         if negated(words, negations) or place.checkbox == UNCHECKED:
             return "its place states a negation"

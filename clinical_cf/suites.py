@@ -314,7 +314,7 @@ CSS = Suite(
     tags=("Medical", "Counterfactual", "Model-graded", "Agent"),
     tasks=(
         "css", "css_family_a", "css_family_b", "css_family_c", "css_family_d", "css_family_e",
-        "css_agent", "css_agent_family_d", "css_agent_observation", "css_judge_audit",
+        "css_agent", "css_agent_family_d", "css_agent_observation", "css_judge_audit", "reader_audit",
     ),
     main_task="css",
     records="cases",
