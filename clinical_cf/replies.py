@@ -849,7 +849,7 @@ def structure_text(final: str) -> str:
     text = _HTML_END_ITEM.sub("\n", text)
     text = _HTML_BLOCK.sub("\n", text)
     # Any other element (`<avoid>X</avoid>`) is a heading over its content, as a labelled block would be.
-    text = _XML_OPEN.sub(lambda m: f"\n{m.group(1)}:{_ELEMENT}\n", text)
+    text = _XML_OPEN.sub(lambda m: f"\n{m.group(1)}{_ELEMENT}:\n", text)
     return _XML_CLOSE.sub("\n", text)
 
 
@@ -933,7 +933,7 @@ def _headings(lines: list[str], index: int) -> list[str]:
             if blank and not item_structural:
                 break
             out.append(line.strip())
-            element = line.rstrip().endswith(_ELEMENT)
+            element = line.rstrip().rstrip(":").endswith(_ELEMENT)
             cue = words_of(line)
             if element and not (negated(cue) or has_stem(cue, POSITIVE_STEMS) or has_stem(cue, ANSWER_STEMS)):
                 j -= 1  # an element that says nothing (`<item>`): the enclosing element governs
@@ -1064,7 +1064,7 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
             nxt = _SENTENCE_END.search(rest)
             context.append(rest[: nxt.start() if nxt else len(rest)])
         above = next((ln for ln in reversed(lines[:index]) if ln.strip()), "")
-        is_heading = bool(_HEADING.match(line)) and not line.rstrip().rstrip(_ELEMENT).rstrip().endswith(tuple("0123456789"))
+        is_heading = bool(_HEADING.match(line))
         out.append(Place(sentence.strip(), statement.strip(), tuple(context), checkbox, line, is_heading, above, after))
     return out
 
