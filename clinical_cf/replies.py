@@ -1015,13 +1015,20 @@ def _table_context(lines: list[str], index: int, column_at: int) -> tuple[str, l
     return cells[cell_index], context
 
 
+MAX_PLACES = 50
+"""A quote occurring more often than this in the final answer is refused (and the work per quote stays bounded)."""
+
+
 def places(quote: str, final: str, target: str | None = None) -> list[Place]:
     """Every place of the final answer where `quote` occurs as a whole-token span, at `target`'s position in it
     (the item, letter or number the reading claims; the quote's start when None). Empty when the quote does not
     occur, or the target is not inside it."""
     text = structure_text(final)
     out = []
-    for start, end in occurrences(quote, text):
+    spans = occurrences(quote, text)
+    if len(spans) > MAX_PLACES:
+        return []  # a quote that occurs this often ("the", "A") settles nothing; verification then refuses it
+    for start, end in spans:
         at, at_end = start, end
         if target is not None:
             inner = occurrences(target, text[start:end])
@@ -1143,7 +1150,10 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
         return "empty quote"
     found = places(quote, final, target)
     if not found:
-        return "not a whole-token span of the final answer" if not occurrences(quote, structure_text(final)) else "it does not contain its value"
+        count = len(occurrences(quote, structure_text(final)))
+        if count > MAX_PLACES:
+            return f"it occurs {count} times in the final answer"
+        return "not a whole-token span of the final answer" if not count else "it does not contain its value"
     for place in found:
         why = check_place(place, polarity, stems, revision, own, negations)
         if why:

@@ -22,7 +22,7 @@ from typing import Any
 from inspect_ai.model import ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, json_schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
@@ -297,11 +297,15 @@ def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str]
 
 
 class _QuotedLetter(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     letter: str = Field(description="One selected option letter.")
     quote: str = Field(description="The exact words of the reply that select this option.")
 
 
 class _ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     answer: list[_QuotedLetter] = Field(default_factory=list)
     unreadable: bool = False
     reason: str = ""

@@ -20,7 +20,7 @@ from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, Re
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, StoreModel
 from inspect_ai.util import json_schema as pydantic_schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.replies import (
     Provenance,
@@ -271,12 +271,16 @@ def read_distribution(text: str, candidates: list[str]) -> tuple[list[float] | N
 
 
 class _QuotedProbability(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     candidate: str = Field(description="The candidate's letter.")
     probability: float = Field(description="The probability the reply states for it, from 0 to 1.")
     quote: str = Field(description="The exact words of the reply that state this probability for this candidate.")
 
 
 class _ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     probabilities: list[_QuotedProbability] = Field(default_factory=list)
     unreadable: bool = False
     reason: str = ""

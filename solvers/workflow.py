@@ -25,7 +25,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, StoreModel
 from inspect_ai.util import json_schema as pydantic_schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.catalog.workflow import ACTIONS
 from clinical_cf.core.loading import record_field
@@ -363,16 +363,22 @@ def parse_decision(text: str) -> Decision:
 
 
 class _QuotedAction(BaseModel):
-    value: str = Field(description="One of ANSWER, ASK_CLARIFICATION, ABSTAIN, ESCALATE.")
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
+    value: Literal["ANSWER", "ASK_CLARIFICATION", "ABSTAIN", "ESCALATE"] = Field(description="The action the reply takes.")
     quote: str = Field(description="The exact words of the reply that state this action.")
 
 
 class _QuotedConfidence(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     value: float | None = Field(default=None, description="The stated confidence as a number from 0 to 1, or null when none is stated.")
     quote: str = Field(default="", description="The exact words of the reply that state the confidence.")
 
 
 class _ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     action: _QuotedAction | None = None
     confidence: _QuotedConfidence | None = None
     unreadable: bool = False
