@@ -1071,7 +1071,10 @@ def places(quote: str, final: str, target: str | None = None) -> list[Place]:
             nxt = _SENTENCE_END.search(rest)
             context.append(rest[: nxt.start() if nxt else len(rest)])
         above = next((ln for ln in reversed(lines[:index]) if ln.strip()), "")
-        is_heading = bool(_HEADING.match(line))
+        # A heading names a section ("### Do not use", "Final answer:", "[tables]"); a bold line may be the answer.
+        bare_line = _EMPHASIS.sub("", line).strip()
+        is_heading = bool(_HEADING.match(line)) and (bare_line.endswith(":") or bare_line.startswith("#")
+                                                     or bool(re.fullmatch(r"\[\[?[^\[\]]{1,80}\]\]?", bare_line)))
         out.append(Place(sentence.strip(), statement.strip(), tuple(context), checkbox, line, is_heading, above, after))
     return out
 
