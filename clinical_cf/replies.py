@@ -116,7 +116,7 @@ _CHANNEL_END = re.compile(r"<\|(?:end|return|call|start)\|>")
 _KIMI_OPEN, _KIMI_CLOSE = "\u25c1think\u25b7", "\u25c1/think\u25b7"
 # An untagged draft: a line that announces the final answer ends it; what comes before is the draft.
 _FINAL_MARK = re.compile(
-    r"^[ \t>#*_]{0,8}(?:final[ \t]{1,3}(?:answer|decision|verdict|response|recommendations?|reply)|my final answer)\b",
+    r"^[ \t>#*_]{0,8}(?:final[ \t]{1,3}(?:answer|decision|verdict|response)|my final answer)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 
