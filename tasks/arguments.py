@@ -164,7 +164,7 @@ def count(name: str, value: Any, minimum: int = 1, optional: bool = False, maxim
 
 PATH_ARGUMENTS = frozenset({
     "cases", "catalog", "counterfactuals", "observations", "probes", "vignettes", "perturbations", "rules",
-    "questions", "episodes", "seeds",
+    "questions", "episodes", "seeds", "corpus",
 })
 """Task arguments that name a user file. Left out, a task reads its bundled file; given, it must name a file."""
 

@@ -22,6 +22,7 @@ from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.scorers.reader_audit import reader_accuracy
 from clinical_cf.solvers.reader_audit import audit_reader
+from clinical_cf.tasks.arguments import checked_paths, flag, input_file
 
 CORPUS = Path(__file__).resolve().parent / "replies.yaml"
 SUITES = ("css", "agent", "medpic", "workflow", "sensitivity")
@@ -63,6 +64,7 @@ def load_corpus(path: str | Path = CORPUS) -> list[Sample]:
 
 
 @task
+@checked_paths  # `-T corpus=` / `=null` refused, a path with commas rejoined
 def reader_audit(corpus: str | None = None, reader: str = "reader", json_schema: bool = True) -> Task:
     """Accuracy and lie-acceptance rate of the reader role on a corpus of replies with known readings.
 
@@ -71,10 +73,11 @@ def reader_audit(corpus: str | None = None, reader: str = "reader", json_schema:
         reader: The model role audited (default `reader`; unbound: the `--model` itself).
         json_schema: Send the reader's schema as `response_schema` (off for servers that reject it).
     """
-    samples = load_corpus(corpus or CORPUS)
+    path = input_file("corpus", corpus) or CORPUS
+    samples = load_corpus(path)
     return Task(
         dataset=MemoryDataset(samples, name="reader_audit"),
-        solver=audit_reader(reader, json_schema),
+        solver=audit_reader(reader, flag("json_schema", json_schema)),
         scorer=reader_accuracy(),
-        metadata={"corpus": str(corpus or CORPUS), "replies": len(samples)},
+        metadata={"corpus": str(path), "replies": len(samples)},
     )
