@@ -523,6 +523,11 @@ def read_recommendations(text: str) -> RecommendationReading:
         if invalid is not None:
             return RecommendationReading(provenance="invalid", invalid=invalid, from_json=True, reply_cut=cut)
         contradiction = _contradicted(recommended, outside_json(final, objects))
+        if contradiction and contradiction.startswith("the text around"):
+            # The prose rejects what the JSON recommends: two answers (the reader may read only a marked revision).
+            shown = [json.dumps(chosen.value)[:200], contradiction]
+            return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut,
+                                         reason=conflict_reason(shown), conflict=shown)
         if contradiction:
             return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut, reason=contradiction)
         provenance: Provenance = chosen.provenance

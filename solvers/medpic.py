@@ -40,6 +40,7 @@ from clinical_cf.replies import (
     lowered_keys,
     number_problem,
     occurrences,
+    places,
     quoted_items,
     reply_cut,
     revision_in,
@@ -212,16 +213,31 @@ class AnswerReading:
         return self.letters is None and self.invalid is None and not self.bounds
 
 
+# Answers stated inside a line ("..., so the answer is A.", "\\boxed{B}"): candidates for the conflict check only.
+_INLINE_ANSWER = re.compile(
+    r"\b(?:answers?|choice|selection)[ \t]{1,3}(?:is|are|would be|=)[ \t:]{0,3}(?:options?[ \t]{1,3})?"
+    r"(?P<value>[A-Z](?:[ \t]{0,2}(?:,|and|&)[ \t]{0,2}[A-Z]){0,5})(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_BOXED = re.compile(r"\\boxed\{(?P<value>[^{}]{1,40})\}")
+
+
 def _answer_line_candidates(final: str, options: Mapping[str, str]) -> list[tuple[int, str, frozenset[str] | None]]:
-    """Every `ANSWER:` line of the final answer, wherever it stands: (end offset, line, letters or None)."""
+    """Every answer the final answer states: each `ANSWER:` line wherever it stands, each `\\boxed{X}` and each
+    "the answer is X" inside a line: (end offset, text, letters or None)."""
     out = []
     offset = 0
     for raw in final.splitlines(keepends=True):
-        offset += len(raw)
+        start, offset = offset, offset + len(raw)
         line = re.sub(r"\*\*|__|`+|~~", "", raw[:2000]).strip()
         match = _ANSWER_LINE.match(line)
         if match:
             out.append((offset, line, _line_letters(match.group("value"), options)))
+            continue
+        for inline in (*_BOXED.finditer(raw[:2000]), *_INLINE_ANSWER.finditer(raw[:2000])):
+            letters = _line_letters(inline.group("value"), options)
+            if letters is not None:
+                out.append((start + inline.end(), inline.group(0), letters))
     return out
 
 
@@ -346,6 +362,13 @@ def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[
         why = verify_quote(quote, final, target, "positive", ANSWER_STEMS, revision=conflict, negations=EXCLUDING_WORDS)
         if why:
             return None, f"quote for {letter}: {why}"
+        # "B (nitrofurantoin)" where nitrofurantoin is A: a letter written with another option's text settles neither.
+        texts = {" ".join(t.lower().split()): k for k, t in options.items()}
+        for place in places(quote_text, final, target):
+            for match in _LETTER_WITH_TEXT.finditer(place.line):
+                named, text = match.group(1).upper(), texts.get(" ".join(match.group(2).lower().split()))
+                if text is not None and named != text and letter in (named, text):
+                    return None, f"quote for {letter}: its line writes option {named} with the text of option {text}"
         letters.add(letter)
     if not letters:
         return None, "reader selected no option"

@@ -316,8 +316,10 @@ def parse_decision(text: str) -> Decision:
                             unreadable_reason=f"action {str(data.get('action'))[:40]!r} is not one of {', '.join(ACTIONS)}", reply_cut=cut)
         others = _actions_in_prose(outside_json(final, objects)) - {action}
         if others:
-            return Decision(None, None, final[:400], False, "none", "unreadable",
-                            unreadable_reason=f"the text around the JSON names {', '.join(sorted(others))}", reply_cut=cut)
+            # The prose states another action than the JSON: two answers (the reader may read only a marked revision).
+            shown = (json.dumps(chosen.value)[:160], f"the text around the JSON names {', '.join(sorted(others))}")
+            return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=conflict_reason(shown),
+                            reply_cut=cut, conflict=shown)
         reason = data.get("reason", data.get("rationale", ""))
         reason = "" if is_placeholder(str(reason or "")) else str(reason or "")
         method = "json" if chosen.provenance == "json" else "partial_json"

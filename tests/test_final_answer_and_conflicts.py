@@ -186,3 +186,30 @@ def test_the_reader_is_opt_in_and_never_the_model_under_test():
     assert _resolved(judge="mockllm/judge") == "mockllm/judge"
     assert _resolved(reader="mockllm/reader", judge="mockllm/judge") == "mockllm/reader"
     assert _resolved(reader="under_test") == "None"
+
+
+def test_corpus_v3_has_no_silent_misread_no_accepted_lie_and_no_crash():
+    """The issue-29 corpus (bench/replies_v3.py): 0 read into a value not stated, 0 lying readings accepted."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "replies_v3.py"
+    spec = importlib.util.spec_from_file_location("replies_v3_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    outcomes = bench.evaluate()
+    assert len(outcomes) >= 100 and {o.suite for o in outcomes} == {"css", "agent", "medpic", "workflow", "sensitivity", "judge"}
+    assert not [o.id for o in outcomes if o.verdict in ("silent", "crash")]
+    assert not [o.id for o in outcomes if o.lie_accepted]
+    assert sum(o.verdict == "right" for o in outcomes) / len(outcomes) >= 0.95
+    assert sum(o.conflict for o in outcomes) >= 10  # conflicting answers are counted apart
+
+
+def test_prose_that_contradicts_the_json_is_a_conflict():
+    assert is_conflict(parse_decision('{"action": "ANSWER", "confidence": 0.7, "reason": "r"}\nThis needs escalation now.').unreadable_reason)
+    assert read_answer("Digoxin is the problem, so the answer is A.\n\\boxed{B}", OPTIONS).letters is None
+    assert is_conflict(read_answer("Digoxin is the problem, so the answer is A.\n\\boxed{B}", OPTIONS).reason)
+    options = {"A": "Nitrofurantoin", "B": "Fosfomycin"}
+    assert verify_medpic_reading({"answer": [{"letter": "A", "quote": "Nitrofurantoin"}]}, "ANSWER: B (nitrofurantoin)", options)[0] is None
