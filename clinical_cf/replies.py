@@ -226,9 +226,18 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"non-finite number {name}")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("an object states one field twice")  # {"action": "ANSWER", "action": "ESCALATE"}: two answers
+    return dict(pairs)
+
+
 def loads(text: str) -> Any:
-    """`json.loads` with bounded numbers: long integers, non-finite and sub-normal values raise ValueError."""
-    return json.loads(text, parse_int=_strict_int, parse_float=_strict_float, parse_constant=_no_constant)
+    """`json.loads` with bounded numbers (long integers, non-finite and sub-normal values raise ValueError) and
+    unique keys (an object that states a field twice is two answers, never the last one silently)."""
+    return json.loads(text, parse_int=_strict_int, parse_float=_strict_float, parse_constant=_no_constant,
+                      object_pairs_hook=_unique_keys)
 
 
 # --------------------------------------------------------------------------- revisions

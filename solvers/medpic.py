@@ -130,7 +130,7 @@ _ANSWER_LINE = re.compile(
     r"[ \t]{0,3}(?:[:=]|[-–—](?=[ \t]))[ \t]{0,3}(?P<value>.{0,400})$",
     re.IGNORECASE,
 )
-_REASON_LINE = re.compile(r"^(?:reason|rationale|because)[ \t]{0,3}[:=]", re.IGNORECASE)
+_REASON_LINE = re.compile(r"^(?:reason|rationale|because|explanation|justification)[ \t]{0,3}[:=]", re.IGNORECASE)
 ANSWER_KEYS = frozenset({"answer", "rationale", "reason"})
 _LETTER_TOKEN = re.compile(r"^[\(\[]?([A-Za-z])[\)\]]?$")
 _LETTER_WITH_TEXT = re.compile(r"(?<![A-Za-z])([A-Za-z])[ \t]{0,3}\(([^()]{1,200})\)")
@@ -140,6 +140,7 @@ _SEPARATORS = re.compile(r"[ \t]{0,3}(?:,|;|/|&|\band\b|[ \t])[ \t]{0,3}", re.IG
 def _line_letters(value: str, options: Mapping[str, str]) -> frozenset[str] | None:
     """The letters an answer line's value names, or None when it is not in the closed grammar."""
     value = value.strip().rstrip(".").strip()
+    value = re.sub(r"^\$?\\boxed\{([^{}]{1,40})\}\$?$", r"\1", value).strip()  # "Final Answer: \\boxed{A}"
     if value.startswith("[") and value.endswith("]"):
         value = value[1:-1].strip()
     if not value:

@@ -213,3 +213,14 @@ def test_prose_that_contradicts_the_json_is_a_conflict():
     assert is_conflict(read_answer("Digoxin is the problem, so the answer is A.\n\\boxed{B}", OPTIONS).reason)
     options = {"A": "Nitrofurantoin", "B": "Fosfomycin"}
     assert verify_medpic_reading({"answer": [{"letter": "A", "quote": "Nitrofurantoin"}]}, "ANSWER: B (nitrofurantoin)", options)[0] is None
+
+
+def test_a_json_field_stated_twice_is_not_its_last_value():
+    assert parse_decision('{"action": "ANSWER", "action": "ESCALATE", "confidence": 0.8, "reason": "x"}').action is None
+    assert read_score('{"score": 1, "score": 0, "rationale": "x"}', VALID).value is None
+
+
+def test_boxed_final_answer_and_explanation_after_the_answer_line():
+    options = {"A": "Warfarin", "B": "Apixaban", "C": "Aspirin"}
+    assert read_answer("Final Answer: \\boxed{A}", options).letters == {"A"}
+    assert read_answer("ANSWER: C\nExplanation: aspirin adds bleeding risk.", options).letters == {"C"}
