@@ -105,11 +105,14 @@ Magistral's `[THINK]`) and `<|name|>...<|/name|>`; compared case-insensitively."
 _NAMES = "|".join(re.escape(n) for n in sorted(REASONING_TAG_NAMES, key=len, reverse=True))
 _TAG = re.compile(
     rf"<(?P<a>/?)(?:{_NAMES})(?![\w:])[^<>]{{0,200}}>|\[(?P<b>/?)(?:{_NAMES})\]|<\|(?P<c>/?)(?:{_NAMES})\|>"
-    r"|<\|(?P<d>begin|end)_of_thought\|>",
+    r"|<\|(?P<d>begin|end)_of_thought\|>|<\|(?P<e>start|end)_thinking\|>",
     re.IGNORECASE,
 )
 # Solution markers (OpenThoughts / Bespoke `<|begin_of_solution|>`) wrap the answer: removed, content kept.
-_SOLUTION_MARK = re.compile(r"<\|(?:begin|end)_of_solution\|>", re.IGNORECASE)
+_SOLUTION_MARK = re.compile(r"<\|(?:begin|end)_of_solution\|>|<\|(?:start|end)_response\|>|\[END FINAL RESPONSE\]", re.IGNORECASE)
+# Apriel's "[BEGIN FINAL RESPONSE]" and gpt-oss channels leaked as plain text ("analysis...assistantfinal...")
+# announce the answer: what precedes the last one is reasoning.
+_FINAL_RESPONSE = re.compile(r"\[BEGIN FINAL RESPONSE\]|(?<=[a-z.!?\s])assistantfinal(?=\S)", re.IGNORECASE)
 # gpt-oss "harmony" channels: `<|channel|>analysis<|message|>...<|end|>`, `<|channel|>final<|message|>...<|return|>`.
 _CHANNEL = re.compile(r"<\|channel\|>[ \t]{0,8}(?P<name>[A-Za-z_]{1,20})[^<]{0,80}?<\|message\|>", re.IGNORECASE)
 _CHANNEL_END = re.compile(r"<\|(?:end|return|call|start)\|>")
@@ -138,6 +141,11 @@ def final_answer(text: str | None) -> str:
     text, _ = bounded(text)
     if not text:
         return ""
+    announced = list(_FINAL_RESPONSE.finditer(text))
+    if announced:
+        text = text[announced[-1].end():]
+    elif re.match(r"analysis(?=[A-Z])", text) and "assistantfinal" not in text.lower():
+        return ""  # a gpt-oss analysis channel leaked as text, cut off before its final channel
     channels = list(_CHANNEL.finditer(text))
     if channels:
         finals = [m for m in channels if m.group("name").lower() == "final"]
@@ -154,7 +162,8 @@ def final_answer(text: str | None) -> str:
     kept: list[str] = []
     depth, position = 0, 0
     for match in _TAG.finditer(text):
-        closing = bool(match.group("a") or match.group("b") or match.group("c")) or (match.group("d") or "").lower() == "end"
+        closing = bool(match.group("a") or match.group("b") or match.group("c")) or "end" in (
+            (match.group("d") or "").lower(), (match.group("e") or "").lower())
         if depth == 0 and not closing:
             kept.append(text[position:match.start()])
             depth = 1
@@ -174,7 +183,8 @@ def final_answer(text: str | None) -> str:
 
 def had_reasoning(text: str | None) -> bool:
     text, _ = bounded(text)
-    return bool(text) and bool(_TAG.search(text) or _CHANNEL.search(text) or _KIMI_OPEN in text)
+    return bool(text) and bool(_TAG.search(text) or _CHANNEL.search(text) or _KIMI_OPEN in text or _FINAL_RESPONSE.search(text)
+                               or re.match(r"analysis(?=[A-Z])", text))
 
 
 # --------------------------------------------------------------------------- bounded numbers

@@ -30,6 +30,9 @@ VALID = (0.0, 0.5, 1.0)
         "ANSWER: B</think>ANSWER: A",  # the opening tag was in the chat template
         "<|channel|>analysis<|message|>ANSWER: B<|end|><|start|>assistant<|channel|>final<|message|>ANSWER: A<|return|>",  # gpt-oss
         "Draft: ANSWER: B\nThe CrCl rules B out.\nFinal answer:\nANSWER: A",  # untagged draft before a final-answer line
+        "<|START_THINKING|>ANSWER: B<|END_THINKING|><|START_RESPONSE|>ANSWER: A<|END_RESPONSE|>",  # Cohere Command A
+        "Steps: ANSWER: B?\n[BEGIN FINAL RESPONSE]\nANSWER: A\n[END FINAL RESPONSE]",  # Apriel
+        "analysisThe user asks. ANSWER: B.assistantfinalANSWER: A",  # gpt-oss channels leaked as text
     ],
 )
 def test_every_reasoning_format_is_removed_and_the_final_answer_read(reply):
@@ -45,6 +48,7 @@ def test_every_reasoning_format_is_removed_and_the_final_answer_read(reply):
         "[THINK]ANSWER: A",
         "<seed:think>ANSWER: A",
         "<|begin_of_thought|>ANSWER: A",
+        "analysisThe user asks about CrCl. ANSWER: A",  # a leaked analysis channel with no final channel
     ],
 )
 def test_a_reply_that_never_leaves_its_reasoning_has_no_final_answer(reply):
