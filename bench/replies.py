@@ -8,7 +8,9 @@ Each corpus entry has the reply and its expected reading. A reading is
   unreadable where that is expected);
 - `missed`: unreadable or invalid where a value was expected (a reply lost, but no number invented);
 - `silent`: a value that differs from the expected one, or a value where none was expected:
-  a wrong number. The target is at least 98 % `ok` and 0 `silent`.
+  a wrong number. The target is 0 `silent`; since issue 29's structural verification about 90 % of the
+  fixtures are `ok` (faithful readings the verification refuses are `missed`, counted). The issue-29
+  corpus and its lying / hedging readers are in `bench/replies_v3.py`.
 """
 
 from __future__ import annotations

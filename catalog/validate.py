@@ -198,6 +198,8 @@ def detect_kind(path: str | Path) -> str:
     else:
         raw = load_yaml(path)
         keys = set(raw) if isinstance(raw, dict) else set()
+        if isinstance(raw, list) and raw and isinstance(raw[0], dict) and {"reply", "truth"} <= set(raw[0]):
+            return "reader_corpus"  # the reader audit's corpus: a list of replies, each with its truth
         for kind, needed in _YAML_SIGNATURES:
             if needed <= keys:
                 return kind

@@ -18,6 +18,7 @@ from clinical_cf.tasks.css_family_c.css_family_c import css_family_c
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from clinical_cf.tasks.css_family_e.css_family_e import css_family_e
 from clinical_cf.tasks.css_judge_audit.css_judge_audit import css_judge_audit
+from clinical_cf.tasks.css_reader_audit.css_reader_audit import css_reader_audit
 from clinical_cf.tasks.medpic.medpic import medpic
 from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
 from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf

@@ -238,6 +238,13 @@ def _load_lexical_audit(path: Path) -> Any:
     return load_audit(path)
 
 
+def _load_reader_corpus(path: Path) -> Any:
+    """The reader-audit corpus (its loader lives with its task, which imports this table)."""
+    from clinical_cf.tasks.css_reader_audit.css_reader_audit import load_corpus
+
+    return load_corpus(path)
+
+
 def _load_probes(path: Path) -> Any:
     """The judge-audit probes (their loader lives with their task, which imports this table)."""
     from clinical_cf.tasks.judge_audit_task import load_probes
@@ -284,11 +291,14 @@ CSS = Suite(
         InputKind("observations", load_observations, bundled=CATALOG_DIR / "css" / "observations.yaml"),
         InputKind("predictions", load_predictions, bundled=CATALOG_DIR / "css" / "predictions.yaml"),
         InputKind("judge_probes", _load_probes, bundled=CATALOG_DIR / "css" / "judge_probes.yaml"),
+        InputKind("reader_corpus", _load_reader_corpus, bundled=CATALOG_DIR / "css" / "reader_audit_replies.yaml"),
         # A frozen set is checked against its own lock when a task reads it; here only its records are.
         InputKind("counterfactuals", partial(load_counterfactuals, allow_unregistered=True)),
     ),
     scorers=(judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, editor_fidelity),
-    extra_published=(CATALOG_DIR / "css" / "predictions.yaml", CATALOG_DIR / "css" / "judge_probes.yaml"),
+    extra_published=(
+        CATALOG_DIR / "css" / "predictions.yaml", CATALOG_DIR / "css" / "judge_probes.yaml", CATALOG_DIR / "css" / "reader_audit_replies.yaml",
+    ),
     judged=True,
     report_section=css_section,
     report_tables=REPORT_TABLES,

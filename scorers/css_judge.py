@@ -29,7 +29,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from clinical_cf.judging import ask_judge, note_self_judging, resolve_judge
-from clinical_cf.replies import DATA_NOTICE, boundary, read_score
+from clinical_cf.replies import DATA_NOTICE, boundary, read_by, read_score
 from clinical_cf.scorers.metrics import agent_trace, control_stability, css, css_stderr, family_css, parse_quality, verdict_shares
 from clinical_cf.solvers.css import CSSArms, format_recommendations, judge_block
 
@@ -118,6 +118,7 @@ def arm_reading_metadata(arms: CSSArms) -> dict[str, object]:
         "reader": {name: arm.reader for name, arm in pairs if arm is not None and arm.reader is not None} or None,
         "unreadable": {name: arm.unreadable_reason for name, arm in pairs if arm is not None and arm.is_unreadable} or None,
         "reply_cut": {name: True for name, arm in pairs if arm is not None and arm.reply_cut} or None,
+        "conflict": {name: arm.conflict for name, arm in pairs if arm is not None and arm.conflict} or None,
         "baseline_cache_scope": arms.baseline_cache_scope,
     }
 
@@ -178,6 +179,7 @@ def judge_direction(
             "family": meta.get("family"),
             "intervention_id": meta.get("intervention_id"),
             "parse": arm_provenance(arms),
+            "read_by": read_by(*arm_provenance(arms).values()),
             **arm_reading_metadata(arms),
         }
         invalid = invalid_arms(arms)

@@ -19,7 +19,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from clinical_cf.judging import ask_judge, resolve_judge
-from clinical_cf.replies import DATA_NOTICE, boundary, data_block, normalise_for_judge, read_flag, read_score
+from clinical_cf.replies import DATA_NOTICE, boundary, data_block, normalise_for_judge, read_by, read_flag, read_score
 from clinical_cf.scorers.css_judge import VALID_SCORES, arm_provenance, arm_reading_metadata, invalid_arms, unreadable_arms
 from clinical_cf.scorers.metrics import parse_quality
 from clinical_cf.solvers.css import CSSArms, judge_block
@@ -170,6 +170,7 @@ def judge_process(judge_role: str = "judge", fallback_role: str = "judge_alt", r
             "trace": arms.counterfactual.trace.model_dump() if arms.counterfactual and arms.counterfactual.trace else None,
             "baseline_trace": arms.baseline.trace.model_dump() if arms.baseline and arms.baseline.trace else None,
             "parse": arm_provenance(arms),
+            "read_by": read_by(*arm_provenance(arms).values()),
             **arm_reading_metadata(arms),
         }
         invalid = invalid_arms(arms)

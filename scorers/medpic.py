@@ -46,7 +46,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from clinical_cf.judging import ask_judge, resolve_judge
-from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_flag, resolve_reader
+from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_by, read_flag, resolve_reader
 from clinical_cf.scorers.metrics import parse_quality
 from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer_with_reader
 
@@ -176,7 +176,7 @@ def medpic_exact_set(reader: str | None = "reader", json_schema: bool = True) ->
         gold = frozenset(meta["answer"])
         reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader, json_schema=json_schema))
         parsed = reading.letters
-        info = {"parse": reading.provenance, "kind": meta["kind"], "operation": meta.get("operation"),
+        info = {"parse": reading.provenance, "read_by": read_by(reading.provenance), "conflict": list(reading.conflict) or None, "kind": meta["kind"], "operation": meta.get("operation"),
                 "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"], "reply_cut": reading.reply_cut,
                 "unreadable_reason": reading.reason or None, "reader": reading.reader}
         if reading.invalid is not None:

@@ -40,6 +40,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import TaskState
 
 from clinical_cf.core.loading import record_field
+from clinical_cf.replies import read_by
 from clinical_cf.scorers.metrics import parse_quality
 from clinical_cf.solvers.workflow import WorkflowDecisions
 
@@ -228,6 +229,8 @@ def workflow_action() -> Scorer:
                 "parse_ok": final["parse_ok"],
                 "parse_method": final["method"],
                 "parse": final.get("provenance", "json" if final["parse_ok"] else "unreadable"),
+                "read_by": read_by(final.get("provenance", "json" if final["parse_ok"] else "unreadable")),
+                "conflict": list(final.get("conflict") or ()) or None,
                 "unreadable_reason": final.get("unreadable_reason") or None,
                 "reply_cut": bool(final.get("reply_cut")),
                 "reader": final.get("reader"),

@@ -32,12 +32,13 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel, concurrency, json_schema, span
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
     ask_reader,
+    conflict_reason,
     data_block,
     degenerate,
     final_answer,
@@ -45,19 +46,23 @@ from clinical_cf.replies import (
     grounded,
     has_negative_cue,
     invalid_reason,
+    is_conflict,
     is_placeholder,
-    item_in_quote,
     json_objects,
     lowered_keys,
     negated_near,
+    none_like,
     normalise_for_judge,
+    number_problem,
     outside_json,
     quoted_items,
     reply_cut,
     resolve_reader,
+    revision_in,
     squash,
     strip_markdown,
     trailing_lines,
+    verify_quote,
     words_of,
 )
 
@@ -98,11 +103,15 @@ class Recommendation(BaseModel):
 
 
 class _ReplyItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false (a field of its own is room for a polarity)
+
     treatment: str = Field(max_length=160)
     rationale: str = Field(max_length=300)
 
 
 class _Reply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     recommendations: list[_ReplyItem]
     not_recommended: list[_ReplyItem]
 
@@ -156,6 +165,7 @@ class ArmResult(BaseModel):
     truncated: bool = Field(default=False, description="Items or their text were cut to the parse-time caps.")
     unreadable_reason: str = Field(default="", description="Why no list could be read (provenance unreadable).")
     contradictory: list[str] = Field(default_factory=list, description="Options the reply's JSON both recommends and says to avoid.")
+    conflict: list[str] = Field(default_factory=list, description="The candidate answers of a reply whose answers disagree.")
     reply_cut: bool = Field(default=False, description="The reply was longer than clinical_cf.replies.MAX_REPLY_CHARS and was read cut.")
     reader: dict[str, Any] | None = Field(
         default=None, description="The reader role's call when step (d) ran: model, its reply, the verification's verdict."
@@ -328,10 +338,24 @@ class RecommendationReading(BaseModel):
     """The reader role's call when step (d) ran: model, its reply and the verification's verdict."""
     contradictory: list[str] = Field(default_factory=list)
     """Options the reply's JSON both recommends and says to avoid (read as stated)."""
+    conflict: list[str] = Field(default_factory=list)
+    """The candidate answers when they disagree (`unreadable: conflicting answers`)."""
+    bounds: bool = False
+    """Unreadable because a number is out of bounds (the reader is not asked)."""
 
     @property
     def needs_reader(self) -> bool:
-        return self.provenance == "unreadable" and self.invalid is None
+        return self.provenance == "unreadable" and self.invalid is None and not self.bounds
+
+
+SCHEMA_KEYS = frozenset({"recommendations", "not_recommended"})
+ITEM_KEYS = frozenset({"treatment", "rationale"})
+# A rationale that rejects its own item ("Do not add: ...", "not advised", "avoid") contradicts a recommended list.
+_REJECTING = re.compile(
+    r"\b(?:do not|don't|dont|not (?:advised|recommended|indicated|appropriate|to be given|given)|avoid|against|contraindicated"
+    r"|should not|shouldn't|never|omit|withhold|no role|no benefit|futile)\b",
+    re.IGNORECASE,
+)
 
 
 def _schema_lists(data: dict[str, Any]) -> tuple[list[Any], list[Any]] | None:
@@ -344,21 +368,29 @@ def _schema_lists(data: dict[str, Any]) -> tuple[list[Any], list[Any]] | None:
     return recommended, avoided or []
 
 
-def _schema_items(raw: list[Any]) -> list[Recommendation] | None:
-    """Items of a schema list: strings or objects with a `treatment` string; None when one has no treatment."""
+def _schema_items(raw: list[Any]) -> list[Recommendation] | str:
+    """Items of a schema list (strings, or objects with a `treatment` and a `rationale`), or why they are not:
+    an entry without a treatment, or with a field the schema does not have (its own polarity, a flag, a
+    priority: the strict schema leaves no room for them). A "none"-like item ("None", "N/A") is no item."""
     out: list[Recommendation] = []
     for entry in raw:
         if entry in ("", None, {}):
             continue
         if isinstance(entry, str):
-            out.append(Recommendation(treatment=entry.strip()))
+            if not none_like(entry):
+                out.append(Recommendation(treatment=entry.strip()))
             continue
         if not isinstance(entry, dict):
-            return None
+            return "an entry of the JSON is not an item"
         item = lowered_keys(entry)
+        extra = sorted(set(item) - ITEM_KEYS - {"reason"})
+        if extra:
+            return f"an item has fields outside the schema ({', '.join(extra)[:60]})"
         treatment = item.get("treatment")
         if not isinstance(treatment, str) or not treatment.strip():
-            return None
+            return "an entry of the JSON names no treatment"
+        if none_like(treatment):
+            continue
         reason = item.get("rationale", item.get("reason", ""))
         reason = "" if reason is None or is_placeholder(str(reason)) else str(reason).strip()
         out.append(Recommendation(treatment=treatment.strip(), rationale=reason))
@@ -366,11 +398,13 @@ def _schema_items(raw: list[Any]) -> list[Recommendation] | None:
 
 
 def _contradicted(items: list[Recommendation], prose: str) -> str | None:
-    """Why a JSON reading is not taken as stated: a recommended item that itself says to avoid
-    something, or that the prose around the JSON rejects (a negative cue next to its name)."""
+    """Why a JSON reading is not taken as stated: a recommended item that itself says to avoid something (in its
+    name or its rationale), or that the prose around the JSON rejects (a negative cue next to its name)."""
     for item in items:
         if has_negative_cue(words_of(item.treatment)):
             return f"recommended item {item.treatment[:60]!r} states a negation"
+        if _REJECTING.search(item.rationale):
+            return f"the rationale of recommended item {item.treatment[:60]!r} rejects it"
         head = next((w for w in words_of(item.treatment) if len(w) >= 4), None)
         if head and prose:
             folded = squash(prose)
@@ -390,38 +424,95 @@ def _label_items(line: str) -> tuple[str, list[str]] | None:
     if not match:
         return None
     items = [part.strip().rstrip(".") for part in match.group("items").split(";")]
-    return match.group("label").lower(), [i for i in items if i and i.lower() != "none"]
+    return match.group("label").lower(), [i for i in items if i and not none_like(i)]
+
+
+def _answer_blocks(final: str) -> list[tuple[int, list[str]]]:
+    """Every block of consecutive `RECOMMENDED:` / `NOT RECOMMENDED:` lines in the final answer: (end offset, lines)."""
+    blocks: list[tuple[int, list[str]]] = []
+    current: list[str] = []
+    offset = end = 0
+    for raw in final.splitlines(keepends=True):
+        line = re.sub(r"\*\*|__|`+|~~", "", raw[:2000]).strip()
+        offset += len(raw)
+        if line and _label_items(line) is not None:
+            current.append(line)
+            end = offset
+        elif line and current:
+            blocks.append((end, current))
+            current = []
+    if current:
+        blocks.append((end, current))
+    return blocks
+
+
+def _block_key(lines: list[str]) -> str:
+    lists: dict[str, list[str]] = {"recommended": [], "not recommended": []}
+    for line in lines:
+        label, items = _label_items(line)  # type: ignore[misc]
+        lists[label] += [_key(i) for i in items]
+    return json.dumps({k: sorted(v) for k, v in lists.items()})
+
+
+def _object_key(data: dict[str, Any]) -> str:
+    lists = _schema_lists(data) or ([], [])
+    def names(raw: list[Any]) -> list[str]:
+        return sorted(_key(e if isinstance(e, str) else str(lowered_keys(e).get("treatment", "")) if isinstance(e, dict) else str(e))
+                      for e in raw if not none_like(e if isinstance(e, str) else (lowered_keys(e).get("treatment") if isinstance(e, dict) else e)))
+    return json.dumps({"recommended": names(lists[0]), "not recommended": names(lists[1])})
 
 
 def read_recommendations(text: str) -> RecommendationReading:
     """Read the stage-2 reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
-    (a)/(b) the reply schema's JSON (`recommendations` and `not_recommended` lists of strings or
-    objects with a `treatment`), strict or syntax-repaired; a tool-call wrapper is unwrapped. Left
-    to the reader (unreadable here, `needs_reader`) when a recommended item itself says to avoid
-    something, when the prose around the JSON rejects a recommended item, or when several objects
-    disagree. (c) closing lines `RECOMMENDED: X; Y` and
-    `NOT RECOMMENDED: Z` (an item with a negation or a second label in it is left to the reader).
-    Markdown sections and prose are never read here: they go to the reader role (step d).
-    Only the final answer counts; empty replies, placeholder echo and degenerate repetition of
-    what was read are `invalid`. Items are capped in number and length at parse time.
+    Every candidate answer of the final answer is collected: each schema JSON object (strict or
+    syntax-repaired, a tool-call wrapper unwrapped) and each block of `RECOMMENDED:` /
+    `NOT RECOMMENDED:` lines, wherever it stands. Candidates that disagree, or a revision in prose
+    after the last one ("Correction: ...", "On reflection ..."), make the reply `unreadable:
+    conflicting answers` (both candidates kept); the reader role may then read the revision it marks.
+    (a)/(b) JSON is read against the strict schema: an item with a field of its own (a polarity, a
+    flag), a recommended item whose name or rationale rejects it, or prose around the JSON that
+    rejects a recommended item leaves the reply to the reader; a "none"-like item is no item. (c)
+    a closing block of answer lines (an item with a negation or a second label is left to the
+    reader). A number out of bounds (`number_problem`) makes the reply unreadable. Only the final
+    answer counts; empty replies, placeholder echo and degenerate repetition are `invalid`. Items
+    are capped in number and length at parse time.
     """
     cut = reply_cut(text)
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return RecommendationReading(provenance="invalid", invalid="empty", reply_cut=cut)
+    bad_number = number_problem(final)
+    if bad_number:
+        return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=f"unreadable number: {bad_number}", bounds=True)
     objects = [f for f in json_objects(final) if _schema_lists(f.value) is not None]
+    blocks = _answer_blocks(final)
+    candidates = {_object_key(f.value): f.end for f in objects}
+    for end, lines in blocks:
+        candidates.setdefault(_block_key(lines), end)
+    if len(candidates) > 1:
+        shown = [*(json.dumps(f.value)[:120] for f in objects), *("; ".join(lines) for _, lines in blocks)]
+        return RecommendationReading(provenance="unreadable", from_json=bool(objects), reply_cut=cut,
+                                     reason=conflict_reason(shown), conflict=shown[:4])
+    if candidates:
+        last_end = max(candidates.values())
+        revision = revision_in(final[last_end:])
+        if revision:
+            shown = [json.dumps(objects[-1].value)[:200] if objects else "; ".join(blocks[-1][1]), revision]
+            return RecommendationReading(provenance="unreadable", from_json=bool(objects), reply_cut=cut,
+                                         reason=conflict_reason(shown), conflict=shown)
     from_json = bool(objects)
     if objects:
         chosen = objects[-1]
-        if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
+        extra = sorted(set(lowered_keys(chosen.value)) - SCHEMA_KEYS)
+        if extra:
             return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut,
-                                         reason="several recommendation objects disagree")
+                                         reason=f"the JSON has fields outside the schema ({', '.join(extra)[:60]})")
         raw_recommended, raw_avoided = _schema_lists(chosen.value)  # type: ignore[misc]
         recommended, avoided = _schema_items(raw_recommended), _schema_items(raw_avoided)
-        if recommended is None or avoided is None:
+        if isinstance(recommended, str) or isinstance(avoided, str):
             return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut,
-                                         reason="an entry of the JSON names no treatment")
+                                         reason=recommended if isinstance(recommended, str) else str(avoided))
         span = final[chosen.start:chosen.end]
         invalid = invalid_reason(span, TEMPLATE_PLACEHOLDERS)
         if invalid == "degenerate_repetition" and not degenerate("\n".join(r.treatment for r in [*recommended, *avoided])):
@@ -432,6 +523,11 @@ def read_recommendations(text: str) -> RecommendationReading:
         if invalid is not None:
             return RecommendationReading(provenance="invalid", invalid=invalid, from_json=True, reply_cut=cut)
         contradiction = _contradicted(recommended, outside_json(final, objects))
+        if contradiction and contradiction.startswith("the text around"):
+            # The prose rejects what the JSON recommends: two answers (the reader may read only a marked revision).
+            shown = [json.dumps(chosen.value)[:200], contradiction]
+            return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut,
+                                         reason=conflict_reason(shown), conflict=shown)
         if contradiction:
             return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut, reason=contradiction)
         provenance: Provenance = chosen.provenance
@@ -503,12 +599,16 @@ def _finish(recommended: list[Recommendation], avoided: list[Recommendation], pr
 
 
 class _QuotedItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     treatment: str = Field(description="The option as the reply names it, copied from the reply.")
     quote: str = Field(description="The exact words of the reply that state this option and whether it is recommended or avoided.")
     rationale: str = Field(default="", description="The reply's reason for it, copied from the reply (empty when none is given).")
 
 
 class _ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     recommendations: list[_QuotedItem] = Field(default_factory=list)
     not_recommended: list[_QuotedItem] = Field(default_factory=list)
     unreadable: bool = False
@@ -528,11 +628,13 @@ CSS_READER = ReaderTask(
 )
 
 
-def verify_css_reading(data: dict[str, Any], final: str) -> tuple[list[Recommendation], list[Recommendation], str]:
-    """The reader's reading checked against the reply: (recommended, avoided, why rejected or "").
+def verify_css_reading(data: dict[str, Any], final: str, conflict: bool = False) -> tuple[list[Recommendation], list[Recommendation], str]:
+    """The reader's reading checked against the reply's structure: (recommended, avoided, why rejected or "").
 
-    Every quote must occur in the reply and contain its treatment; a not-recommended item's quote
-    must state a negation; a recommended item's quote must have no negation within three words of it.
+    Every quote must be a whole-token span of the final answer that contains its treatment, at a place whose
+    polarity is the list's (`clinical_cf.replies.verify_quote`: sentence, headings, JSON keys, table column and
+    row, checkbox), not hedged and not followed by a revision; with `conflict`, at the revision the reply marks.
+    A "none"-like item is no item.
     """
     lists = [quoted_items(data, "recommendations"), quoted_items(data, "not_recommended")]
     if lists[0] is None or lists[1] is None:
@@ -543,14 +645,11 @@ def verify_css_reading(data: dict[str, Any], final: str) -> tuple[list[Recommend
             treatment, quote = entry.get("treatment"), entry.get("quote")
             if not isinstance(treatment, str) or not treatment.strip():
                 return [], [], "reader item without a treatment"
-            if not grounded(quote, final):
-                return [], [], f"quote for {treatment[:60]!r} does not occur in the reply"
-            if not item_in_quote(treatment, quote):  # type: ignore[arg-type]
-                return [], [], f"quote for {treatment[:60]!r} does not contain it"
-            if index == 0 and negated_near(treatment, quote):  # type: ignore[arg-type]
-                return [], [], f"quote for recommended {treatment[:60]!r} negates it"
-            if index == 1 and not has_negative_cue(words_of(quote)):  # type: ignore[arg-type]
-                return [], [], f"quote for avoided {treatment[:60]!r} states no negation"
+            if none_like(treatment):
+                continue
+            why = verify_quote(quote, final, treatment, "positive" if index == 0 else "negative", revision=conflict)
+            if why:
+                return [], [], f"quote for {'recommended' if index == 0 else 'avoided'} {treatment[:60]!r}: {why}"
             rationale = entry.get("rationale")
             # A rationale is kept only when it is the reply's own words (it reaches the judge as data).
             kept = rationale.strip() if isinstance(rationale, str) and rationale.strip() and grounded(rationale, final) else ""
@@ -561,19 +660,23 @@ def verify_css_reading(data: dict[str, Any], final: str) -> tuple[list[Recommend
 
 
 async def read_recommendations_with_reader(text: str, reader: Any | None) -> RecommendationReading:
-    """`read_recommendations`, then step (d) when it read nothing: the reader role's verified reading."""
+    """`read_recommendations`, then step (d) when it read nothing: the reader role's verified reading
+    (told when the reply's answers conflict, and then held to the revision the reply marks)."""
     reading = read_recommendations(text)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
-    outcome = await ask_reader(reader, CSS_READER, final)
+    conflict = is_conflict(reading.reason)
+    outcome = await ask_reader(reader, CSS_READER, final, conflict=reading.reason if conflict else None)
     if outcome.data is None:
-        return reading.model_copy(update={"reason": outcome.reason, "reader": outcome.record(outcome.reason)})
-    recommended, avoided, rejected = verify_css_reading(outcome.data, final)
+        return reading.model_copy(update={"reason": (reading.reason + "; " if conflict else "") + outcome.reason,
+                                          "reader": outcome.record(outcome.reason)})
+    recommended, avoided, rejected = verify_css_reading(outcome.data, final, conflict)
     if rejected:
-        return reading.model_copy(
-            update={"reason": f"reader reading rejected: {rejected}", "reader": outcome.record(f"rejected: {rejected}")}
-        )
+        return reading.model_copy(update={
+            "reason": (reading.reason + "; " if conflict else "") + f"reader reading rejected: {rejected}",
+            "reader": outcome.record(f"rejected: {rejected}"),
+        })
     return _finish(recommended, avoided, "reader", reading.from_json, reading.reply_cut, reader=outcome.record("accepted"))
 
 
@@ -628,6 +731,7 @@ def _arm(reading: RecommendationReading, raw: str, summary: str, trace: AgentTra
         reply_cut=reading.reply_cut,
         reader=reading.reader,
         contradictory=reading.contradictory,
+        conflict=reading.conflict,
         trace=trace,
     )
 

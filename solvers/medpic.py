@@ -22,24 +22,30 @@ from typing import Any
 from inspect_ai.model import ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, json_schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
+    ANSWER_STEMS,
+    EXCLUDING_WORDS,
     Provenance,
     ReaderTask,
     ask_reader,
-    excluded_before,
+    conflict_reason,
     final_answer,
-    grounded,
     invalid_reason,
+    is_conflict,
     item_in_quote,
     json_objects,
-    letter_in_quote,
     lowered_keys,
+    number_problem,
+    occurrences,
+    places,
     quoted_items,
     reply_cut,
+    revision_in,
     trailing_lines,
+    verify_quote,
 )
 
 PROMPT = """{vignette}
@@ -119,7 +125,13 @@ def medpic_answer(json_schema: bool = True) -> Solver:
 # Step (c) of `clinical_cf.replies`: the closing `ANSWER:` line. Its value is a list of option
 # letters (`B, D`, `(a) and (c)`, `[A, C]`, `BD`), or one option's full text, or "none" where
 # "None of the above" is an option; a letter followed by its own option text is that letter.
-_ANSWER_LINE = re.compile(r"^(?:final[ \t]{1,3})?answers?[ \t]{0,3}(?:[:=]|[-–—](?=[ \t]))[ \t]{0,3}(?P<value>.{0,400})$", re.IGNORECASE)
+_ANSWER_LINE = re.compile(
+    r"^(?:final[ \t]{1,3})?(?:answers?|selected[ \t]{1,3}options?(?:\(s\))?|selections?|selected|correct[ \t]{1,3}(?:answers?|options?)(?:\(s\))?)"
+    r"[ \t]{0,3}(?:[:=]|[-–—](?=[ \t]))[ \t]{0,3}(?P<value>.{0,400})$",
+    re.IGNORECASE,
+)
+_REASON_LINE = re.compile(r"^(?:reason|rationale|because|explanation|justification)[ \t]{0,3}[:=]", re.IGNORECASE)
+ANSWER_KEYS = frozenset({"answer", "rationale", "reason"})
 _LETTER_TOKEN = re.compile(r"^[\(\[]?([A-Za-z])[\)\]]?$")
 _LETTER_WITH_TEXT = re.compile(r"(?<![A-Za-z])([A-Za-z])[ \t]{0,3}\(([^()]{1,200})\)")
 _SEPARATORS = re.compile(r"[ \t]{0,3}(?:,|;|/|&|\band\b|[ \t])[ \t]{0,3}", re.IGNORECASE)
@@ -128,6 +140,7 @@ _SEPARATORS = re.compile(r"[ \t]{0,3}(?:,|;|/|&|\band\b|[ \t])[ \t]{0,3}", re.IG
 def _line_letters(value: str, options: Mapping[str, str]) -> frozenset[str] | None:
     """The letters an answer line's value names, or None when it is not in the closed grammar."""
     value = value.strip().rstrip(".").strip()
+    value = re.sub(r"^\$?\\boxed\{([^{}]{1,40})\}\$?$", r"\1", value).strip()  # "Final Answer: \\boxed{A}"
     if value.startswith("[") and value.endswith("]"):
         value = value[1:-1].strip()
     if not value:
@@ -193,9 +206,40 @@ class AnswerReading:
     reply_cut: bool = False
     reader: dict[str, Any] | None = None
 
+    conflict: tuple[str, ...] = ()
+    bounds: bool = False
+
     @property
     def needs_reader(self) -> bool:
-        return self.letters is None and self.invalid is None
+        return self.letters is None and self.invalid is None and not self.bounds
+
+
+# Answers stated inside a line ("..., so the answer is A.", "\\boxed{B}"): candidates for the conflict check only.
+_INLINE_ANSWER = re.compile(
+    r"\b(?:answers?|choice|selection)[ \t]{1,3}(?:is|are|would be|=)[ \t:]{0,3}(?:options?[ \t]{1,3})?"
+    r"(?P<value>[A-Z](?:[ \t]{0,2}(?:,|and|&)[ \t]{0,2}[A-Z]){0,5})(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_BOXED = re.compile(r"\\boxed\{(?P<value>[^{}]{1,40})\}")
+
+
+def _answer_line_candidates(final: str, options: Mapping[str, str]) -> list[tuple[int, str, frozenset[str] | None]]:
+    """Every answer the final answer states: each `ANSWER:` line wherever it stands, each `\\boxed{X}` and each
+    "the answer is X" inside a line: (end offset, text, letters or None)."""
+    out = []
+    offset = 0
+    for raw in final.splitlines(keepends=True):
+        start, offset = offset, offset + len(raw)
+        line = re.sub(r"\*\*|__|`+|~~", "", raw[:2000]).strip()
+        match = _ANSWER_LINE.match(line)
+        if match:
+            out.append((offset, line, _line_letters(match.group("value"), options)))
+            continue
+        for inline in (*_BOXED.finditer(raw[:2000]), *_INLINE_ANSWER.finditer(raw[:2000])):
+            letters = _line_letters(inline.group("value"), options)
+            if letters is not None:
+                out.append((start + inline.end(), inline.group(0), letters))
+    return out
 
 
 def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
@@ -211,11 +255,30 @@ def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return AnswerReading(None, "invalid", "empty", reply_cut=cut)
+    bad_number = number_problem(final)
+    if bad_number:
+        return AnswerReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
     objects = [f for f in json_objects(final) if "answer" in lowered_keys(f.value)]
+    # Every candidate answer: each answer object and each answer line, wherever it stands.
+    lines = _answer_line_candidates(final, options)
+    stated = [(f.end, json.dumps(f.value)[:160], _answer_value(f.value, options)) for f in objects] + lines
+    distinct = {letters for _, _, letters in stated if letters is not None}
+    if len(distinct) > 1:
+        shown = tuple(text for _, text, _ in stated)
+        return AnswerReading(None, "unreadable", reason=conflict_reason(shown), reply_cut=cut, conflict=shown[:4])
+    if stated:
+        revision = revision_in(final[max(end for end, _, _ in stated):])
+        if revision:
+            shown = (stated[-1][1], revision)
+            return AnswerReading(None, "unreadable", reason=conflict_reason(shown), reply_cut=cut, conflict=shown)
     if objects:
         chosen = objects[-1]
         if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
             return AnswerReading(None, "unreadable", reason="answer objects disagree", reply_cut=cut)
+        extra = sorted(set(lowered_keys(chosen.value)) - ANSWER_KEYS)
+        if extra:
+            return AnswerReading(None, "unreadable", reason=f"the JSON has fields outside the schema ({', '.join(extra)[:60]})",
+                                 reply_cut=cut)
         invalid = invalid_reason(final[chosen.start:chosen.end], PLACEHOLDERS)
         if invalid is not None:
             return AnswerReading(None, "invalid", invalid, reply_cut=cut)
@@ -223,7 +286,7 @@ def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
         if letters is None:
             return AnswerReading(None, "unreadable", reason="the answer field names no valid option letters", reply_cut=cut)
         return AnswerReading(letters, chosen.provenance, reply_cut=cut)
-    block = trailing_lines(final, lambda line: bool(_ANSWER_LINE.match(line)))
+    block = trailing_lines(final, lambda line: bool(_ANSWER_LINE.match(line)), allowed_after=lambda line: bool(_REASON_LINE.match(line)))
     if block is not None:
         line = block[-1]
         invalid = invalid_reason(line, PLACEHOLDERS)
@@ -233,6 +296,12 @@ def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
         if letters is not None:
             return AnswerReading(letters, "field", reply_cut=cut)
         return AnswerReading(None, "unreadable", reason=f"answer line {line[:80]!r} is not a list of option letters", reply_cut=cut)
+    # A reply that is nothing but a letter list ("A", "a, c", "\\boxed{C}") states exactly those letters.
+    bare = re.sub(r"^\$?\\boxed\{([^{}]{1,40})\}\$?$", r"\1", final.strip())
+    if len(bare) <= 40:
+        letters = _line_letters(bare, options)
+        if letters is not None:
+            return AnswerReading(letters, "field", reply_cut=cut)
     invalid = invalid_reason(final, PLACEHOLDERS)
     if invalid is not None:
         return AnswerReading(None, "invalid", invalid, reply_cut=cut)
@@ -245,11 +314,15 @@ def parse_answer(text: str | None, options: Mapping[str, str]) -> frozenset[str]
 
 
 class _QuotedLetter(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     letter: str = Field(description="One selected option letter.")
     quote: str = Field(description="The exact words of the reply that select this option.")
 
 
 class _ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     answer: list[_QuotedLetter] = Field(default_factory=list)
     unreadable: bool = False
     reason: str = ""
@@ -266,9 +339,12 @@ MEDPIC_READER = ReaderTask(
 )
 
 
-def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[str, str]) -> tuple[frozenset[str] | None, str]:
-    """The reader's letters checked against the reply: each quote occurs in it and names its option
-    (the letter as a token, or the option's text) with no negation next to it."""
+def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[str, str],
+                          conflict: bool = False) -> tuple[frozenset[str] | None, str]:
+    """The reader's letters checked against the reply's structure: each quote is a whole-token span of the final
+    answer naming its option (the capital letter as a token, or the option's text), at a place that selects it
+    (an answer, select, choose or correct word, or a checked box or a "yes" cell; no negation such as "not" or
+    "except"; not hedged; not followed by a revision), see `clinical_cf.replies.verify_quote`."""
     entries = quoted_items(dict(data), "answer")
     if entries is None:
         return None, "reader reply does not have the answer list"
@@ -277,18 +353,23 @@ def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[
         letter, quote = str(entry.get("letter", "")).strip().upper().strip("()."), entry.get("quote")
         if letter not in options:
             return None, f"reader letter {letter!r} is not an option"
-        if not grounded(quote, final):
-            return None, f"quote for {letter} does not occur in the reply"
         text = options[letter]
         base = re.sub(r"\s*\([^()]*\)\s*", " ", text).strip()  # "acetaminophen (paracetamol)" -> "acetaminophen"
-        by_letter = letter_in_quote(letter, str(quote))
-        by_text = next((t for t in (text, base) if len(t) >= 4 and item_in_quote(t, str(quote))), None)
-        if not (by_letter or by_text):
+        quote_text = str(quote or "")
+        target = letter if occurrences(letter, quote_text) else next(
+            (t for t in (text, base) if len(t) >= 4 and item_in_quote(t, quote_text)), None)
+        if target is None:
             return None, f"quote for {letter} names neither the letter nor its option"
-        # Selecting an option here means flagging it ("avoid diphenhydramine" selects it), so only an
-        # excluding word right before it ("B, not D", "all except C") counts against the reading.
-        if excluded_before(by_text or letter, str(quote)) or (by_letter and excluded_before(f" {letter}", f" {quote}")):
-            return None, f"quote for {letter} excludes it"
+        why = verify_quote(quote, final, target, "positive", ANSWER_STEMS, revision=conflict, negations=EXCLUDING_WORDS)
+        if why:
+            return None, f"quote for {letter}: {why}"
+        # "B (nitrofurantoin)" where nitrofurantoin is A: a letter written with another option's text settles neither.
+        texts = {" ".join(t.lower().split()): k for k, t in options.items()}
+        for place in places(quote_text, final, target):
+            for match in _LETTER_WITH_TEXT.finditer(place.line):
+                named, text = match.group(1).upper(), texts.get(" ".join(match.group(2).lower().split()))
+                if text is not None and named != text and letter in (named, text):
+                    return None, f"quote for {letter}: its line writes option {named} with the text of option {text}"
         letters.add(letter)
     if not letters:
         return None, "reader selected no option"
@@ -296,18 +377,23 @@ def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[
 
 
 async def read_answer_with_reader(text: str | None, options: Mapping[str, str], reader: Any | None) -> AnswerReading:
-    """`read_answer`, then step (d) when it read nothing: the reader role's verified reading."""
+    """`read_answer`, then step (d) when it read nothing: the reader role's verified reading (told when the
+    reply's answers conflict, and then held to the revision the reply marks)."""
     reading = read_answer(text, options)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
-    outcome = await ask_reader(reader, MEDPIC_READER, f"Options: {json.dumps(dict(options))}\n\n{final}")
+    conflict = is_conflict(reading.reason)
+    prefix = reading.reason + "; " if conflict else ""
+    outcome = await ask_reader(reader, MEDPIC_READER, f"Options: {json.dumps(dict(options))}\n\n{final}",
+                               conflict=reading.reason if conflict else None)
     if outcome.data is None:
-        return AnswerReading(None, "unreadable", reason=outcome.reason, reply_cut=reading.reply_cut, reader=outcome.record(outcome.reason))
-    letters, rejected = verify_medpic_reading(outcome.data, final, options)
+        return AnswerReading(None, "unreadable", reason=prefix + outcome.reason, reply_cut=reading.reply_cut,
+                             reader=outcome.record(outcome.reason), conflict=reading.conflict)
+    letters, rejected = verify_medpic_reading(outcome.data, final, options, conflict)
     if letters is None:
-        return AnswerReading(None, "unreadable", reason=f"reader reading rejected: {rejected}", reply_cut=reading.reply_cut,
-                             reader=outcome.record(f"rejected: {rejected}"))
+        return AnswerReading(None, "unreadable", reason=prefix + f"reader reading rejected: {rejected}", reply_cut=reading.reply_cut,
+                             reader=outcome.record(f"rejected: {rejected}"), conflict=reading.conflict)
     return AnswerReading(letters, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
 
 

@@ -20,21 +20,25 @@ from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, Re
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, StoreModel
 from inspect_ai.util import json_schema as pydantic_schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
     ask_reader,
+    conflict_reason,
     final_answer,
-    grounded,
     invalid_reason,
+    is_conflict,
     json_objects,
     number_grounded,
+    number_problem,
     quoted_items,
     reply_cut,
     resolve_reader,
+    revision_in,
     trailing_lines,
+    verify_quote,
 )
 from clinical_cf.solvers.css import baseline_cache_policy, baseline_lock, cache_scope
 
@@ -140,10 +144,12 @@ class DistributionReading:
     reason: str = ""
     reply_cut: bool = False
     reader: dict[str, Any] | None = None
+    conflict: tuple[str, ...] = ()
+    bounds: bool = False
 
     @property
     def needs_reader(self) -> bool:
-        return self.probs is None and self.invalid is None
+        return self.probs is None and self.invalid is None and not self.bounds
 
 
 def _index_of(key: object, candidates: list[str]) -> int | None:
@@ -173,7 +179,31 @@ def read_distribution_reading(text: str, candidates: list[str]) -> DistributionR
             return next(iter(data.values()))
         return data
 
+    bad_number = number_problem(final)
+    if bad_number:
+        return DistributionReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
     objects = [f for f in json_objects(final) if any(_index_of(k, candidates) is not None for k in flat(f.value))]
+    # Every candidate answer: each distribution object and each block of probability lines, wherever it stands.
+    stated: list[tuple[int, str, str]] = []
+    for f in objects:
+        pairs_or_none = [(_index_of(k, candidates), _number(v)) for k, v in flat(f.value).items()]
+        probs = None
+        if all(i is not None and n is not None for i, n in pairs_or_none):
+            probs = _distribution(pairs_or_none, len(candidates))[0]  # type: ignore[arg-type]
+        stated.append((f.end, json.dumps(f.value)[:160], json.dumps([round(p, 4) for p in probs]) if probs else "?"))
+    for end, lines in _line_blocks(final, candidates):
+        pairs = [(LETTERS.index(m.group("key")), (float(m.group("num")), bool(m.group("pct"))))
+                 for m in (_LINE.match(line) for line in lines) if m and LETTERS.index(m.group("key")) < len(candidates)]
+        probs = _distribution(pairs, len(candidates))[0] if pairs else None
+        stated.append((end, "; ".join(lines)[:160], json.dumps([round(p, 4) for p in probs]) if probs else "?"))
+    if len({key for _, _, key in stated if key != "?"}) > 1:
+        shown = tuple(text for _, text, _ in stated)
+        return DistributionReading(None, "unreadable", reason=conflict_reason(shown), reply_cut=cut, conflict=shown[:4])
+    if stated:
+        revision = revision_in(final[max(end for end, _, _ in stated):])
+        if revision:
+            shown = (stated[-1][1], revision)
+            return DistributionReading(None, "unreadable", reason=conflict_reason(shown), reply_cut=cut, conflict=shown)
     if objects:
         chosen = objects[-1]
         if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
@@ -212,6 +242,28 @@ def read_distribution_reading(text: str, candidates: list[str]) -> DistributionR
     return DistributionReading(None, "unreadable", reason="no distribution JSON and no closing probability lines", reply_cut=cut)
 
 
+def _line_blocks(final: str, candidates: list[str]) -> list[tuple[int, list[str]]]:
+    """Blocks of consecutive probability lines (`A: 0.6`, table rows) anywhere in the final answer: (end offset, lines)."""
+    blocks: list[tuple[int, list[str]]] = []
+    current: list[str] = []
+    offset = end = 0
+    for raw in final.splitlines(keepends=True):
+        offset += len(raw)
+        line = re.sub(r"\*\*|__|`+|~~", "", raw[:2000]).strip()
+        if not line or _TABLE_NOISE.match(line):
+            continue
+        match = _LINE.match(line)
+        if match and LETTERS.index(match.group("key")) < len(candidates):
+            current.append(line)
+            end = offset
+        elif current:
+            blocks.append((end, current))
+            current = []
+    if current:
+        blocks.append((end, current))
+    return blocks
+
+
 def read_distribution(text: str, candidates: list[str]) -> tuple[list[float] | None, Provenance, str | None]:
     """(distribution or None, provenance, invalid reason) for one arm's reply (steps a-c)."""
     reading = read_distribution_reading(text, candidates)
@@ -219,12 +271,16 @@ def read_distribution(text: str, candidates: list[str]) -> tuple[list[float] | N
 
 
 class _QuotedProbability(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     candidate: str = Field(description="The candidate's letter.")
     probability: float = Field(description="The probability the reply states for it, from 0 to 1.")
     quote: str = Field(description="The exact words of the reply that state this probability for this candidate.")
 
 
 class _ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     probabilities: list[_QuotedProbability] = Field(default_factory=list)
     unreadable: bool = False
     reason: str = ""
@@ -256,9 +312,12 @@ def _mentions(quote: str, candidates: list[str]) -> list[tuple[int, int, int]]:
     return sorted(out)
 
 
-def verify_distribution_reading(data: dict[str, Any], final: str, candidates: list[str]) -> tuple[list[float] | None, str]:
-    """The reader's distribution checked against the reply: each quote occurs in it, names the
-    candidate (letter or exact name) and states the number; then the sum rule of `_distribution`."""
+def verify_distribution_reading(data: dict[str, Any], final: str, candidates: list[str],
+                                conflict: bool = False) -> tuple[list[float] | None, str]:
+    """The reader's distribution checked against the reply: each quote is a whole-token span of the final answer
+    (so "0.8" cannot come from "0.85"), not hedged and not followed by a revision (`verify_quote`), names the
+    candidate (letter or exact name) and states the number after it, before another candidate is named; then
+    the sum rule of `_distribution`."""
     entries = quoted_items(data, "probabilities")
     if entries is None:
         return None, "reader reply does not have the probabilities list"
@@ -270,8 +329,9 @@ def verify_distribution_reading(data: dict[str, Any], final: str, candidates: li
             return None, f"reader candidate {str(entry.get('candidate'))[:20]!r} is not a candidate"
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= float(value) <= 1:
             return None, "reader probability is not a number from 0 to 1"
-        if not grounded(quote, final):
-            return None, f"quote for {LETTERS[index]} does not occur in the reply"
+        why = verify_quote(quote, final, None, "neutral", revision=conflict)
+        if why:
+            return None, f"quote for {LETTERS[index]}: {why}"
         mentions = _mentions(str(quote), candidates)
         own = [m for m in mentions if m[2] == index]
         if not own:
@@ -290,17 +350,21 @@ def verify_distribution_reading(data: dict[str, Any], final: str, candidates: li
 
 
 async def read_distribution_with_reader(text: str, candidates: list[str], reader: Any | None) -> DistributionReading:
-    """`read_distribution_reading`, then step (d) when it found no distribution: the reader's verified reading."""
+    """`read_distribution_reading`, then step (d) when it found no distribution: the reader's verified reading
+    (told when the reply's answers conflict, and then held to the revision the reply marks)."""
     reading = read_distribution_reading(text, candidates)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
-    outcome = await ask_reader(reader, SENSITIVITY_READER, f"Candidates: {options_text(candidates)}\n\n{final}")
+    conflict = is_conflict(reading.reason)
+    prefix = reading.reason + "; " if conflict else ""
+    outcome = await ask_reader(reader, SENSITIVITY_READER, f"Candidates: {options_text(candidates)}\n\n{final}",
+                               conflict=reading.reason if conflict else None)
     if outcome.data is None:
-        return replace(reading, reason=outcome.reason, reader=outcome.record(outcome.reason))
-    probs, rejected = verify_distribution_reading(outcome.data, final, candidates)
+        return replace(reading, reason=prefix + outcome.reason, reader=outcome.record(outcome.reason))
+    probs, rejected = verify_distribution_reading(outcome.data, final, candidates, conflict)
     if probs is None:
-        return replace(reading, reason=f"reader reading rejected: {rejected}", reader=outcome.record(f"rejected: {rejected}"))
+        return replace(reading, reason=prefix + f"reader reading rejected: {rejected}", reader=outcome.record(f"rejected: {rejected}"))
     return DistributionReading(probs, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
 
 
@@ -335,6 +399,7 @@ async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool
     reading = await read_distribution_with_reader(reply.completion, candidates, reader)
     arm: dict = {"raw": reply.completion, "verbalised": reading.probs, "parse": reading.provenance, "invalid": reading.invalid,
                  "unreadable_reason": reading.reason or None, "reply_cut": reading.reply_cut, "reader": reading.reader,
+                 "conflict": list(reading.conflict) or None,
                  "logprob": None, "logprob_note": None}
     if logprobs:
         try:

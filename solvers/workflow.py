@@ -25,7 +25,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ResponseSchema
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, StoreModel
 from inspect_ai.util import json_schema as pydantic_schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.catalog.workflow import ACTIONS
 from clinical_cf.core.loading import record_field
@@ -33,19 +33,24 @@ from clinical_cf.replies import (
     Provenance,
     ReaderTask,
     ask_reader,
+    conflict_reason,
     degenerate,
     final_answer,
-    grounded,
     invalid_reason,
+    is_conflict,
     is_placeholder,
     json_objects,
     lowered_keys,
-    negated_near,
     number_grounded,
+    number_problem,
+    numbers_in,
     outside_json,
+    places,
     reply_cut,
     resolve_reader,
+    revision_in,
     trailing_lines,
+    verify_quote,
     words_of,
 )
 
@@ -145,13 +150,15 @@ class Decision:
     unreadable_reason: str = ""
     reply_cut: bool = False
     reader: dict[str, Any] | None = None
+    conflict: tuple[str, ...] = ()
+    bounds: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
 
     @property
     def needs_reader(self) -> bool:
-        return self.action is None and self.invalid is None
+        return self.action is None and self.invalid is None and not self.bounds
 
 
 def normalise_action(value: object) -> str | None:
@@ -230,6 +237,28 @@ def _actions_in_prose(text: str) -> set[str]:
     return {a for a, stems in ACTION_STEMS.items() if a != "ANSWER" and any(w.startswith(stems) for w in words)}
 
 
+DECISION_KEYS = frozenset({"action", "confidence", "reason", "rationale"})
+
+
+def _decision_candidates(final: str, objects: list) -> list[tuple[int, str, tuple[str | None, float | None]]]:
+    """Every decision the final answer states: each decision object, each `ACTION:` line and each line that is
+    only an action's name, wherever it stands: (end offset, text, (action, confidence))."""
+    out = [(f.end, json.dumps(f.value)[:160], (normalise_action(lowered_keys(f.value).get("action")),
+                                                 parse_confidence(lowered_keys(f.value).get("confidence"))))
+           for f in objects]
+    offset = 0
+    for raw in final.splitlines(keepends=True):
+        offset += len(raw)
+        line = re.sub(r"\*\*|__|`+|~~", "", raw[:2000]).strip()
+        match = _ACTION_LINE.match(line)
+        if match:
+            confidence = parse_confidence(match.group("confidence")) if match.group("confidence") else None
+            out.append((offset, line, (normalise_action(match.group("action")), confidence)))
+        elif _BARE_ACTION.fullmatch(line) and normalise_action(line.rstrip(".!")) is not None and line.rstrip(".!").isupper():
+            out.append((offset, line, (normalise_action(line.rstrip(".!")), None)))
+    return out
+
+
 def parse_decision(text: str) -> Decision:
     """Read the action, confidence and reason from a reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
@@ -244,9 +273,30 @@ def parse_decision(text: str) -> Decision:
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return Decision(None, None, "", False, "none", "invalid", "empty", reply_cut=cut)
+    bad_number = number_problem(final)
+    if bad_number:
+        return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=f"unreadable number: {bad_number}",
+                        reply_cut=cut, bounds=True)
     objects = [f for f in json_objects(final) if "action" in lowered_keys(f.value)]
+    stated = _decision_candidates(final, objects)
+    # A line with a confidence only is part of its decision; decisions differ when action or confidence differ.
+    distinct = {value for _, _, value in stated if value[0] is not None}
+    if len(distinct) > 1 and not (len({a for a, _ in distinct}) == 1 and sum(c is not None for _, c in distinct) <= 1):
+        shown = tuple(text for _, text, _ in stated)
+        return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=conflict_reason(shown),
+                        reply_cut=cut, conflict=shown[:4])
+    if stated:
+        revision = revision_in(final[max(end for end, _, _ in stated):])
+        if revision:
+            shown = (stated[-1][1], revision)
+            return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=conflict_reason(shown),
+                            reply_cut=cut, conflict=shown)
     if objects:
         chosen = objects[-1]
+        extra = sorted(set(lowered_keys(chosen.value)) - DECISION_KEYS)
+        if extra:
+            return Decision(None, None, final[:400], False, "none", "unreadable",
+                            unreadable_reason=f"the JSON has fields outside the schema ({', '.join(extra)[:60]})", reply_cut=cut)
         data = lowered_keys(chosen.value)
         invalid = invalid_reason(final[chosen.start:chosen.end], PLACEHOLDERS)
         # The action and confidence are what is read; a `reason` that loops (a small model's habit)
@@ -266,8 +316,10 @@ def parse_decision(text: str) -> Decision:
                             unreadable_reason=f"action {str(data.get('action'))[:40]!r} is not one of {', '.join(ACTIONS)}", reply_cut=cut)
         others = _actions_in_prose(outside_json(final, objects)) - {action}
         if others:
-            return Decision(None, None, final[:400], False, "none", "unreadable",
-                            unreadable_reason=f"the text around the JSON names {', '.join(sorted(others))}", reply_cut=cut)
+            # The prose states another action than the JSON: two answers (the reader may read only a marked revision).
+            shown = (json.dumps(chosen.value)[:160], f"the text around the JSON names {', '.join(sorted(others))}")
+            return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=conflict_reason(shown),
+                            reply_cut=cut, conflict=shown)
         reason = data.get("reason", data.get("rationale", ""))
         reason = "" if is_placeholder(str(reason or "")) else str(reason or "")
         method = "json" if chosen.provenance == "json" else "partial_json"
@@ -313,16 +365,22 @@ def parse_decision(text: str) -> Decision:
 
 
 class _QuotedAction(BaseModel):
-    value: str = Field(description="One of ANSWER, ASK_CLARIFICATION, ABSTAIN, ESCALATE.")
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
+    value: Literal["ANSWER", "ASK_CLARIFICATION", "ABSTAIN", "ESCALATE"] = Field(description="The action the reply takes.")
     quote: str = Field(description="The exact words of the reply that state this action.")
 
 
 class _QuotedConfidence(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     value: float | None = Field(default=None, description="The stated confidence as a number from 0 to 1, or null when none is stated.")
     quote: str = Field(default="", description="The exact words of the reply that state the confidence.")
 
 
 class _ReaderReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # additionalProperties: false
+
     action: _QuotedAction | None = None
     confidence: _QuotedConfidence | None = None
     unreadable: bool = False
@@ -342,8 +400,17 @@ WORKFLOW_READER = ReaderTask(
 )
 
 
-def verify_workflow_reading(data: dict[str, Any], final: str) -> tuple[str | None, float | None, str]:
-    """The reader's decision checked against the reply: (action, confidence, why rejected or "")."""
+CONFIDENCE_STEMS = ("confiden", "certain", "sure", "probab")
+
+
+def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = False) -> tuple[str | None, float | None, str]:
+    """The reader's decision checked against the reply's structure: (action, confidence, why rejected or "").
+
+    The action's quote must be a whole-token span of the final answer holding the action's name or a word of
+    its stem, at a place that states it (`clinical_cf.replies.verify_quote`: no negation in its sentence,
+    headings or checkbox, not hedged, not followed by a revision) and that states no other action; the
+    confidence's quote must hold the whole number on a stated scale at a place that names a confidence.
+    """
     action_entry = data.get("action")
     if not isinstance(action_entry, dict):
         return None, None, "reader reply has no action"
@@ -351,19 +418,17 @@ def verify_workflow_reading(data: dict[str, Any], final: str) -> tuple[str | Non
     action, quote = normalise_action(entry.get("value")), entry.get("quote")
     if action is None:
         return None, None, f"reader action {str(entry.get('value'))[:40]!r} is not an action"
-    if not grounded(quote, final):
-        return None, None, "action quote does not occur in the reply"
-    stems = ACTION_STEMS[action]
-    hits = [w for w in words_of(str(quote)) if w.startswith(stems) or w == action.lower()]
+    stems = ACTION_STEMS[action] + (action.lower(),)
+    hits = [w for w in words_of(str(quote or "")) if w.startswith(stems)]
     if not hits:
         return None, None, f"action quote does not state {action}"
-    if negated_near(hits[0], str(quote)):
-        return None, None, f"action quote negates {action}"
-    # A quote that also states another action (not negated) does not settle which one the reply takes.
-    for other, stems in STRONG_ACTION_STEMS.items():
-        if other != action:
-            rival = [w for w in words_of(str(quote)) if w.startswith(stems)]
-            if rival and not negated_near(rival[0], str(quote)):
+    why = verify_quote(quote, final, hits[0], "positive", stems, revision=conflict, own=stems)
+    if why:
+        return None, None, f"action quote: {why}"
+    # A place that also states another action (not negated) does not settle which one the reply takes.
+    for place in places(str(quote), final, hits[0]):
+        for other, other_stems in STRONG_ACTION_STEMS.items():
+            if other != action and any(w.startswith(other_stems) for w in place.words()):
                 return None, None, f"action quote also states {other}"
     confidence = None
     conf_entry = data.get("confidence")
@@ -372,24 +437,34 @@ def verify_workflow_reading(data: dict[str, Any], final: str) -> tuple[str | Non
         value, cquote = c.get("value"), c.get("quote")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= float(value) <= 1:
             return None, None, "reader confidence is not a number from 0 to 1"
-        if not grounded(cquote, final) or not number_grounded(float(value), str(cquote)):
+        numbers = [m.group(0) for m in re.finditer(r"\d{1,6}(?:[.,]\d{1,6})?|[.,]\d{1,6}", str(cquote or ""))
+                   if number_grounded(float(value), str(cquote)[m.start():])]
+        if not numbers or not any(abs(n - float(value)) < 1e-9 or abs(n / 100 - float(value)) < 1e-9 or abs(n / 10 - float(value)) < 1e-9
+                                  for n, _ in numbers_in(str(cquote))):
             return None, None, "confidence quote does not state that number"
+        why = verify_quote(cquote, final, numbers[0], "positive", CONFIDENCE_STEMS, revision=conflict)
+        if why:
+            return None, None, f"confidence quote: {why}"
         confidence = float(value)
     return action, confidence, ""
 
 
 async def parse_decision_with_reader(text: str, reader: Any | None) -> Decision:
-    """`parse_decision`, then step (d) when it read nothing: the reader role's verified reading."""
+    """`parse_decision`, then step (d) when it read nothing: the reader role's verified reading (told when the
+    reply's answers conflict, and then held to the revision the reply marks)."""
     decision = parse_decision(text)
     if not decision.needs_reader or reader is None:
         return decision
     final = final_answer(text)
-    outcome = await ask_reader(reader, WORKFLOW_READER, final)
+    conflict = is_conflict(decision.unreadable_reason)
+    prefix = decision.unreadable_reason + "; " if conflict else ""
+    outcome = await ask_reader(reader, WORKFLOW_READER, final, conflict=decision.unreadable_reason if conflict else None)
     if outcome.data is None:
-        return replace(decision, unreadable_reason=outcome.reason, reader=outcome.record(outcome.reason))
-    action, confidence, rejected = verify_workflow_reading(outcome.data, final)
+        return replace(decision, unreadable_reason=prefix + outcome.reason, reader=outcome.record(outcome.reason))
+    action, confidence, rejected = verify_workflow_reading(outcome.data, final, conflict)
     if action is None:
-        return replace(decision, unreadable_reason=f"reader reading rejected: {rejected}", reader=outcome.record(f"rejected: {rejected}"))
+        return replace(decision, unreadable_reason=prefix + f"reader reading rejected: {rejected}",
+                       reader=outcome.record(f"rejected: {rejected}"))
     return Decision(
         action, confidence, final[:400], True, "reader", "reader", reply_cut=decision.reply_cut, reader=outcome.record("accepted")
     )

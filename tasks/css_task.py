@@ -207,7 +207,7 @@ def build_css_task(
             have no structured record (a user's free text) are drafts: "refuse" refuses them,
             "allow" scores them marked as unreviewed drafts.
         reader: Model role that reads a reply the schema JSON or closed answer line does not state
-            (default: the `reader` role, else the judge role, else the model under test), each
+            (default: the `reader` role, else the judge role, else off; never the model under test), each
             reading verified against the reply's own words; "none" turns the reader off.
         summary_max_tokens: Single-shot setting: output-token cap for stage 1 (the case summary).
         recommend_max_tokens: Single-shot setting: output-token cap for stage 2 (the recommendations).

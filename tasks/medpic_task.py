@@ -142,7 +142,7 @@ def build_medpic_task(
         json_schema: Request the reply as structured output (`response_schema`); false for providers that
             reject it (the prompt then asks for the paper's `ANSWER:` line).
         reader: Model role that reads a reply the schema JSON or closed answer line does not state
-            (default: the `reader` role, else the judge role, else the model under test), each
+            (default: the `reader` role, else the judge role, else off; never the model under test), each
             reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())

@@ -136,7 +136,9 @@ def test_reply_corpus_is_read_as_expected_with_no_silent_misreads():
     assert {"openai", "anthropic", "qwen_reasoning", "deepseek_reasoning", "llama", "gemma", "small_local"} <= {o.style for o in outcomes}
     silent = [o for o in outcomes if o.verdict == "silent"]
     assert not silent, silent
-    assert sum(o.verdict == "ok" for o in outcomes) / len(outcomes) >= 0.98
+    # Issue 29's structural verification refuses some faithful readings the looser grounding took (a list item
+    # whose place states no recommendation word, an item whose rationale cell negates): counted, never misread.
+    assert sum(o.verdict == "ok" for o in outcomes) / len(outcomes) >= 0.88
 
 
 def test_bench_prints_per_suite_tables_and_rejects_a_missing_corpus(tmp_path, capsys):
@@ -154,7 +156,7 @@ def test_new_corpus_has_no_silent_misreads_with_or_without_the_reader():
     with_reader = bench.evaluate(corpus)
     assert len(with_reader) >= 60
     assert not [o for o in with_reader if o.verdict == "silent"]
-    assert sum(o.verdict == "ok" for o in with_reader) / len(with_reader) >= 0.9
+    assert sum(o.verdict == "ok" for o in with_reader) / len(with_reader) >= 0.8
     bench.USE_READER[0] = False
     try:
         alone = bench.evaluate(corpus)
@@ -211,14 +213,14 @@ def test_faithful_reader_is_verified_and_kept_in_the_reading():
     "reply, why",
     [
         # invents an item the reply never mentions
-        ({"recommendations": [{"treatment": "Nivolumab", "quote": "Nivolumab"}], "not_recommended": []}, "does not occur"),
+        ({"recommendations": [{"treatment": "Nivolumab", "quote": "Nivolumab"}], "not_recommended": []}, "not a whole-token span"),
         # quotes text the reply does not contain (an item that is there, a quote that is not)
         (
             {"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib is recommended"}], "not_recommended": []},
-            "does not occur",
+            "not a whole-token span",
         ),
         # a real quote filed under the wrong polarity: "X — avoid" as a recommendation
-        ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib — avoid"}], "not_recommended": []}, "negates"),
+        ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib — avoid"}], "not_recommended": []}, "states a negation"),
         # an avoided item whose quote states no negation
         (
             {"recommendations": [], "not_recommended": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy"}]},
@@ -274,7 +276,9 @@ def test_reader_grounding_for_letters_actions_and_numbers():
     assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "Answer: B"}]}, reply, options)[0] == {"B"}
     assert verify_medpic_reading({"answer": [{"letter": "C", "quote": "B, not C"}]}, reply, options)[0] is None
     assert verify_medpic_reading({"answer": [{"letter": "A", "quote": "Answer: B"}]}, reply, options)[0] is None
-    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "ANSWER: B!"}]}, reply, options)[0] is None
+    # Quotes are compared as whole-token spans: punctuation is not a token, another letter is.
+    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "ANSWER: B!"}]}, reply, options)[0] == {"B"}
+    assert verify_medpic_reading({"answer": [{"letter": "C", "quote": "Answer: C"}]}, reply, options)[0] is None
     prose = "I will not escalate this. I'll send the routine reply; confidence 8/10."
     assert verify_workflow_reading({"action": {"value": "ESCALATE", "quote": "I will not escalate this"}}, prose)[0] is None
     ok = verify_workflow_reading({"action": {"value": "ANSWER", "quote": "I'll send the routine reply"},

@@ -42,7 +42,7 @@ def css_agent_observation(
         baseline_cache: Share the unperturbed run across a case's samples.
         json_schema: Ask the judge for structured output.
         reader: Model role that reads a reply the schema JSON or closed answer line does not state
-            (default: the `reader` role, else the judge role, else the model under test), each
+            (default: the `reader` role, else the judge role, else off; never the model under test), each
             reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())

@@ -39,7 +39,7 @@ def workflow(
         cost_ratio: Missed-escalation cost relative to an unnecessary escalation (5; 10 for robustness).
         json_schema: Send the decision JSON Schema as `response_schema`.
         reader: Model role that reads a reply the schema JSON or closed answer line does not state
-            (default: the `reader` role, else the judge role, else the model under test), each
+            (default: the `reader` role, else the judge role, else off; never the model under test), each
             reading verified against the reply's own words; "none" turns the reader off.
     """
     return build_task(SPEC, **locals())

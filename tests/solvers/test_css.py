@@ -35,17 +35,27 @@ def test_prose_list_is_recovered_and_negations_are_separated():
 Discussion follows."""
     recs, avoid, parsed = parse_recommendations(reply)
     assert not parsed and recs == [] and avoid == []  # steps a-c: a list in prose is left to the reader
-    faithful = reader_replying({
+    # The second option is conditional ("if mFOLFIRINOX not tolerated"): a reading that files it as a
+    # recommendation is refused whole (structural verification: a hedged place states no recommendation).
+    conditional = reader_replying({
         "recommendations": [
             {"treatment": "Adjuvant mFOLFIRINOX", "quote": "Adjuvant mFOLFIRINOX", "rationale": "fit patient after R0 resection"},
             {"treatment": "Gemcitabine + capecitabine", "quote": "2) Gemcitabine + capecitabine"},
         ],
         "not_recommended": [{"treatment": "olaparib", "quote": "Avoid olaparib", "rationale": "no germline BRCA"}],
     })
+    refused = anyio.run(read_recommendations_with_reader, reply, conditional)
+    assert refused.provenance == "unreadable" and "Gemcitabine" in refused.reason
+    faithful = reader_replying({
+        "recommendations": [
+            {"treatment": "Adjuvant mFOLFIRINOX", "quote": "Adjuvant mFOLFIRINOX", "rationale": "fit patient after R0 resection"},
+        ],
+        "not_recommended": [{"treatment": "olaparib", "quote": "Avoid olaparib", "rationale": "no germline BRCA"}],
+    })
     reading = anyio.run(read_recommendations_with_reader, reply, faithful)
     recs, avoid = reading.recommendations, reading.not_recommended
     assert reading.provenance == "reader"
-    assert [r.treatment for r in recs] == ["Adjuvant mFOLFIRINOX", "Gemcitabine + capecitabine"]
+    assert [r.treatment for r in recs] == ["Adjuvant mFOLFIRINOX"]
     assert recs[0].rationale == "fit patient after R0 resection"
     assert [r.treatment for r in avoid] == ["olaparib"]  # the avoided option, without the verb
     # A rationale that is not the reply's own words is dropped, not shown to the judge.

@@ -80,8 +80,9 @@ OPTIONS = {"A": "diphenhydramine", "B": "acetaminophen (paracetamol)", "C": "ato
         ("answer: a risk exists with A", "A"),
         # the last answer field wins
         ("Answer: A\n\nOn reflection, the CrCl changes this.\nFinal answer: C", "C"),
-        # prose fallback only when one option is referred to
-        ("I think option C is the one to avoid because of the interaction.", "C"),
+        # prose is read (by the reader) only where a word selects the option: "I think option C is the one to
+        # avoid" selects nothing by its words and is left unreadable (tests/test_replies.py)
+        ("I select option C, the one to avoid because of the interaction.", "C"),
         ("The answers are A and C.", "AC"),
     ],
 )

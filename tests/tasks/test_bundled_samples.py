@@ -22,7 +22,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "bundled_samples.json"
 
 TASKS = (
     "css", "css_family_a", "css_family_b", "css_family_c", "css_family_d", "css_family_e",
-    "css_agent", "css_agent_family_d", "css_agent_observation", "css_judge_audit", "css_editor_audit",
+    "css_agent", "css_agent_family_d", "css_agent_observation", "css_judge_audit", "css_editor_audit", "css_reader_audit",
     "sensitivity", "medpic", "medpic_gf", "medpic_cf", "workflow",
 )
 FAST_TASKS = ("css_agent_observation", "css_judge_audit", "medpic_cf")
