@@ -297,7 +297,9 @@ CSS = Suite(
     ),
     scorers=(judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, editor_fidelity),
     extra_published=(
-        CATALOG_DIR / "css" / "predictions.yaml", CATALOG_DIR / "css" / "judge_probes.yaml", CATALOG_DIR / "css" / "reader_audit_replies.yaml",
+        CATALOG_DIR / "css" / "predictions.yaml",
+        CATALOG_DIR / "css" / "judge_probes.yaml",
+        CATALOG_DIR / "css" / "reader_audit_replies.yaml",
     ),
     judged=True,
     report_section=css_section,
