@@ -51,6 +51,7 @@ from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.scorers.editor_audit import editor_fidelity
 from clinical_cf.scorers.judge_audit import audited_judge
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
+from clinical_cf.scorers.reader_audit import reader_accuracy
 from clinical_cf.scorers.sensitivity import direction_consistency
 from clinical_cf.scorers.workflow import workflow_action
 from clinical_cf.scoring_contract import scoring_fingerprint
@@ -295,7 +296,7 @@ CSS = Suite(
         # A frozen set is checked against its own lock when a task reads it; here only its records are.
         InputKind("counterfactuals", partial(load_counterfactuals, allow_unregistered=True)),
     ),
-    scorers=(judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, editor_fidelity),
+    scorers=(judge_direction, agent_judge_direction, consensus_match, judge_process, audited_judge, editor_fidelity, reader_accuracy),
     extra_published=(
         CATALOG_DIR / "css" / "predictions.yaml",
         CATALOG_DIR / "css" / "judge_probes.yaml",
