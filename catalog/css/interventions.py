@@ -282,11 +282,33 @@ class ConditionalValue(_Strict):
     value: str
 
 
+class ScopeExclusion(_Strict):
+    """A setting the filter reaches where the intervention's direction does not hold; it is left out."""
+
+    when: Applicability
+    reason: str = Field(min_length=10, description="Why the expected change does not hold there (the right answer there).")
+    source: str = Field(min_length=3, description="Guideline or trial, with year and section.")
+
+
+class Scope(_Strict):
+    """Where the pre-registered direction holds (setting, line, subtype), with its source.
+
+    Settings the applicability filter reaches where the right answer is "no change" are listed under
+    `excluded` and left out of the expansion (not scored as invariance items: the family N controls
+    already measure stability, and a "no change" verdict on a biomarker flip would need its own rule).
+    """
+
+    holds: str = Field(min_length=10, description="Setting, line and subtype where the direction holds.")
+    source: str = Field(min_length=3)
+    excluded: list[ScopeExclusion] = Field(default_factory=list)
+
+
 class Intervention(_Strict):
     id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
     family: Family
     title: str
     applies_to: Applicability
+    scope: Scope | None = Field(default=None, description="Where the expected direction holds; required for the bundled catalog.")
     mutation: list[MutationOp] = Field(min_length=1)
     structured: list[StructuredOp] | None = None
     expected_change: str = Field(min_length=10)
@@ -391,6 +413,16 @@ class Intervention(_Strict):
 
     def edit_instruction_for(self, case: Case) -> str | None:
         return self.edit_instruction.format_map(self.template_values(case)) if self.edit_instruction else None
+
+    def applies(self, case: Case) -> bool:
+        """The applicability filter holds and the case is in no setting the scope excludes."""
+        return self.applies_to.matches(case) and self.excluded_by(case) is None
+
+    def excluded_by(self, case: Case) -> ScopeExclusion | None:
+        """The scope exclusion that leaves this case out, if any."""
+        if self.scope is None:
+            return None
+        return next((x for x in self.scope.excluded if x.when.matches(case)), None)
 
     def expected_change_for(self, case: Case) -> str:
         return self.expected_change.format_map(self.template_values(case))

@@ -76,12 +76,13 @@ _KEYNOTE_522 = re.compile(r"(?i)KEYNOTE-522|pembrolizumab \+ carboplatin \+ pacl
 
 
 def _first_metastatic_scan(t: CSSTuple) -> date | None:
-    """The first radiology encounter after the resection that reports metastatic disease (a recurrence)."""
-    record = t.case.record
-    if record is None or record.resection is None:
+    """The first radiology encounter of the counterfactual, after its operation, that reports metastatic disease."""
+    blocks = encounter_blocks(t.counterfactual.sections.get("encounters", ""))
+    operated = [when for when, heading, _ in blocks if heading.startswith("Operative note")]
+    if not operated:
         return None
-    for when, heading, text in encounter_blocks(t.baseline.sections.get("encounters", "")):
-        if heading.startswith("Radiology") and when > record.resection.date and re.search(r"(?i)consistent with metastatic", text):
+    for when, heading, text in blocks:
+        if heading.startswith("Radiology") and when > max(operated) and re.search(r"(?i)consistent with metastatic", text):
             return when
     return None
 
@@ -118,7 +119,8 @@ def incoherent(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
                 out["D2 sentinel-node biopsy for clinically node-positive melanoma"].append(t.id)
         if iid.startswith("A2") and case.cancer_type == "breast" and case.record is not None:
             history = [ln.regimen for ln in case.record.treatment_lines]
-            if any(_KEYNOTE_522.search(r) or not _TRASTUZUMAB.search(r) for r in history if not re.search(r"(?i)letrozole|tamoxifen|anastrozole", r)):
+            systemic = [r for r in history if not re.search(r"(?i)letrozole|tamoxifen|anastrozole", r)]
+            if any(_KEYNOTE_522.search(r) or not _TRASTUZUMAB.search(r) for r in systemic):
                 out["A2 HER2-positive breast with a HER2-negative regimen and no HER2 therapy"].append(t.id)
     return out
 
@@ -140,14 +142,15 @@ def baseline_contradictions(cases: Iterable[Case]) -> dict[str, list[str]]:
         blocks = encounter_blocks(case.sections.get("encounters", ""))
         if record.resection is not None and case.metastatic:
             before = [
-                b for b in blocks if b[0] <= record.resection.date and re.search(r"(?i)consistent with (?:distant )?metastatic|\bM1|Stage IV", b[2])
+                b for b in blocks
+                if b[0] <= record.resection.date and re.search(r"(?i)consistent with (?:distant )?metastatic|\bM1|Stage IV", b[2])
             ]
             dx_line = case.sections.get("diagnoses", "").split("\n")[1] if "\n" in case.sections.get("diagnoses", "") else ""
             if before or (re.search(r"(?i)stage (?:IV|4)|M1", dx_line) and not re.search(r"(?i)recurren", dx_line)):
                 out["metastatic at first diagnosis, then curative resection"].append(case.case_id)
-        for when, heading, text in blocks:
-            metastatic_then = case.metastatic and (record.resection is None or record.recurrence_date is None or when >= record.recurrence_date) \
-                if hasattr(record, "recurrence_date") else case.metastatic
+        found = getattr(record, "metastasis_date", None)  # absent from records before cohort v2
+        for when, _heading, text in blocks:
+            metastatic_then = case.metastatic and (found is None or when >= found)
             if re.search(r"(?i)goals of care: cure", text) and metastatic_then:
                 out["curative goals of care while metastatic"].append(case.case_id)
                 break
@@ -191,7 +194,8 @@ def wrong_labels(cases: Iterable[Case]) -> dict[str, list[str]]:
             her2 = next((b for b in record.biomarkers if b.name == "HER2"), None)
             low = her2 is not None and her2.status == "negative" and re.search(r"IHC [12]\+", her2.result)
             chemo = any(re.search(r"(?i)platin|taxel|capecitabine|eribulin", ln.regimen) for ln in record.treatment_lines)
-            if low and chemo and not _strong(case, r"T-DXd|deruxtecan") and not any(c.treatment.startswith("continue") for c in case.consensus):
+            continuing = any(c.treatment.startswith("continue") for c in case.consensus)
+            if low and chemo and not _strong(case, r"T-DXd|deruxtecan") and not continuing:
                 out["HER2-low metastatic breast after chemotherapy without T-DXd strong"].append(case.case_id)
     return out
 
