@@ -108,6 +108,8 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     for sample in samples:
         # How far each counterfactual was verified and reviewed (a generated one: deterministic checks only).
         sample.metadata = {**(sample.metadata or {}), **review_metadata.get(str(sample.id), GENERATED_REVIEW)}
+        if frozen is not None:
+            sample.metadata["counterfactual_route"] = "frozen"  # a frozen set's texts are used verbatim
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     return TaskParts(
         samples=samples,
@@ -128,6 +130,9 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             "catalog": str(catalog_path),
             "catalog_version": loaded_catalog.version,
             "mutation_mode": mutation_mode,
+            # Issue 27: which route made the counterfactuals, and what the clinical invariants dropped, per rule.
+            "counterfactual_routes": {"frozen": len(samples)} if frozen is not None else expansion.routes(),
+            "invariant_drops": expansion.invariant_drops(),
             "residue": residue,
             "counterfactuals": str(args.counterfactuals) if args.counterfactuals else None,
             "counterfactuals_frozen": len(frozen) if frozen is not None else None,
@@ -146,7 +151,7 @@ SPEC = TaskSpec(
     suite=CSS,
     arguments={
         "families": lambda name, value: css_families(value),
-        "mutation_mode": partial(choice, allowed=("regex", "structured")),
+        "mutation_mode": partial(choice, allowed=("auto", "regex", "structured")),
         "split": partial(choice, allowed=("dev", "test", "all")),
         "controls": partial(choice, allowed=("per_case", "all", "none")),
         "allow_unregistered": flag,
@@ -177,7 +182,7 @@ def build_css_task(
     families: str | Iterable[str] = "ABCDE",
     cases: str | None = None,
     catalog: str | None = None,
-    mutation_mode: MutationMode = "regex",
+    mutation_mode: MutationMode = "auto",
     split: Split = "all",
     controls: Controls = "per_case",
     allow_unregistered: bool = False,
@@ -202,8 +207,9 @@ def build_css_task(
         families: Families to evaluate, e.g. "D" or "ABCDE".
         cases: JSONL file of cases (default: the bundled synthetic cohort).
         catalog: Intervention catalog YAML (default: the bundled pre-registered catalog).
-        mutation_mode: "regex" edits packet text (the CSS paper); "structured" edits the
-            patient record and re-renders the packet.
+        mutation_mode: "auto" (default): a case with a structured record gets both arms rendered from
+            the edited record, a case without one gets regex edits of its text; "regex" edits packet text
+            (the CSS paper); "structured" edits the patient record and re-renders the packet.
         split: Restrict to the fixed "dev" or "test" cases, or use "all".
         controls: Negative controls (family N): "per_case" adds one control tuple per
             evaluated case (chosen by a hash of the case id), "all" adds every control,
@@ -329,6 +335,7 @@ def _sample(t: CSSTuple, catalog: Catalog, mode: MutationMode, agent: bool = Fal
             "expected_change": expected,
             "scoring_rule": catalog.scoring_rule_for(intervention),
             "mutation_mode": mode,
+            "counterfactual_route": t.route,
             "counterfactual_verdict": t.verdict,
             "residue": [h.as_dict() for h in t.residue],
             "consensus": [c.model_dump(mode="json") for c in case.consensus],
