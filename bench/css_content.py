@@ -39,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", default=str(CASES_PATH))
     parser.add_argument("--catalog", default=str(CATALOG_PATH))
-    parser.add_argument("--mode", default="regex")
+    parser.add_argument("--mode", default="auto", choices=["auto", "regex", "structured"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = measure(args.cases, args.catalog, args.mode)

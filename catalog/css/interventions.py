@@ -56,6 +56,11 @@ class Applicability(_Strict):
     max_prior_lines: int | None = Field(default=None, ge=0)
     packet_matches: str | None = Field(default=None, description="Regex the packet text must match.")
     packet_excludes: str | None = Field(default=None, description="Regex the packet text must not match.")
+    nodal_status: Literal["positive", "negative"] | None = Field(
+        default=None,
+        description="Regional nodes by the N category of the record's TNM (else the first TNM the packet states); a case "
+        "whose N category cannot be read matches neither.",
+    )
 
     @field_validator("packet_matches", "packet_excludes")
     @classmethod
@@ -88,7 +93,25 @@ class Applicability(_Strict):
             return False
         if self.packet_excludes is not None and re.search(self.packet_excludes, case.packet):
             return False
+        if self.nodal_status is not None:
+            n = nodal_category(case)
+            if n is None or (n != "0") != (self.nodal_status == "positive"):
+                return False
         return True
+
+
+_N_CATEGORY = re.compile(r"(?:(?<=[0-9a-dsx])|(?<![A-Za-z]))(?:y?[pc])?N([0-3x])")
+_TNM_IN_TEXT = re.compile(r"\b(?:y?[pc])?T[0-4isx][a-d]?\s?(?:y?[pc])?N[0-3x]")
+
+
+def nodal_category(case: Case) -> str | None:
+    """The regional-node category ('0'-'3', 'x') of the case's TNM: the record's, else the first the packet states."""
+    tnm = case.record.tnm if case.record is not None else None
+    if tnm is None:
+        m = _TNM_IN_TEXT.search(case.packet)
+        tnm = m.group(0) if m else None
+    n = _N_CATEGORY.search(tnm) if tnm else None
+    return n.group(1) if n else None
 
 
 def _stage_has_prefix(stage: str, prefix: str) -> bool:

@@ -207,6 +207,15 @@ def _operation_fits(case: Case, record: PatientRecord) -> list[str]:
         for segment, fits in _COLECTOMY_SITE:
             if segment in site and not re.search(fits, r.procedure):
                 problems.append(f"{r.procedure} for a {record.primary_site} primary")
+    if case.cancer_type == "breast":
+        n = _N_PART.search(record.tnm)
+        t = _TNM_PREFIX.search(record.tnm)
+        prefix = (n.group(1) if n and n.group(1) else (t.group(1) if t else None)) or ""
+        clinical_positive = n is not None and n.group(2) not in ("0", "x") and "p" not in prefix
+        neoadjuvant = any("neoadjuvant" in line.setting.lower() for line in record.treatment_lines)
+        sentinel_only = re.search(r"(?i)sentinel", r.procedure) and not re.search(r"(?i)axillary (?:lymph node )?dissection", r.procedure)
+        if clinical_positive and not neoadjuvant and sentinel_only:
+            problems.append(f"{r.procedure} for clinically node-positive breast cancer ({record.tnm}) without neoadjuvant therapy")
     if case.cancer_type == "melanoma":
         n = _N_PART.search(record.tnm)
         clinically_positive = n is not None and n.group(2) != "0" and n.group(3) in ("b", "c") and "p" not in (n.group(1) or "")
@@ -323,7 +332,8 @@ RULES: tuple[Rule, ...] = (
          "after an operation that produced them; melanoma N1a-N3a are sentinel-node categories (AJCC 8).", _resection_artifacts),
     Rule("operation_fits_site", "The operation fits the primary site and nodal status: pancreatic head -> pancreaticoduodenectomy, "
          "body/tail -> distal pancreatectomy; the colectomy of the primary's segment; clinically node-positive melanoma -> therapeutic "
-         "lymph node dissection, not a sentinel-node biopsy (NCCN Pancreatic, Colon, Melanoma v.2026).", _operation_fits),
+         "lymph node dissection, and clinically node-positive breast cancer operated upfront -> axillary dissection, not a "
+         "sentinel-node biopsy alone (NCCN Pancreatic, Colon, Melanoma, Breast v.2026).", _operation_fits),
     Rule("drug_needs_marker", "A drug that presupposes a marker appears only with that marker (HER2-directed therapy with HER2, "
          "endocrine therapy with ER/PR, EGFR/ALK/BRAF inhibitors with their alteration, anti-EGFR antibodies with RAS wild-type, "
          "zolbetuximab with claudin 18.2, olaparib with BRCA/HRD); HER2-positive breast cancer is never treated without HER2 blockade.",

@@ -27,6 +27,7 @@ from clinical_cf.catalog.css.interventions import (
     ReorderOp,
     ReplaceOp,
 )
+from clinical_cf.catalog.css.render import REFERENCE_RANGES
 from clinical_cf.catalog.css.schema import (
     SECTIONS,
     Biomarker,
@@ -373,7 +374,11 @@ def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     tnm = re.sub(r"(N[1-3])[a-c]", r"\1", tnm)
     facts: dict[str, Any] = {"resected": False}
     r = record.resection
-    if r is not None and re.search(r"(?i)sentinel", r.procedure) and not case.metastatic:
+    pathologic_n = re.search(r"(?:(?<=[0-9a-dsx])|(?<![A-Za-z]))y?pN|(?<![A-Za-z])y?pT[0-4isx][a-d]?N", record.tnm) is not None
+    # Tumour markers drawn after the operation described the resected state (an undetectable PSA after prostatectomy):
+    # they go with it; the CBC/CMP panels stay.
+    labs = [lab for lab in record.labs if r is None or lab.date <= r.date or lab.name in REFERENCE_RANGES]
+    if r is not None and re.search(r"(?i)sentinel", r.procedure) and pathologic_n and not case.metastatic:
         # A sentinel-node biopsy is done only in clinically node-negative disease (NCCN Melanoma, Breast v.2026): without
         # it the nodes are cN0, and the stage group is the one of T with N0.
         tnm = re.sub(r"N[1-3x]", "N0", tnm)
@@ -383,7 +388,7 @@ def _remove_resection(case: Case, values: dict[str, str]) -> Case:
         stage = table.get(key) or table.get(key[:2])
         if stage:
             facts["stage"] = stage
-    return _update(case, facts, {"resection": None, "treatment_lines": lines, "tnm": tnm})
+    return _update(case, facts, {"resection": None, "treatment_lines": lines, "tnm": tnm, "labs": labs})
 
 
 def _is_adjuvant(setting: str) -> bool:

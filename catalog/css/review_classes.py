@@ -95,6 +95,7 @@ def incoherent(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
         "D1 keeps a sentinel-node result or restages cN1a": [],
         "D2 Whipple for a body/tail pancreatic tumour": [],
         "D2 sentinel-node biopsy for clinically node-positive melanoma": [],
+        "D2 sentinel-node biopsy alone for clinically node-positive breast, no neoadjuvant therapy": [],
         "A2 HER2-positive breast with a HER2-negative regimen and no HER2 therapy": [],
     }
     for t in tuples:
@@ -117,6 +118,11 @@ def incoherent(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
                 out["D2 Whipple for a body/tail pancreatic tumour"].append(t.id)
             if case.cancer_type == "melanoma" and re.search(r"N[1-3][bc]", case.record.tnm) and re.search(r"(?i)sentinel", procedures):
                 out["D2 sentinel-node biopsy for clinically node-positive melanoma"].append(t.id)
+            untreated = not any("neoadjuvant" in ln.setting for ln in case.record.treatment_lines)
+            if case.cancer_type == "breast" and re.search(r"cT\d[a-d]?N[1-3]", case.record.tnm) and untreated and re.search(
+                r"(?i)sentinel", procedures
+            ):
+                out["D2 sentinel-node biopsy alone for clinically node-positive breast, no neoadjuvant therapy"].append(t.id)
         if iid.startswith("A2") and case.cancer_type == "breast" and case.record is not None:
             history = [ln.regimen for ln in case.record.treatment_lines]
             systemic = [r for r in history if not re.search(r"(?i)letrozole|tamoxifen|anastrozole", r)]

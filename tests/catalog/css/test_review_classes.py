@@ -46,6 +46,7 @@ def test_no_tuple_has_a_direction_that_does_not_hold_in_its_setting(default_tupl
         "D1 keeps a sentinel-node result or restages cN1a",
         "D2 Whipple for a body/tail pancreatic tumour",
         "D2 sentinel-node biopsy for clinically node-positive melanoma",
+        "D2 sentinel-node biopsy alone for clinically node-positive breast, no neoadjuvant therapy",
         "A2 HER2-positive breast with a HER2-negative regimen and no HER2 therapy",
     ],
 )
