@@ -19,6 +19,7 @@ from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
+from clinical_cf.catalog.css.cohort import COHORT_VERSION
 from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
@@ -129,6 +130,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             "families": selected,
             "catalog": str(catalog_path),
             "catalog_version": loaded_catalog.version,
+            "cohort_version": COHORT_VERSION if args.cases is None else None,  # the bundled cohort's generator version
             "mutation_mode": mutation_mode,
             # Issue 27: which route made the counterfactuals, and what the clinical invariants dropped, per rule.
             "counterfactual_routes": {"frozen": len(samples)} if frozen is not None else expansion.routes(),

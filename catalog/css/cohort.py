@@ -55,6 +55,11 @@ from clinical_cf.catalog.css.schema import (
     TreatmentLine,
 )
 
+COHORT_VERSION = 2
+"""Version of the generated cohort. 2 (issue 27): metastatic recurrences are stage I-III at diagnosis with the
+metastases dated at recurrence; no curative goals while metastatic; persistent PSA after prostatectomy restaged
+first; HER2-low / HER2-0 TNBC labels by their criteria; colectomy by segment; melanoma T from the Breslow depth;
+clinical stage at diagnosis for neoadjuvant cases; tumour markers normal after an R0 resection."""
 SEED = 20261129
 CASES_PER_TYPE = 30
 SCENARIOS: tuple[tuple[str, int], ...] = (("resected", 12), ("unresected", 6), ("met_naive", 6), ("met_pretreated", 6))
@@ -206,7 +211,19 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
         # AJCC 8 anatomic stage: T1N0 IA, T1N1 / T2N0 IIA, T2N1 IIB.
         stage = {("1c", False): "IA", ("1c", True): "IIA", ("2", False): "IIA", ("2", True): "IIB"}[(t, nodes)]
         tnm = f"pT{t}N{'1a' if nodes else '0'}M0"
-        cons = [(endocrine, "strong", "biomarker", endocrine_why)] + rt
+        if premenopausal and nodes:
+            # Node-positive premenopausal HR+ disease: ovarian function suppression with endocrine therapy (SOFT/TEXT).
+            cons = [("ovarian function suppression + aromatase inhibitor (or tamoxifen)", "strong", "biomarker",
+                     "SOFT/TEXT (Francis, NEJM 2018) / NCCN Breast v.2026: premenopausal node-positive HR+ disease -> OFS + endocrine therapy"),
+                    ("tamoxifen", "mixed", "biomarker", "Tamoxifen alone is for lower-risk premenopausal disease; node involvement favours OFS")]
+        else:
+            cons = [(endocrine, "strong", "biomarker", endocrine_why)]
+        if lumpectomy and age >= 70 and not nodes and t == "1c":
+            # CALGB 9343 (Hughes, JCO 2013) / PRIME II (Kunkler, Lancet Oncol 2015): omitting RT with endocrine therapy is an
+            # NCCN category 1 option at >= 70 with pT1 pN0 HR+ disease.
+            rt = [("whole-breast radiotherapy", "mixed", "resection_status",
+                   "NCCN Breast v.2026: at >= 70 with pT1 pN0 HR+ disease on endocrine therapy RT may be omitted (CALGB 9343, PRIME II)")]
+        cons += rt
         if nodes:
             cons.append(("abemaciclib + endocrine therapy", "mixed", "stage", "monarchE / NCCN: adjuvant abemaciclib for high-risk node-positive HR+ disease; benefit in 1-3 nodes without other risk debated"))
         else:
@@ -302,11 +319,13 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
     if scenario == "resected":
         kind = rng.choices(("egfr", "alk", "neg"), weights=(4, 1, 5))[0]
         egfr = rng.choice(("exon 19 deletion", "L858R")) if kind == "egfr" else None
-        markers = panel(egfr, kind == "alk", rng.choice((0, 5, 30, 60)))
+        tps = rng.choice((0, 5, 30, 60))
+        markers = panel(egfr, kind == "alk", tps)
         stage, tnm = rng.choice((("IIB", "pT2bN1M0"), ("IIIA", "pT2aN2M0"), ("IIA", "pT2bN0M0")))
         path = f"{tnm[:-2]} ({rng.randint(1, 3)}/{rng.randint(12, 20)} LN), margins negative"
-        chemo = ("cisplatin + pemetrexed (adjuvant, 4 cycles)", "strong" if kind == "neg" else "tacit", "stage",
-                 "NCCN NSCLC v.2026 / LACE: resected stage II-IIIA -> adjuvant cisplatin-based chemotherapy")
+        chemo = ("cisplatin + pemetrexed (adjuvant, 4 cycles)", "strong" if kind == "neg" and age < 75 else "tacit" if age < 75 else "mixed", "stage",
+                 "NCCN NSCLC v.2026 / LACE: resected stage II-IIIA -> adjuvant cisplatin-based chemotherapy" if age < 75 else
+                 "LACE: cisplatin benefit at >= 75 years is uncertain (few patients); carboplatin substitution or no chemotherapy is debated")
         if kind == "egfr":
             cons = [("osimertinib (adjuvant, 3 years)", "strong", "biomarker", "ADAURA / NCCN NSCLC: resected stage IB-IIIA EGFR ex19del/L858R -> adjuvant osimertinib"), chemo,
                     ("atezolizumab (adjuvant)", "refusal", "biomarker", "Adjuvant checkpoint inhibitors are not used in EGFR-mutant NSCLC (IMpower010 subgroup, NCCN)")]
@@ -314,7 +333,11 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
             cons = [("alectinib (adjuvant, 2 years)", "strong", "biomarker", "ALINA / NCCN NSCLC: resected stage IB-IIIA ALK+ -> adjuvant alectinib"),
                     ("atezolizumab (adjuvant)", "refusal", "biomarker", "Adjuvant checkpoint inhibitors are not used in ALK-rearranged NSCLC")]
         else:
-            cons = [chemo, ("atezolizumab or pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker", "IMpower010 / PEARLS: adjuvant IO after chemotherapy, PD-L1 >=1% preferred"), no_egfr_tki]
+            io = ("atezolizumab or pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker",
+                  "IMpower010 (atezolizumab: PD-L1 >=1%) / PEARLS (pembrolizumab, any PD-L1): adjuvant IO after chemotherapy") if tps >= 1 else (
+                  "pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker",
+                  "PEARLS/KEYNOTE-091: adjuvant pembrolizumab regardless of PD-L1; atezolizumab (IMpower010) is approved only for PD-L1 >=1%")
+            cons = [chemo, io, no_egfr_tki]
         return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after lobectomy?", resection=("VATS lobectomy with mediastinal lymph node dissection", path), ecog=rng.choice((0, 1)))
 
     if scenario == "unresected":
@@ -474,9 +497,10 @@ def _pancreatic(scenario: str, rng: random.Random, age: int) -> Draft:
         return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after pancreatic resection?", resection=(procedure, path), ecog=ecog)
     if scenario == "unresected":
         tnm = rng.choice(("cT2N1M0", "cT3N1M0"))
+        upfront = "upfront pancreaticoduodenectomy" if site == "pancreatic head" else "upfront distal pancreatectomy"
         cons = [("neoadjuvant FOLFIRINOX, then restaging for resection", "strong", "stage", "NCCN Pancreatic: borderline resectable PDAC -> neoadjuvant chemotherapy (+/- RT) before surgery"),
                 ("gemcitabine + nab-paclitaxel (neoadjuvant)", "tacit", "performance_status", "Alternative neoadjuvant regimen for less fit patients"),
-                ("upfront pancreaticoduodenectomy", "refusal", "stage", "Upfront surgery is not recommended for borderline resectable disease (NCCN)")]
+                (upfront, "refusal", "stage", "Upfront surgery is not recommended for borderline resectable disease (NCCN)")]
         return Draft(histology, site, "IIB" if "N1" in tnm else "IIA", tnm, markers, cons, "Initial management of borderline resectable pancreatic cancer?", ecog=0)
     sites = rng.choice((["liver"], ["liver", "peritoneum"], ["lung"]))
     if scenario == "met_naive":

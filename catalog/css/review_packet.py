@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from clinical_cf.catalog.css.cohort import COHORT_VERSION
 from clinical_cf.catalog.css.counterfactuals import BuildResult, freeze_tuple, write_counterfactuals
 from clinical_cf.catalog.css.expand import CSSTuple, MutationMode, expand_tuples
 from clinical_cf.catalog.css.interventions import Catalog
@@ -91,6 +92,7 @@ def write_review_packet(
     manifest = out / "packet.json"
     _write_atomic(manifest, json.dumps({
         "catalog_version": catalog.version,
+        "cohort_version": COHORT_VERSION,
         "mode": mode,
         "families": families,
         "per_intervention": per_intervention,
