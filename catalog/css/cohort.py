@@ -804,6 +804,8 @@ def _as_recurrence(draft: Draft, cancer_type: str) -> Draft:
         procedure = "distal pancreatectomy with splenectomy"
     if cancer_type == "colorectal":
         procedure = COLECTOMY[draft.site]
+    if cancer_type == "prostate":
+        initial = _prostate_stage(draft.histology)
     if cancer_type == "melanoma":
         t = _melanoma_t(draft.histology)
         pathology, tnm, initial = f"p{t} pN1a; SLN 1/2 positive; margins clear", f"p{t}N1aM0", _melanoma_stage(t, "N1a")
@@ -873,7 +875,9 @@ def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, da
         for i, regimen in enumerate(draft.prior_lines):
             setting = f"{LINE_ORDINALS[i]}-line metastatic"
             end = cursor + timedelta(days=rng.randint(150, 330))
-            lines.append(TreatmentLine(regimen=regimen, setting=setting, start=cursor, end=end, outcome="progression"))
+            # Castration resistance: androgen deprivation continues, only the agent added to it stops (NCCN Prostate v.2026).
+            note = "ADT continues" if regimen.startswith("ADT") else None
+            lines.append(TreatmentLine(regimen=regimen, setting=setting, start=cursor, end=end, outcome="progression", note=note))
             cursor = end + timedelta(days=14)
         if draft.current_line is not None:
             lines.append(TreatmentLine(regimen=draft.current_line, setting=f"{LINE_ORDINALS[len(draft.prior_lines)]}-line metastatic",

@@ -881,9 +881,12 @@ def _synthesised_encounters(ctx: _Ctx) -> list[tuple[date, str, str, str]]:
             visit = scan + timedelta(days=2)
             if visit >= board:
                 visit = scan
+            # Androgen deprivation continues in castration-resistant disease: only the agent added to it stops.
+            adt = re.match(r"ADT(?: \([^)]*\))? \+ (.+)$", ln.regimen) if ln.note and "ADT continues" in ln.note else None
+            stop = f"discontinue {adt.group(1)}; ADT continues" if adt else f"discontinue {ln.regimen}"
             out.append((visit, "Medical oncology f/u (restaging)", onc,
                         f"Restaging CT C/A/P ({ctx.d(scan)}): {ctx.pick('progression', PROGRESSION_WORDS)} on {ln.regimen} "
-                        f"({ln.setting}). Reviewed images with pt and family. Plan: discontinue {ln.regimen}; present at "
+                        f"({ln.setting}). Reviewed images with pt and family. Plan: {stop}; present at "
                         f"multidisciplinary tumor board for next-line options."))
         elif ln.end is not None and ln.outcome in ("completed", "toxicity", "stopped"):
             out.append((ln.end, "Medical oncology f/u", onc,
