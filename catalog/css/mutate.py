@@ -27,7 +27,7 @@ from clinical_cf.catalog.css.interventions import (
     ReorderOp,
     ReplaceOp,
 )
-from clinical_cf.catalog.css.render import REFERENCE_RANGES
+from clinical_cf.catalog.css.render import REFERENCE_RANGES, clinical_before_sentinel
 from clinical_cf.catalog.css.schema import (
     SECTIONS,
     Biomarker,
@@ -356,14 +356,6 @@ def _set_castration_status(case: Case, values: dict[str, str], status: str) -> C
     return _update(case, {}, {"castration_status": status})
 
 
-MELANOMA_N0_STAGE: dict[str, str] = {
-    "T1a": "IA", "T1b": "IA", "T2a": "IB", "T2b": "IIA", "T3a": "IIA", "T3b": "IIB", "T4a": "IIB", "T4b": "IIC",
-}
-BREAST_N0_STAGE: dict[str, str] = {"T1": "IA", "T2": "IIA", "T3": "IIB"}
-"""AJCC 8 stage groups of T with N0 M0 (melanoma; breast anatomic stage), for a record whose nodal status came from a
-sentinel-node biopsy that no longer happened."""
-
-
 def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     record = _record(case)
     # Without a resection there was no adjuvant therapy either.
@@ -381,13 +373,7 @@ def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     if r is not None and re.search(r"(?i)sentinel", r.procedure) and pathologic_n and not case.metastatic:
         # A sentinel-node biopsy is done only in clinically node-negative disease (NCCN Melanoma, Breast v.2026): without
         # it the nodes are cN0, and the stage group is the one of T with N0.
-        tnm = re.sub(r"N[1-3x]", "N0", tnm)
-        t = re.search(r"T([1-4][a-d]?)", tnm)
-        table = MELANOMA_N0_STAGE if case.cancer_type == "melanoma" else BREAST_N0_STAGE if case.cancer_type == "breast" else {}
-        key = f"T{t.group(1)}" if t else ""
-        stage = table.get(key) or table.get(key[:2])
-        if stage:
-            facts["stage"] = stage
+        tnm, facts["stage"] = clinical_before_sentinel(case.cancer_type, tnm, case.stage)
     return _update(case, facts, {"resection": None, "treatment_lines": lines, "tnm": tnm, "labs": labs})
 
 

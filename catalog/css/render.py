@@ -545,6 +545,23 @@ def path_tnm(ctx: _Ctx) -> str | None:
     return m.group(0) if m else None
 
 
+MELANOMA_N0_STAGE: dict[str, str] = {
+    "T1a": "IA", "T1b": "IA", "T2a": "IB", "T2b": "IIA", "T3a": "IIA", "T3b": "IIB", "T4a": "IIB", "T4b": "IIC",
+}
+BREAST_N0_STAGE: dict[str, str] = {"T1": "IA", "T2": "IIA", "T3": "IIB"}
+"""AJCC 8 stage groups of T with N0 M0 (melanoma; breast anatomic stage): the clinical stage before a sentinel-node
+biopsy, which is done only in clinically node-negative disease."""
+
+
+def clinical_before_sentinel(cancer_type: str, tnm: str, stage: str) -> tuple[str, str]:
+    """(TNM, stage) before a sentinel-node biopsy found the nodes: N0, and the stage group of T N0 where known."""
+    tnm = re.sub(r"N[1-3x][a-c]?", "N0", tnm)
+    t = re.search(r"T([1-4][a-d]?)", tnm)
+    table = MELANOMA_N0_STAGE if cancer_type == "melanoma" else BREAST_N0_STAGE if cancer_type == "breast" else {}
+    key = f"T{t.group(1)}" if t else ""
+    return tnm, table.get(key) or table.get(key[:2]) or stage
+
+
 def stage_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
     """The stage on `as_of` (None = now) as this case writes it (one of four styles, chosen per case)."""
     metastatic = metastatic_on(ctx, as_of)
@@ -554,8 +571,13 @@ def stage_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
     resection = ctx.rec.resection
     operated = resection is not None and (as_of is None or as_of >= resection.date)
     if not operated:
-        # Before an operation there is no specimen: the staging is clinical (cT/cN), not pathologic.
+        # Before an operation there is no specimen: the staging is clinical (cT/cN, no pathologic N subcategory), and
+        # nodes a sentinel-node biopsy will find are not known yet (the biopsy is for clinically node-negative disease).
+        pathologic = re.search(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", tnm) is not None
         tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", tnm)
+        tnm = re.sub(r"(N[1-3])[a-c]", r"\1", tnm)
+        if pathologic and resection is not None and re.search(r"(?i)sentinel", resection.procedure) and not metastatic:
+            tnm, stage = clinical_before_sentinel(ctx.case.cancer_type, tnm, stage)
     if style == 0:
         return f"Stage {stage}"
     if style == 1:
