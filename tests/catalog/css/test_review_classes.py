@@ -79,18 +79,21 @@ def test_no_consensus_label_contradicts_its_case(name):
     assert wrong_labels(CASES)[name] == []
 
 
-def test_the_class_checks_find_what_the_review_found():
-    """The detectors are not vacuous: on a case built the old way they fire."""
+def test_the_class_checks_fire_on_content_built_the_old_way():
+    """The detectors are not vacuous: cases rebuilt with the defects the review found are caught."""
     from clinical_cf.catalog.css.schema import ConsensusTreatment
 
-    case = next(c for c in CASES if c.cancer_type == "prostate" and c.resected)
-    record = case.record
+    prostate = next(c for c in CASES if c.cancer_type == "prostate" and c.resected)
+    record = prostate.record
     labs = [lab.model_copy(update={"value": 22.6}) if lab.name == "PSA" and lab.date > record.resection.date else lab for lab in record.labs]
-    labs.append(record.labs[0].model_copy(update={"name": "PSA", "value": 22.6, "unit": "ng/mL", "date": record.resection.date.replace(day=1) if False else case.board_date}))
-    old = case.model_copy(
-        update={
-            "record": record.model_copy(update={"labs": labs}),
-            "consensus": [ConsensusTreatment(treatment="surveillance (PSA monitoring)", label="strong", driver="stage", rationale="the old label, wrong")],
-        }
-    )
-    assert wrong_labels([old])["persistent PSA after prostatectomy labelled surveillance"] == [case.case_id]
+    surveillance = ConsensusTreatment(treatment="surveillance (PSA monitoring)", label="strong", driver="stage", rationale="the v1 label, wrong")
+    old = prostate.model_copy(update={"record": record.model_copy(update={"labs": labs}), "consensus": [surveillance]})
+    assert wrong_labels([old])["persistent PSA after prostatectomy labelled surveillance"] == [prostate.case_id]
+
+    metastatic = next(c for c in CASES if c.metastatic and c.record.metastasis_date is None and not c.resected)
+    curative = [e.model_copy(update={"note": e.note.replace("Goals of care: ", "Goals of care: cure if possible; ")}) for e in metastatic.record.encounters]
+    from clinical_cf.catalog.css.render import render_case_sections
+
+    rebuilt = metastatic.model_copy(update={"record": metastatic.record.model_copy(update={"encounters": curative})})
+    rebuilt = rebuilt.model_copy(update={"sections": render_case_sections(rebuilt)})
+    assert baseline_contradictions([rebuilt])["curative goals of care while metastatic"] == [metastatic.case_id]
