@@ -5,6 +5,8 @@
     clinical-cf catalog summary [--families D]  eligible / no-op / incoherent / residue / scored per intervention
                                 [--cases F --show]  ... and per tuple the diff and the residue verdict
     clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
+    clinical-cf catalog review-packet --per-intervention N --seed S --out DIR
+                                                review page for N sampled bundled tuples per intervention
     clinical-cf cases validate CASES.jsonl      validate a cases file against the case schema
     clinical-cf cases import PATH... --out F    packet text -> F.questions.jsonl: every deciding field pre-filled, quoted
     clinical-cf cases answer F.questions.jsonl --out F   confirm/correct them; writes the confirmed cases to F
@@ -99,19 +101,33 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     families = _families(args.families)
     expansion = expand_tuples(cases, catalog, args.mode, families=families, residue=args.residue)
     rows = expansion.summary()
+    invariants = expansion.invariant_drops()
     if args.json:
-        print(json.dumps({"mode": args.mode, "residue": args.residue, "cases": len(cases), "interventions": rows}, indent=2))
+        print(json.dumps({"mode": args.mode, "residue": args.residue, "cases": len(cases), "interventions": rows,
+                          "invariant_drops": invariants, "routes": expansion.routes()}, indent=2))
         return 0
     print(f"{len(cases)} cases, mutation_mode={args.mode}, residue={args.residue}")
-    header = f"{'intervention':<44}{'family':>7}{'eligible':>10}{'no-op':>8}{'incoherent':>12}{'residue':>9}{'scored':>8}"
+    keys = ("out_of_scope", "eligible", "noop", "incoherent", "residue", "scored")
+    header = (f"{'intervention':<44}{'family':>7}{'out of scope':>14}{'eligible':>10}{'no-op':>8}{'incoherent':>12}"
+              f"{'residue':>9}{'scored':>8}")
     print(header + "\n" + "-" * len(header))
-    totals = [0, 0, 0, 0, 0]
+    totals = [0] * len(keys)
+    widths = (14, 10, 8, 12, 9, 8)
     for iid, row in rows.items():
-        values = [int(row[k]) for k in ("eligible", "noop", "incoherent", "residue", "scored")]
-        totals = [a + b for a, b in zip(totals, values, strict=False)]
-        print(f"{iid:<44}{row['family']:>7}{values[0]:>10}{values[1]:>8}{values[2]:>12}{values[3]:>9}{values[4]:>8}")
+        values = [int(row[k]) for k in keys]  # type: ignore[arg-type]
+        totals = [a + b for a, b in zip(totals, values, strict=True)]
+        print(f"{iid:<44}{row['family']:>7}" + "".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True)))
     print("-" * len(header))
-    print(f"{'total':<44}{'':>7}{totals[0]:>10}{totals[1]:>8}{totals[2]:>12}{totals[3]:>9}{totals[4]:>8}")
+    print(f"{'total':<44}{'':>7}" + "".join(f"{v:>{w}}" for v, w in zip(totals, widths, strict=True)))
+    routes = expansion.routes()
+    print("\nscored by route: " + (", ".join(f"{r} {n}" for r, n in sorted(routes.items())) or "none"))
+    print("\nincoherent tuples by clinical invariant (catalog.css.invariants; a tuple breaking two counts under both):")
+    from clinical_cf.catalog.css.invariants import RULE_IDS
+
+    for rule in RULE_IDS:
+        print(f"  {rule:<32}{invariants.get(rule, 0):>6}")
+    for rule in sorted(set(invariants) - set(RULE_IDS)):
+        print(f"  {rule:<32}{invariants[rule]:>6}")
     if args.show:
         _show_tuples(expansion)
     if args.why:
@@ -147,6 +163,30 @@ def _show_why(case_id: str, cases, catalog, expansion) -> None:
             fate = ("scored" if tid in kept else "dropped: residue" if tid in dropped else
                     f"dropped: incoherent ({mine[0].split(': ', 1)[1]})" if mine else "dropped: no-op or family not selected")
         print(f"  {item.id:<44} {'APPLIES' if applies else 'no':<8} {'; '.join(reasons)}" + (f" -> {fate}" if fate else ""))
+
+
+def _cmd_review_packet(args: argparse.Namespace) -> int:
+    from clinical_cf.catalog.css import CASES_PATH
+    from clinical_cf.catalog.css.interventions import load_catalog
+    from clinical_cf.catalog.css.review_packet import MAX_PER_INTERVENTION, write_review_packet
+    from clinical_cf.catalog.css.schema import load_cases
+
+    if not 1 <= args.per_intervention <= MAX_PER_INTERVENTION:
+        print(f"error: --per-intervention must be 1..{MAX_PER_INTERVENTION}, got {args.per_intervention}", file=sys.stderr)
+        return 2
+    families = "".join(_families(args.families) or []) or "ABCDE"
+    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
+    try:
+        paths = write_review_packet(cases, catalog, args.out, args.per_intervention, args.seed, args.mode, families)
+    except ValueError as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return 2
+    manifest = json.loads(paths["manifest"].read_text())
+    print(f"{sum(manifest['sampled'].values())} tuples from {len(manifest['sampled'])} interventions (seed {args.seed}): {paths['review']}")
+    print(f"  expected changes, scopes and consensus labels: {paths['expectations']}")
+    print(f"  record decisions: clinical-cf counterfactuals review {paths['counterfactuals']} --decisions DECISIONS.jsonl")
+    return 0
 
 
 def _show_tuples(expansion) -> None:
@@ -588,18 +628,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     modes = _arg("--mode", choices=["regex", "structured"], default="regex")
+    auto_modes = _arg("--mode", choices=["auto", "regex", "structured"], default="auto",
+                      help="auto (default): structured for cases with a record, regex for the others")
 
     catalog = _group(sub, "catalog", "pre-registered intervention catalogs")
     _command(catalog, "lock", "write the catalog's lock (a deliberate re-registration)", _cmd_lock, _arg("catalog", nargs="?"))
     _command(catalog, "check", "validate a catalog and compare it with its lock", _cmd_check, _arg("catalog", nargs="?"))
     _command(
         catalog, "summary", "expansion counts per intervention (the CSS paper's Table 1)", _cmd_summary,
-        _arg("--catalog"), _arg("--cases"), _arg("--families", help="e.g. D or ABCDEN (default: all)"), modes,
+        _arg("--catalog"), _arg("--cases"), _arg("--families", help="e.g. D or ABCDEN (default: all)"), auto_modes,
         _arg("--compare-modes", action="store_true", help="also count tuples that differ between modes"),
         _arg("--residue", choices=["drop", "keep"], default="drop", help="drop (default) or keep tuples with residue"),
         _arg("--show", action="store_true", help="print each tuple's diff and residue verdict"),
         _arg("--json", action="store_true"),
         _arg("--why", metavar="CASE", help="for this case, why each intervention does or does not apply"),
+    )
+    _command(
+        catalog, "review-packet", "a clinician's review page for N sampled bundled tuples per intervention", _cmd_review_packet,
+        _arg("--per-intervention", type=int, required=True, help="tuples sampled per intervention (1-500)"),
+        _arg("--seed", type=int, required=True, help="sampling seed (the same packet on every machine)"),
+        _arg("--out", required=True, help="directory for review.html, counterfactuals.jsonl, expectations.md, packet.json"),
+        _arg("--catalog"), _arg("--cases"), _arg("--families", default="ABCDE", help="e.g. D or ABCDE (default ABCDE)"),
+        _arg("--mode", choices=["auto", "regex", "structured"], default="auto"),
     )
     _command(
         catalog, "audit", "shortcut audit: is each family's edit detectable from the surface?", _cmd_audit,

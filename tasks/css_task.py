@@ -18,6 +18,7 @@ from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
+from clinical_cf.catalog.css.cohort import COHORT_VERSION
 from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW, frozen_for_task, load_counterfactuals, runtime_drafts
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
 from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
@@ -112,6 +113,8 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     for sample in samples:
         # How far each counterfactual was verified and reviewed (a generated one: deterministic checks only).
         sample.metadata = {**(sample.metadata or {}), **review_metadata.get(str(sample.id), GENERATED_REVIEW)}
+        if frozen is not None:
+            sample.metadata["counterfactual_route"] = "frozen"  # a frozen set's texts are used verbatim
     counts = expansion.summary() | (control_expansion.summary() if control_expansion else {})
     return TaskParts(
         samples=samples,
@@ -131,7 +134,11 @@ def _parts(args: SimpleNamespace) -> TaskParts:
             "families": selected,
             "catalog": str(catalog_path),
             "catalog_version": loaded_catalog.version,
+            "cohort_version": COHORT_VERSION if args.cases is None else None,  # the bundled cohort's generator version
             "mutation_mode": mutation_mode,
+            # Issue 27: which route made the counterfactuals, and what the clinical invariants dropped, per rule.
+            "counterfactual_routes": {"frozen": len(samples)} if frozen is not None else expansion.routes(),
+            "invariant_drops": expansion.invariant_drops(),
             "residue": residue,
             "counterfactuals": str(args.counterfactuals) if args.counterfactuals else None,
             "counterfactuals_frozen": len(frozen) if frozen is not None else None,
@@ -151,7 +158,7 @@ def build_css_task(
     families: Families = "ABCDE",
     cases: UserFile = None,
     catalog: UserFile = None,
-    mutation_mode: MutationMode = "regex",
+    mutation_mode: MutationMode = "auto",
     split: Split = "all",
     controls: Controls = "per_case",
     allow_unregistered: bool = False,
@@ -176,8 +183,9 @@ def build_css_task(
         families: Families to evaluate, e.g. "D" or "ABCDE".
         cases: JSONL file of cases (default: the bundled synthetic cohort).
         catalog: Intervention catalog YAML (default: the bundled pre-registered catalog).
-        mutation_mode: "regex" edits packet text (the CSS paper); "structured" edits the
-            patient record and re-renders the packet.
+        mutation_mode: "auto" (default): a case with a structured record gets both arms rendered from
+            the edited record, a case without one gets regex edits of its text; "regex" edits packet text
+            (the CSS paper); "structured" edits the patient record and re-renders the packet.
         split: Restrict to the fixed "dev" or "test" cases, or use "all".
         controls: Negative controls (family N): "per_case" adds one control tuple per
             evaluated case (chosen by a hash of the case id), "all" adds every control,
@@ -299,6 +307,7 @@ def _sample(t: CSSTuple, catalog: Catalog, mode: MutationMode, agent: bool = Fal
             "expected_change": expected,
             "scoring_rule": catalog.scoring_rule_for(intervention),
             "mutation_mode": mode,
+            "counterfactual_route": t.route,
             "counterfactual_verdict": t.verdict,
             "residue": [h.as_dict() for h in t.residue],
             "consensus": [c.model_dump(mode="json") for c in case.consensus],

@@ -5,4 +5,4 @@ from pathlib import Path
 CSS_DIR = Path(__file__).parent
 CASES_PATH = CSS_DIR / "cases.jsonl"
 CATALOG_PATH = CSS_DIR / "interventions.yaml"
-"""The pre-registered intervention catalog (its lock is `interventions.lock`)."""
+"""The pre-registered intervention catalog (its lock is `interventions.yaml.lock`)."""

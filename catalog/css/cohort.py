@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -54,6 +55,11 @@ from clinical_cf.catalog.css.schema import (
     TreatmentLine,
 )
 
+COHORT_VERSION = 2
+"""Version of the generated cohort. 2 (issue 27): metastatic recurrences are stage I-III at diagnosis with the
+metastases dated at recurrence; no curative goals while metastatic; persistent PSA after prostatectomy restaged
+first; HER2-low / HER2-0 TNBC labels by their criteria; colectomy by segment; melanoma T from the Breslow depth;
+clinical stage at diagnosis for neoadjuvant cases; tumour markers normal after an R0 resection."""
 SEED = 20261129
 CASES_PER_TYPE = 30
 SCENARIOS: tuple[tuple[str, int], ...] = (("resected", 12), ("unresected", 6), ("met_naive", 6), ("met_pretreated", 6))
@@ -137,6 +143,12 @@ class Draft:
     """Completed adjuvant regimen and its duration in days (metachronous recurrences)."""
     current_line: str | None = None
     """A line of therapy still running at the board (restaging on treatment)."""
+    margin: str = "R0"
+    """Resection margin; it agrees with the pathology text."""
+    persistent_psa: bool = False
+    """Prostate after radical prostatectomy: the PSA stays detectable (residual disease)."""
+    initial_stage: str | None = None
+    """Metachronous recurrence: the stage group at the first diagnosis (the case's stage is IV now)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -175,7 +187,9 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
             cons += rt
             cons.append((endocrine, "strong", "biomarker", endocrine_why) if hr_pos else no_endocrine)
             cons.append(("trastuzumab + pertuzumab", "mixed", "biomarker", "Continuing dual HER2 blockade instead of T-DM1 is reserved for pCR; contested with residual disease"))
-            return Draft(histology, site, "IIA", "ypT1cN1aM0", markers, cons, "Adjuvant therapy after neoadjuvant TCHP and surgery with residual disease?",
+            # Stage and TNM are the clinical ones at diagnosis (cT2N1, stage IIB: why neoadjuvant therapy was given);
+            # the ypT/ypN staging after treatment is the pathology's.
+            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Adjuvant therapy after neoadjuvant TCHP and surgery with residual disease?",
                          resection=(procedure, path), neoadjuvant=["TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab)"], ecog=0)
         if subtype == "tnbc":
             brca = rng.random() < 0.35
@@ -189,7 +203,7 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
                 cons.append(("capecitabine", "strong", "stage", "CREATE-X / NCCN Breast: residual TNBC after neoadjuvant chemotherapy -> adjuvant capecitabine"))
             cons += rt
             cons.append(no_endocrine)
-            return Draft(histology, site, "IA", "ypT1bN0M0", markers, cons, "Adjuvant therapy for residual triple-negative disease after neoadjuvant therapy?",
+            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Adjuvant therapy for residual triple-negative disease after neoadjuvant therapy?",
                          resection=(procedure, path), neoadjuvant=["pembrolizumab + carboplatin + paclitaxel, then AC (KEYNOTE-522)"], ecog=0)
         nodes = rng.random() < 0.4
         t = rng.choice(("1c", "2"))
@@ -197,7 +211,19 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
         # AJCC 8 anatomic stage: T1N0 IA, T1N1 / T2N0 IIA, T2N1 IIB.
         stage = {("1c", False): "IA", ("1c", True): "IIA", ("2", False): "IIA", ("2", True): "IIB"}[(t, nodes)]
         tnm = f"pT{t}N{'1a' if nodes else '0'}M0"
-        cons = [(endocrine, "strong", "biomarker", endocrine_why)] + rt
+        if premenopausal and nodes:
+            # Node-positive premenopausal HR+ disease: ovarian function suppression with endocrine therapy (SOFT/TEXT).
+            cons = [("ovarian function suppression + aromatase inhibitor (or tamoxifen)", "strong", "biomarker",
+                     "SOFT/TEXT (Francis, NEJM 2018) / NCCN Breast v.2026: premenopausal node-positive HR+ disease -> OFS + endocrine therapy"),
+                    ("tamoxifen", "mixed", "biomarker", "Tamoxifen alone is for lower-risk premenopausal disease; node involvement favours OFS")]
+        else:
+            cons = [(endocrine, "strong", "biomarker", endocrine_why)]
+        if lumpectomy and age >= 70 and not nodes and t == "1c":
+            # CALGB 9343 (Hughes, JCO 2013) / PRIME II (Kunkler, Lancet Oncol 2015): omitting RT with endocrine therapy is an
+            # NCCN category 1 option at >= 70 with pT1 pN0 HR+ disease.
+            rt = [("whole-breast radiotherapy", "mixed", "resection_status",
+                   "NCCN Breast v.2026: at >= 70 with pT1 pN0 HR+ disease on endocrine therapy RT may be omitted (CALGB 9343, PRIME II)")]
+        cons += rt
         if nodes:
             cons.append(("abemaciclib + endocrine therapy", "mixed", "stage", "monarchE / NCCN: adjuvant abemaciclib for high-risk node-positive HR+ disease; benefit in 1-3 nodes without other risk debated"))
         else:
@@ -258,8 +284,20 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
                 ("tucatinib + trastuzumab + capecitabine", "tacit", "prior_line", "HER2CLIMB: later-line option, preferred with brain metastases")]
     else:
         first = "carboplatin + paclitaxel"
-        cons = [("sacituzumab govitecan", "strong", "prior_line", "ASCENT / NCCN: TNBC after >=2 prior therapies (>=1 metastatic) -> sacituzumab govitecan"),
-                ("carboplatin + paclitaxel", "refusal", "prior_line", "Progression on platinum-taxane: do not repeat the failed regimen"), no_endocrine]
+        her2_low = re.search(r"IHC [12]\+", her2[2]) is not None
+        prior = [first] if her2_low else [first, "capecitabine"]
+        if her2_low:
+            cons = [("trastuzumab deruxtecan (T-DXd)", "strong", "biomarker",
+                     "DESTINY-Breast04 (Modi, NEJM 2022) / NCCN Breast v.2026: HER2-low (IHC 1+ or 2+/ISH-) MBC after >=1 prior chemotherapy for metastatic disease -> T-DXd"),
+                    ("sacituzumab govitecan", "mixed", "prior_line",
+                     "ASCENT / FDA label 2023: TNBC after >=2 prior systemic therapies (>=1 metastatic); one prior line here, so it follows T-DXd")]
+        else:
+            cons = [("sacituzumab govitecan", "strong", "prior_line",
+                     "ASCENT (Bardia, NEJM 2021) / NCCN Breast v.2026: TNBC after >=2 prior systemic therapies, >=1 for metastatic disease -> sacituzumab govitecan")]
+        cons += [("carboplatin + paclitaxel", "refusal", "prior_line", "Progression on platinum-taxane: do not repeat the failed regimen"), no_endocrine]
+        if "bone" in sites:
+            cons.append(bone)
+        return Draft(histology, site, "IV", "cT2N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=prior, ecog=1)
     if "bone" in sites:
         cons.append(bone)
     return Draft(histology, site, "IV", "cT2N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
@@ -281,11 +319,13 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
     if scenario == "resected":
         kind = rng.choices(("egfr", "alk", "neg"), weights=(4, 1, 5))[0]
         egfr = rng.choice(("exon 19 deletion", "L858R")) if kind == "egfr" else None
-        markers = panel(egfr, kind == "alk", rng.choice((0, 5, 30, 60)))
+        tps = rng.choice((0, 5, 30, 60))
+        markers = panel(egfr, kind == "alk", tps)
         stage, tnm = rng.choice((("IIB", "pT2bN1M0"), ("IIIA", "pT2aN2M0"), ("IIA", "pT2bN0M0")))
         path = f"{tnm[:-2]} ({rng.randint(1, 3)}/{rng.randint(12, 20)} LN), margins negative"
-        chemo = ("cisplatin + pemetrexed (adjuvant, 4 cycles)", "strong" if kind == "neg" else "tacit", "stage",
-                 "NCCN NSCLC v.2026 / LACE: resected stage II-IIIA -> adjuvant cisplatin-based chemotherapy")
+        chemo = ("cisplatin + pemetrexed (adjuvant, 4 cycles)", "strong" if kind == "neg" and age < 75 else "tacit" if age < 75 else "mixed", "stage",
+                 "NCCN NSCLC v.2026 / LACE: resected stage II-IIIA -> adjuvant cisplatin-based chemotherapy" if age < 75 else
+                 "LACE: cisplatin benefit at >= 75 years is uncertain (few patients); carboplatin substitution or no chemotherapy is debated")
         if kind == "egfr":
             cons = [("osimertinib (adjuvant, 3 years)", "strong", "biomarker", "ADAURA / NCCN NSCLC: resected stage IB-IIIA EGFR ex19del/L858R -> adjuvant osimertinib"), chemo,
                     ("atezolizumab (adjuvant)", "refusal", "biomarker", "Adjuvant checkpoint inhibitors are not used in EGFR-mutant NSCLC (IMpower010 subgroup, NCCN)")]
@@ -293,7 +333,11 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
             cons = [("alectinib (adjuvant, 2 years)", "strong", "biomarker", "ALINA / NCCN NSCLC: resected stage IB-IIIA ALK+ -> adjuvant alectinib"),
                     ("atezolizumab (adjuvant)", "refusal", "biomarker", "Adjuvant checkpoint inhibitors are not used in ALK-rearranged NSCLC")]
         else:
-            cons = [chemo, ("atezolizumab or pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker", "IMpower010 / PEARLS: adjuvant IO after chemotherapy, PD-L1 >=1% preferred"), no_egfr_tki]
+            io = ("atezolizumab or pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker",
+                  "IMpower010 (atezolizumab: PD-L1 >=1%) / PEARLS (pembrolizumab, any PD-L1): adjuvant IO after chemotherapy") if tps >= 1 else (
+                  "pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker",
+                  "PEARLS/KEYNOTE-091: adjuvant pembrolizumab regardless of PD-L1; atezolizumab (IMpower010) is approved only for PD-L1 >=1%")
+            cons = [chemo, io, no_egfr_tki]
         return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after lobectomy?", resection=("VATS lobectomy with mediastinal lymph node dissection", path), ecog=rng.choice((0, 1)))
 
     if scenario == "unresected":
@@ -346,6 +390,17 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
     return Draft(histology, site, "IVB", "cT2bN2M1c", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
+COLECTOMY: dict[str, str] = {
+    "sigmoid colon": "laparoscopic sigmoid colectomy",
+    "descending colon": "laparoscopic left hemicolectomy",
+    "ascending colon": "laparoscopic right hemicolectomy",
+    "cecum": "laparoscopic right hemicolectomy",
+    "transverse colon": "laparoscopic extended right hemicolectomy",
+}
+"""The segmental resection for each primary site (NCCN Colon v.2026, principles of surgery: colectomy with en bloc
+removal of the regional lymph nodes of the segment's blood supply)."""
+
+
 def _colorectal(scenario: str, rng: random.Random, age: int) -> Draft:
     site = rng.choice(("sigmoid colon", "descending colon", "ascending colon", "cecum", "transverse colon"))
     left = site in ("sigmoid colon", "descending colon")
@@ -360,7 +415,7 @@ def _colorectal(scenario: str, rng: random.Random, age: int) -> Draft:
     no_anti_egfr = ("cetuximab", "refusal", "biomarker", "Anti-EGFR antibodies are ineffective in RAS-mutant CRC (NCCN Colon)")
 
     if scenario == "resected":
-        procedure = "laparoscopic sigmoid colectomy" if left else "laparoscopic right hemicolectomy"
+        procedure = COLECTOMY[site]
         if msi and rng.random() < 0.5:
             path = f"pT3 pN0 (0/{rng.randint(14, 24)} LN), margins negative, no LVI"
             cons = [("surveillance", "strong", "biomarker", "NCCN Colon: stage II dMMR/MSI-H -> observation; fluoropyrimidine alone gives no benefit"),
@@ -442,9 +497,10 @@ def _pancreatic(scenario: str, rng: random.Random, age: int) -> Draft:
         return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after pancreatic resection?", resection=(procedure, path), ecog=ecog)
     if scenario == "unresected":
         tnm = rng.choice(("cT2N1M0", "cT3N1M0"))
+        upfront = "upfront pancreaticoduodenectomy" if site == "pancreatic head" else "upfront distal pancreatectomy"
         cons = [("neoadjuvant FOLFIRINOX, then restaging for resection", "strong", "stage", "NCCN Pancreatic: borderline resectable PDAC -> neoadjuvant chemotherapy (+/- RT) before surgery"),
                 ("gemcitabine + nab-paclitaxel (neoadjuvant)", "tacit", "performance_status", "Alternative neoadjuvant regimen for less fit patients"),
-                ("upfront pancreaticoduodenectomy", "refusal", "stage", "Upfront surgery is not recommended for borderline resectable disease (NCCN)")]
+                (upfront, "refusal", "stage", "Upfront surgery is not recommended for borderline resectable disease (NCCN)")]
         return Draft(histology, site, "IIB" if "N1" in tnm else "IIA", tnm, markers, cons, "Initial management of borderline resectable pancreatic cancer?", ecog=0)
     sites = rng.choice((["liver"], ["liver", "peritoneum"], ["lung"]))
     if scenario == "met_naive":
@@ -479,8 +535,10 @@ def _gastric(scenario: str, rng: random.Random, age: int) -> Draft:
     no_her2 = ("trastuzumab", "refusal", "biomarker", "Trastuzumab has no benefit in HER2-negative gastric cancer (ToGA)")
     if scenario == "resected":
         periop = rng.random() < 0.6
-        stage, tnm = (("III", "ypT3N1M0") if periop else ("IIIB", "pT3N2M0"))
-        path = f"{tnm[:-2]} ({rng.randint(1, 6)}/{rng.randint(18, 32)} LN), R0"
+        # Perioperative FLOT: stage and TNM are the clinical ones that indicated it (cT3N1, stage III); the
+        # pathology carries the ypT/ypN after treatment.
+        stage, tnm = (("III", "cT3N1M0") if periop else ("IIIB", "pT3N2M0"))
+        path = f"{'ypT3N1' if periop else tnm[:-2]} ({rng.randint(1, 6)}/{rng.randint(18, 32)} LN), R0"
         if periop:
             cons = [("FLOT (complete the 4 postoperative cycles)", "strong", "prior_line", "FLOT4 / NCCN Gastric: perioperative FLOT -> complete adjuvant cycles after gastrectomy"),
                     ("nivolumab (adjuvant)", "mixed", "stage", "CheckMate 577 applies to esophageal/GEJ cancer after chemoradiation, not to this setting"),
@@ -522,6 +580,25 @@ def _gastric(scenario: str, rng: random.Random, age: int) -> Draft:
     return Draft(histology, site, "IV", "cT3N2M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
+def _melanoma_t(histology: str) -> str:
+    """AJCC 8 melanoma T category from the Breslow depth and ulceration the histology states (T1 <=1.0 mm, T2 1-2,
+    T3 2-4, T4 >4 mm; a = non-ulcerated, b = ulcerated)."""
+    m = re.search(r"Breslow (\d+(?:\.\d+)?) mm, (non-ulcerated|ulcerated)", histology)
+    assert m is not None, histology
+    depth = float(m.group(1))
+    t = 1 if depth <= 1.0 else 2 if depth <= 2.0 else 3 if depth <= 4.0 else 4
+    return f"T{t}{'b' if m.group(2) == 'ulcerated' else 'a'}"
+
+
+def _melanoma_stage(t: str, n: str) -> str:
+    """AJCC 8 pathological/clinical stage III group of melanoma from T and N (N1a, N2a: sentinel-node; N1b: clinical)."""
+    if t in ("T3b", "T4a") or (t == "T4b" and n[:2] in ("N1", "N2")):
+        return "IIIC"
+    if t in ("T1a", "T1b", "T2a"):
+        return "IIIA" if n in ("N1a", "N2a") else "IIIB"
+    return "IIIB"  # T2b, T3a with N1a-N2b
+
+
 def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
     site = rng.choice(("upper back", "left calf", "right shoulder", "scalp", "left forearm", "right thigh"))
     braf = rng.random() < 0.45
@@ -531,8 +608,10 @@ def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
     histology = f"Cutaneous melanoma, superficial spreading type, Breslow {breslow} mm, {'ulcerated' if rng.random() < 0.5 else 'non-ulcerated'}"
     no_braf = ("dabrafenib + trametinib", "refusal", "biomarker", "BRAF/MEK inhibitors have no activity in BRAF wild-type melanoma")
     if scenario == "resected":
-        stage, tnm = rng.choice((("IIIB", "pT3aN1aM0"), ("IIIC", "pT3bN2aM0"), ("IIIA", "pT2aN1aM0")))
-        path = f"{tnm[:-2]}; SLN {rng.randint(1, 2)}/{rng.randint(2, 4)} positive (micrometastasis); excision margins clear"
+        t, n = _melanoma_t(histology), rng.choice(("N1a", "N1a", "N2a"))
+        stage, tnm = _melanoma_stage(t, n), f"p{t}{n}M0"
+        positive = 1 if n == "N1a" else 2  # N1a: one occult node; N2a: two or three (AJCC 8)
+        path = f"{tnm[:-2]}; SLN {positive}/{rng.randint(positive + 1, 4)} positive (micrometastasis); excision margins clear"
         cons = [("adjuvant pembrolizumab or nivolumab (1 year)", "strong", "stage", "KEYNOTE-054 / CheckMate 238 / NCCN Melanoma: resected stage III -> 1 year anti-PD-1")]
         cons.append(("dabrafenib + trametinib (adjuvant, 1 year)", "tacit", "biomarker", "COMBI-AD: adjuvant BRAF/MEK for resected stage III BRAF V600") if braf else no_braf)
         cons.append(("surveillance", "mixed", "stage", "Observation is an option for lower-risk stage IIIA after discussion"))
@@ -543,13 +622,16 @@ def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
                 ("wide local excision with therapeutic lymph node dissection", "tacit", "stage", "Upfront surgery followed by adjuvant therapy remains acceptable")]
         if not braf:
             cons.append(no_braf)
-        return Draft(histology, site, "IIIB", "cT3aN1bM0", markers, cons, "Management of newly diagnosed node-positive melanoma?", ecog=0)
+        t = _melanoma_t(histology)  # the T comes from the diagnostic excision; the node is clinically detected (N1b)
+        return Draft(histology, site, _melanoma_stage(t, "N1b"), f"p{t} cN1b M0", markers, cons, "Management of newly diagnosed node-positive melanoma?", ecog=0)
     sites = rng.choice((["lung", "liver"], ["lung"], ["brain", "lung"], ["subcutaneous tissue", "liver"]))
     if scenario == "met_naive":
         cons = [("nivolumab + ipilimumab", "strong", "stage", "CheckMate 067 / NCCN Melanoma: first-line combination anti-PD-1/CTLA-4 for fit pts"),
                 ("nivolumab + relatlimab", "tacit", "stage", "RELATIVITY-047: first-line nivolumab + relatlimab")]
         cons.append(("dabrafenib + trametinib", "mixed", "biomarker", "DREAMseq: immunotherapy first is preferred; BRAF/MEK first line only in selected cases") if braf else no_braf)
-        return Draft(histology, site, "IV", "pT3bN1aM1c" if "liver" in sites else "pT3bN1aM1b", markers, cons, "First-line treatment for metastatic melanoma?", sites=sites, ecog=rng.choice((0, 1)))
+        # T from the excisional biopsy (pT); the nodes were found clinically (cN1b): N1a needs a sentinel-node biopsy.
+        t = _melanoma_t(histology)
+        return Draft(histology, site, "IV", f"p{t} cN1b M1c" if "liver" in sites else f"p{t} cN1b M1b", markers, cons, "First-line treatment for metastatic melanoma?", sites=sites, ecog=rng.choice((0, 1)))
     first = "nivolumab + ipilimumab"
     if braf:
         cons = [("dabrafenib + trametinib", "strong", "biomarker", "NCCN Melanoma: BRAF V600 melanoma progressing after first-line IO -> BRAF/MEK inhibitors"),
@@ -558,7 +640,7 @@ def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
         cons = [("clinical trial", "strong", "prior_line", "NCCN Melanoma: BRAF wild-type progression after anti-PD-1/CTLA-4 -> clinical trial preferred"),
                 ("carboplatin + paclitaxel", "mixed", "prior_line", "Chemotherapy has low response rates; used when no trial is available"),
                 ("nivolumab + ipilimumab", "refusal", "prior_line", "Progression on nivolumab + ipilimumab: do not repeat"), no_braf]
-    return Draft(histology, site, "IV", "pT3bN1aM1c", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+    return Draft(histology, site, "IV", f"p{_melanoma_t(histology)} cN1b M1c", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
 def _ovarian(scenario: str, rng: random.Random, age: int) -> Draft:
@@ -594,6 +676,11 @@ def _ovarian(scenario: str, rng: random.Random, age: int) -> Draft:
     return Draft(histology, site, "IVB", "cT3cN1M1", markers, cons, "Treatment of platinum-resistant recurrence?", sites=sites, prior_lines=[first], ecog=1)
 
 
+def _prostate_stage(gleason: str) -> str:
+    """AJCC 8 prostate stage of pT3 N0 M0 disease: IIIB at Grade Group 1-4, IIIC at Grade Group 5."""
+    return "IIIC" if "Grade Group 5" in gleason else "IIIB"
+
+
 def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
     gleason = rng.choice(("4+3=7 (Grade Group 3)", "4+4=8 (Grade Group 4)", "4+5=9 (Grade Group 5)"))
     brca2 = rng.random() < 0.15
@@ -602,17 +689,26 @@ def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
     site = "prostate"
     if scenario == "resected":
         persistent = rng.random() < 0.6
-        stage, tnm = (("IIIB", "pT3bN0M0") if persistent else ("IIIB", "pT3aN0M0"))
+        tnm = "pT3bN0M0" if persistent else "pT3aN0M0"
+        stage = _prostate_stage(gleason)
         path = f"{tnm[:-2]}, Gleason {gleason}; {'positive margin at the apex' if persistent else 'margins negative'}; 0/{rng.randint(8, 16)} LN"
         if persistent:
-            cons = [("salvage radiotherapy + ADT (6 months)", "strong", "stage", "NCCN Prostate / RTOG 0534: persistent or rising PSA after prostatectomy -> salvage RT with short-term ADT"),
-                    ("PSMA PET before salvage therapy", "tacit", "stage", "NCCN: PSMA PET to localise recurrence before salvage RT"),
-                    ("surveillance", "refusal", "stage", "Observation is inappropriate with persistent detectable PSA and adverse pathology")]
+            # The labs carry a PSA that stays detectable (0.4-1.8 ng/mL) 6-8 weeks after the operation (`_labs`).
+            cons = [("PSMA PET/CT restaging before salvage therapy", "strong", "stage",
+                     "NCCN Prostate v.2026 / EAU 2024 (persistent PSA): a PSA still detectable after radical prostatectomy means residual or "
+                     "metastatic disease -> restage with PSMA PET (proPSMA, Hofman 2020) before choosing treatment"),
+                    ("salvage radiotherapy + ADT if PSMA PET shows no distant disease", "tacit", "stage",
+                     "NCCN Prostate v.2026 / RTOG 9601 (Shipley 2017), GETUG-AFU 16 (2016): salvage RT with ADT for persistent PSA with pT3b/R1 once distant disease is excluded"),
+                    ("ADT (24 months) with salvage radiotherapy", "mixed", "stage",
+                     "ADT duration with salvage RT is debated: RTOG 9601 (24 months) benefited mainly at PSA >0.7 ng/mL; GETUG-AFU 16 and SPPORT tested 4-6 months"),
+                    ("surveillance", "refusal", "stage", "Observation is inappropriate with a persistent detectable PSA after prostatectomy (NCCN Prostate v.2026)")]
         else:
+            # The labs carry an undetectable PSA (<0.1 ng/mL) after the operation (`_labs`).
             cons = [("surveillance (PSA monitoring)", "strong", "stage", "RADICALS-RT / NCCN Prostate: undetectable PSA after prostatectomy -> observation with early salvage RT if PSA rises"),
                     ("adjuvant radiotherapy", "mixed", "stage", "Adjuvant RT for pT3 disease was not better than early salvage (RADICALS, RAVES, GETUG-AFU 17)")]
         return Draft(histology, site, stage, tnm, markers, cons, "Post-prostatectomy management?",
-                     resection=("robotic-assisted radical prostatectomy with pelvic lymph node dissection", path), ecog=0)
+                     resection=("robotic-assisted radical prostatectomy with pelvic lymph node dissection", path), ecog=0,
+                     margin="R1" if persistent else "R0", persistent_psa=persistent)
     if scenario == "unresected":
         cons = [("radiotherapy + ADT (18-36 months)", "strong", "stage", "NCCN Prostate: high-risk localized disease -> external-beam RT with long-term ADT"),
                 ("radical prostatectomy with pelvic lymph node dissection", "tacit", "stage", "Surgery is an accepted alternative for high-risk localized disease"),
@@ -659,34 +755,39 @@ def _scenarios(cancer_type: str) -> list[tuple[str, int]]:
     return [(scenario, i) for scenario, n in plan.items() for i in range(n)]
 
 
-RECURRENCE: dict[str, tuple[str, str, str]] = {
-    "breast": ("lumpectomy with sentinel lymph node biopsy", "pT2 pN1a (1/3 SLN), margins negative", "pT2N1aM0"),
-    "nsclc": ("VATS lobectomy with mediastinal lymph node dissection", "pT2a pN1 (1/14 LN), margins negative", "pT2aN1M0"),
-    "colorectal": ("laparoscopic segmental colectomy", "pT3 pN1a (1/18 LN), margins negative", "pT3N1aM0"),
-    "pancreatic": ("pancreaticoduodenectomy (Whipple)", "pT2 pN1 (2/19 LN), margins negative", "pT2N1M0"),
-    "gastric": ("total gastrectomy with D2 lymphadenectomy", "pT3 pN1 (2/27 LN), R0", "pT3N1M0"),
-    "melanoma": ("wide local excision with sentinel lymph node biopsy", "pT3a pN1a; SLN 1/2 positive; margins clear", "pT3aN1aM0"),
-    "prostate": ("robotic-assisted radical prostatectomy with pelvic lymph node dissection", "pT3a pN0 (0/12 LN), margins negative", "pT3aN0M0"),
+RECURRENCE: dict[str, tuple[str, str, str, str]] = {
+    "breast": ("lumpectomy with sentinel lymph node biopsy", "pT2 pN1a (1/3 SLN), margins negative", "pT2N1aM0", "IIB"),
+    "nsclc": ("VATS lobectomy with mediastinal lymph node dissection", "pT2a pN1 (1/14 LN), margins negative", "pT2aN1M0", "IIB"),
+    "colorectal": ("laparoscopic segmental colectomy", "pT3 pN1a (1/18 LN), margins negative", "pT3N1aM0", "IIIB"),
+    "pancreatic": ("pancreaticoduodenectomy (Whipple)", "pT2 pN1 (2/19 LN), margins negative", "pT2N1M0", "IIB"),
+    "gastric": ("total gastrectomy with D2 lymphadenectomy", "pT3 pN1 (2/27 LN), R0", "pT3N1M0", "IIIA"),
+    "melanoma": ("wide local excision with sentinel lymph node biopsy", "pT3a pN1a; SLN 1/2 positive; margins clear", "pT3aN1aM0", "IIIB"),
+    "prostate": ("robotic-assisted radical prostatectomy with pelvic lymph node dissection", "pT3a pN0 (0/12 LN), margins negative", "pT3aN0M0", "IIIB"),
 }
-"""Primary resection, pathology and pathologic TNM of a metachronous recurrence (stage IV now,
-treatment-naive for metastatic disease). Ovarian recurrences are platinum-sensitivity
-decisions with other consensus, so the ovarian cohort has none."""
+"""Primary resection, pathology, pathologic TNM and AJCC 8 stage group at the first diagnosis of a
+metachronous recurrence: stage I-III then, resected with curative intent; distant metastases are
+documented at the restaging CT before the board (`record.metastasis_date`), so the case is stage IV
+now and treatment-naive for metastatic disease. Ovarian recurrences are platinum-sensitivity
+decisions with other consensus, so the ovarian cohort has none. The Whipple is for head tumours
+only (`_as_recurrence` uses a distal pancreatectomy for body/tail primaries)."""
 
 
 def _adjuvant(cancer_type: str, markers: dict[str, str]) -> tuple[str, int] | None:
     """The adjuvant regimen completed before a metachronous recurrence, with its duration."""
     if cancer_type == "breast":
-        if markers.get("ER") == "positive":
-            return "letrozole (adjuvant, 5 years)", 1826
+        # HER2 first: HER2-positive pT2N1 disease gets chemotherapy with HER2 blockade (NCCN Breast v.2026; APT's
+        # paclitaxel + trastuzumab is for small node-negative tumours), whatever the hormone receptors.
         if markers.get("HER2") == "positive":
-            return "paclitaxel + trastuzumab (adjuvant)", 365
+            return "TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab), then trastuzumab to complete 1 year", 365
+        if markers.get("ER") == "positive":
+            return "letrozole", 1826
         return "AC-T (doxorubicin, cyclophosphamide, then paclitaxel)", 150
     return {
-        "nsclc": ("cisplatin + pemetrexed (adjuvant)", 84),
-        "colorectal": ("CAPOX (adjuvant)", 91),
-        "pancreatic": ("modified FOLFIRINOX (adjuvant)", 168),
-        "gastric": ("CAPOX (adjuvant)", 182),
-        "melanoma": ("pembrolizumab (adjuvant)", 365),
+        "nsclc": ("cisplatin + pemetrexed", 84),
+        "colorectal": ("CAPOX", 91),
+        "pancreatic": ("modified FOLFIRINOX", 168),
+        "gastric": ("CAPOX", 182),
+        "melanoma": ("pembrolizumab", 365),
     }.get(cancer_type)
 
 
@@ -698,9 +799,18 @@ def _is_recurrence(cancer_type: str, scenario: str, variant: int) -> bool:
 
 
 def _as_recurrence(draft: Draft, cancer_type: str) -> Draft:
-    procedure, pathology, tnm = RECURRENCE[cancer_type]
+    procedure, pathology, tnm, initial = RECURRENCE[cancer_type]
+    if cancer_type == "pancreatic" and draft.site != "pancreatic head":
+        procedure = "distal pancreatectomy with splenectomy"
+    if cancer_type == "colorectal":
+        procedure = COLECTOMY[draft.site]
+    if cancer_type == "prostate":
+        initial = _prostate_stage(draft.histology)
+    if cancer_type == "melanoma":
+        t = _melanoma_t(draft.histology)
+        pathology, tnm, initial = f"p{t} pN1a; SLN 1/2 positive; margins clear", f"p{t}N1aM0", _melanoma_stage(t, "N1a")
     markers = {n: s for n, s, _, _ in draft.markers}
-    draft.resection, draft.tnm = (procedure, pathology), tnm
+    draft.resection, draft.tnm, draft.initial_stage = (procedure, pathology), tnm, initial
     draft.adjuvant = _adjuvant(cancer_type, markers)
     draft.question = "First-line treatment for metastatic recurrence?"
     return draft
@@ -730,6 +840,12 @@ def _rng(seed: int, case_id: str, key: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
+LINE_ORDINALS = ("first", "second", "third", "fourth")
+RESTAGING_DAYS = 9
+"""The restaging CT before the board is this many days before it; for a metachronous recurrence it is the scan
+that documents the distant metastases (`record.metastasis_date`)."""
+
+
 def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, date, Resection | None, list[TreatmentLine]]:
     """Diagnosis date, board date, resection and treatment lines, in forward order."""
     dx = date(2023, 6, 1) + timedelta(days=rng.randint(0, 480))
@@ -745,7 +861,7 @@ def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, da
         cursor = end + timedelta(days=rng.randint(21, 35))
     if draft.resection is not None:
         procedure, pathology = draft.resection
-        resection = Resection(procedure=procedure, date=cursor, margin="R0", pathology=pathology)
+        resection = Resection(procedure=procedure, date=cursor, margin=draft.margin, pathology=pathology)
         board = cursor + timedelta(days=rng.randint(24, 45))
         if draft.sites:  # recurrence
             cursor += timedelta(days=rng.randint(28, 42))
@@ -757,12 +873,15 @@ def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, da
             board = cursor + timedelta(days=rng.randint(400, 900))
     elif draft.prior_lines:
         for i, regimen in enumerate(draft.prior_lines):
-            setting = "first-line metastatic" if i == 0 else "second-line metastatic"
+            setting = f"{LINE_ORDINALS[i]}-line metastatic"
             end = cursor + timedelta(days=rng.randint(150, 330))
-            lines.append(TreatmentLine(regimen=regimen, setting=setting, start=cursor, end=end, outcome="progression"))
+            # Castration resistance: androgen deprivation continues, only the agent added to it stops (NCCN Prostate v.2026).
+            note = "ADT continues" if regimen.startswith("ADT") else None
+            lines.append(TreatmentLine(regimen=regimen, setting=setting, start=cursor, end=end, outcome="progression", note=note))
             cursor = end + timedelta(days=14)
         if draft.current_line is not None:
-            lines.append(TreatmentLine(regimen=draft.current_line, setting="second-line metastatic", start=cursor, outcome="ongoing"))
+            lines.append(TreatmentLine(regimen=draft.current_line, setting=f"{LINE_ORDINALS[len(draft.prior_lines)]}-line metastatic",
+                                       start=cursor, outcome="ongoing"))
             board = cursor + timedelta(days=rng.randint(120, 200))
         else:
             board = lines[-1].end + timedelta(days=rng.randint(10, 21))  # type: ignore[operator]
@@ -782,6 +901,10 @@ def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection
     who = rng.choice(("spouse", "partner", "daughter", "son", "alone"))
     social = rng.choice(SOCIAL).format(who=who, job=rng.choice(JOBS), smoke=smoke, etoh=rng.choice(("none", "social", "1-2 drinks/week")))
     pronoun = "She" if sex == "F" else "He"
+    # Curative language only while the disease is curable: metastatic at diagnosis (no resection planned) is not.
+    metastatic_at_dx = bool(draft.sites) and resection is None
+    goals = (("disease control and quality of life", "longevity and quality of life", "wants all reasonable treatment") if metastatic_at_dx
+             else ("cure if possible", "longevity and quality of life", "wants all reasonable treatment"))
     exam = ("Exam: Gen well-appearing, NAD. HEENT: anicteric, oropharynx clear. Neck: supple, no JVD. Lungs: CTAB. CV: RRR, no murmurs. "
             "Abd: soft, NT/ND, no HSM appreciated. Ext: no edema. Skin: no rash. Neuro: A&Ox3, nonfocal.")
     onc = [Encounter(date=dx - timedelta(days=30), kind="Primary care", author="PCP", note=presentation),
@@ -791,7 +914,7 @@ def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection
            Encounter(date=dx + timedelta(days=8), kind="Medical oncology consult", author="Med onc",
                      note=f"New patient consultation. HPI: {presentation} Tissue diagnosis obtained; results reviewed with pt today. "
                           f"{pronoun} is here with family. ROS otherwise negative except fatigue. Social: {social} {exam} "
-                          f"Discussed the role of the multidisciplinary tumor board; questions answered. Goals of care: {rng.choice(('cure if possible', 'longevity and quality of life', 'wants all reasonable treatment'))}.")]
+                          f"Discussed the role of the multidisciplinary tumor board; questions answered. Goals of care: {rng.choice(goals)}.")]
     if resection is not None or not draft.sites:
         surg_date = (resection.date - timedelta(days=12)) if resection is not None else dx + timedelta(days=12)
         onc.append(Encounter(date=surg_date, kind="Surgical oncology consult", author="Surgery",
@@ -816,7 +939,7 @@ def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection
                          note=f"Dietitian visit. Usual weight ~{rng.randint(55, 95)} kg. Reports {rng.choice(('good', 'fair', 'reduced'))} appetite. "
                               f"Encouraged protein 1.2 g/kg/day; oral nutrition supplement BID. Will follow."))
     if draft.sites:
-        onc.append(Encounter(date=board - timedelta(days=9), kind="Radiology - restaging CT chest/abdomen/pelvis", author="Radiology",
+        onc.append(Encounter(date=board - timedelta(days=RESTAGING_DAYS), kind="Radiology - restaging CT chest/abdomen/pelvis", author="Radiology",
                              note="Technique: CT C/A/P with IV contrast. Comparison: prior staging CT. Full findings in PACS."))
     onc.append(Encounter(date=board - timedelta(days=4), kind="Medical oncology visit (pre-tumor board)", author="Med onc",
                          note=f"Seen ahead of tumor board. Interval hx: {rng.choice(('no new complaints', 'mild fatigue', 'intermittent nausea, controlled', 'poor sleep'))}. "
@@ -826,13 +949,36 @@ def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection
     return sorted([e for e in onc if e.date < board], key=lambda e: e.date)
 
 
-def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random) -> list[LabResult]:
+TUMOR_MARKER_NORMAL: dict[str, tuple[float, float]] = {
+    "CA 15-3": (8.0, 25.0),   # upper limit of normal ~30 U/mL
+    "CEA": (0.8, 2.9),        # ~3 ng/mL (non-smokers)
+    "CA 19-9": (5.0, 30.0),   # 37 U/mL
+    "LDH": (140.0, 230.0),    # ~250 U/L
+    "CA-125": (6.0, 30.0),    # 35 U/mL
+}
+"""Values within the reference range, for the time after an R0 resection and before any recurrence: a raised
+marker then would mean residual disease, which the case's labels do not assume."""
+
+
+def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random, resected_on: date | None = None,
+          metastases_on: date | None = None, persistent_psa: bool = False) -> list[LabResult]:
     labs: list[LabResult] = []
     for d in dates:
         labs += synthetic_panel(case_id, d)
     name, unit, lo, hi = TUMOR_MARKERS[cancer_type]
     for d in dates[1::2]:
-        labs.append(LabResult(date=d, name=name, value=round(rng.uniform(lo, hi), 1), unit=unit))
+        disease_free = resected_on is not None and d > resected_on and (metastases_on is None or d < metastases_on)
+        if disease_free and name == "PSA":
+            # After radical prostatectomy the PSA is undetectable (<0.1 ng/mL) unless disease persists (AUA/ASTRO 2019:
+            # persistent PSA = detectable 6-8 weeks after the operation).
+            value = round(rng.uniform(0.4, 1.8), 1) if persistent_psa else round(rng.uniform(0.01, 0.08), 2)
+        elif disease_free:
+            value = round(rng.uniform(*TUMOR_MARKER_NORMAL[name]), 1)
+        elif name == "PSA" and metastases_on is not None:
+            value = round(rng.uniform(4.0, hi), 1)  # a metastatic recurrence after prostatectomy has a raised PSA
+        else:
+            value = round(rng.uniform(lo, hi), 1)
+        labs.append(LabResult(date=d, name=name, value=value, unit=unit))
     return labs
 
 
@@ -863,7 +1009,9 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
     lab_dates = sorted({dx - timedelta(days=12), dx + timedelta(days=8), board - timedelta(days=5),
                         *([resection.date - timedelta(days=3)] if resection else []),
                         *[ln.start - timedelta(days=1) for ln in lines], *[ln.end for ln in lines if ln.end]})
-    labs = _labs(case_id, cancer_type, lab_dates, _rng(seed, case_id, "labs"))
+    metastasis_date = board - timedelta(days=RESTAGING_DAYS) if draft.initial_stage is not None else None
+    labs = _labs(case_id, cancer_type, lab_dates, _rng(seed, case_id, "labs"), resection.date if resection else None,
+                 metastasis_date, draft.persistent_psa)
     base_vitals = synthetic_vitals(case_id, dx - timedelta(days=30), None)
     vitals = [base_vitals] + [synthetic_vitals(case_id, d, base_vitals) for d in (dx + timedelta(days=8), board - timedelta(days=4), *[ln.start for ln in lines])]
     vitals = sorted({v.date: v for v in vitals}.values(), key=lambda v: v.date)
@@ -877,6 +1025,8 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
         diagnosis_date=dx,
         tnm=draft.tnm,
         metastatic_sites=draft.sites,
+        metastasis_date=metastasis_date,
+        initial_stage=draft.initial_stage,
         ecog=draft.ecog,
         castration_status=draft.castration,  # type: ignore[arg-type]
         biomarkers=markers,

@@ -134,6 +134,9 @@ def evaluate_corpus(entries: list[CorpusEntry], catalog: Catalog, mode: Mutation
                 detail = "; ".join(f"[{h.section}] {h.line[:90]}" for h in dropped[tid].residue[:3])
             elif not intervention.applies_to.matches(case):
                 outcome, detail = "not_applicable", ""
+            elif (exclusion := intervention.excluded_by(case)) is not None:
+                # The corpus predates the catalog's scopes (v4): the intervention's direction does not hold here.
+                outcome, detail = "out_of_scope", exclusion.reason
             else:
                 reasons = expansion.counts[spec.id].incoherent_reasons
                 mine = [r for r in reasons if r.startswith(f"{case.case_id}:")]

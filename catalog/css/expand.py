@@ -2,8 +2,9 @@
 
 Mirrors the CSS paper's Table 1: a tuple is *eligible* when the applicability filter
 passes; it is dropped as a *no-op* when the mutation leaves the packet unchanged, as
-*incoherent* when the mutated record breaks a coherence rule (dates out of order, a
-stage that disagrees with metastatic status, ...), and as *residue* when a line of the
+*incoherent* when the mutated record breaks a clinical invariant its baseline did not break
+(`catalog.css.invariants`: dates out of order, therapy before the recurrence it treats, a
+Whipple for a tail tumour, a drug without its marker ...; counted per rule), and as *residue* when a line of the
 counterfactual packet still asserts or presupposes the original fact (see
 `catalog.css.residue`; `residue="keep"` scores them and flags them instead). Only the rest
 are *scored*. Every drop is counted per intervention, never silent.
@@ -21,7 +22,9 @@ from pydantic import ValidationError
 
 from clinical_cf.catalog.css.dates import find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
+from clinical_cf.catalog.css.invariants import Violation, new_violations, violations
 from clinical_cf.catalog.css.mutate import (
+    SHIFT_OPS,
     MutationError,
     Packet,
     apply_regex,
@@ -33,7 +36,10 @@ from clinical_cf.catalog.css.residue import ResidueHit, find_residue, implicatio
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.css.sentences import logical_lines
 
-MutationMode = Literal["regex", "structured"]
+MutationMode = Literal["auto", "regex", "structured"]
+"""`auto` (the default): a case with a structured record gets both arms rendered from the record (structured),
+a case without one gets regex edits of its text; `regex` and `structured` force one route."""
+Route = Literal["regex", "structured"]
 ResidueMode = Literal["drop", "keep"]
 
 
@@ -46,6 +52,8 @@ class CSSTuple:
     baseline: Packet
     counterfactual: Packet
     residue: tuple[ResidueHit, ...] = ()
+    route: Route = "regex"
+    """How the counterfactual was made: `structured` (the record edited and both arms re-rendered) or `regex`."""
 
     @property
     def id(self) -> str:
@@ -59,11 +67,17 @@ class CSSTuple:
 @dataclass
 class InterventionCounts:
     family: str
+    out_of_scope: int = 0
+    """Cases the filter reaches but the intervention's scope leaves out (its direction does not hold there)."""
     eligible: int = 0
     noop: int = 0
     incoherent: int = 0
     residue: int = 0
     scored: int = 0
+    invariants: dict[str, int] = field(default_factory=dict)
+    """Tuples dropped as incoherent, per clinical invariant broken (`catalog.css.invariants`; a tuple breaking two counts under both)."""
+    routes: dict[str, int] = field(default_factory=dict)
+    """Scored tuples per route (structured / regex)."""
     incoherent_reasons: list[str] = field(default_factory=list)
     residue_lines: list[str] = field(default_factory=list)
 
@@ -77,7 +91,7 @@ class Expansion:
     dropped: list[CSSTuple] = field(default_factory=list)
     """Tuples dropped for residue, kept for `catalog summary --show` and the benchmark."""
 
-    def summary(self) -> dict[str, dict[str, int | str]]:
+    def summary(self) -> dict[str, dict[str, int | str | dict[str, int]]]:
         """Per-intervention counts, suitable for task metadata and the CLI table.
 
         `residue` counts tuples with residue: dropped (not in `scored`) under
@@ -86,34 +100,25 @@ class Expansion:
         hidden = ("incoherent_reasons", "residue_lines")
         return {iid: {k: v for k, v in asdict(c).items() if k not in hidden} for iid, c in self.counts.items()}
 
+    def invariant_drops(self) -> dict[str, int]:
+        """Tuples dropped per clinical invariant, over all interventions (a tuple breaking two counts under both)."""
+        totals: dict[str, int] = {}
+        for c in self.counts.values():
+            for rule, n in c.invariants.items():
+                totals[rule] = totals.get(rule, 0) + n
+        return dict(sorted(totals.items()))
+
+    def routes(self) -> dict[str, int]:
+        """Scored tuples per route (structured / regex)."""
+        totals: dict[str, int] = {}
+        for t in self.tuples:
+            totals[t.route] = totals.get(t.route, 0) + 1
+        return totals
+
 
 def coherence_problems(case: Case) -> list[str]:
-    """Rules every (mutated) case must satisfy; see CLINICAL_CONTENT.md."""
-    problems: list[str] = []
-    record = case.record
-    if record is None:
-        return problems
-    if record.diagnosis_date > case.board_date:
-        problems.append("diagnosis after the board date")
-    if record.resection is not None and record.resection.date < record.diagnosis_date:
-        problems.append("resection before diagnosis")
-    for line in record.treatment_lines:
-        if line.start < record.diagnosis_date:
-            problems.append(f"{line.regimen} starts before diagnosis")
-        if line.end is not None and line.end < line.start:
-            problems.append(f"{line.regimen} ends before it starts")
-        if line.end is not None and line.end > case.board_date:
-            problems.append(f"{line.regimen} ends after the board date")
-        setting = line.setting.lower()
-        if "adjuvant" in setting and "neoadjuvant" not in setting:
-            if record.resection is None or line.start < record.resection.date:
-                problems.append(f"adjuvant {line.regimen} without a preceding resection")
-    # Lines for advanced disease follow one another: a line starts after the previous one ended.
-    advanced = sorted((t for t in record.treatment_lines if "metastatic" in t.setting.lower()), key=lambda t: t.start)
-    for earlier, later in zip(advanced, advanced[1:], strict=False):
-        if earlier.end is None or later.start < earlier.end:
-            problems.append(f"{later.regimen} starts while {earlier.regimen} is still running")
-    return problems
+    """Every clinical invariant the case's record breaks, as 'rule: problem' (see `catalog.css.invariants`)."""
+    return [str(v) for v in violations(case)]
 
 
 _DIAGNOSIS_CUE = re.compile(r"(?i)\b(?:diagnos\w*|dx|biops\w*|histolog\w*|patholog\w*|cytology|TURBT|LLETZ|EBUS|OGD|colonoscopy)\b")
@@ -173,28 +178,41 @@ def history_presupposes(case: Case, intervention: Intervention) -> list[str]:
     return problems
 
 
-def _baseline(case: Case, mode: MutationMode, scale: float) -> Packet:
-    if mode == "structured" or scale != 1.0:
+def route_for(case: Case, intervention: Intervention, mode: MutationMode) -> Route:
+    """The route a tuple's counterfactual takes under `mode`."""
+    if mode == "auto":
+        return "structured" if case.record is not None and intervention.structured else "regex"
+    return mode
+
+
+def _baseline(case: Case, route: Route, scale: float) -> Packet:
+    if route == "structured" or scale != 1.0:
         return render_case(case, scale=scale)
     return Packet(dict(case.sections))
 
 
-def _structured_counterfactual(case: Case, intervention: Intervention, scale: float) -> tuple[Packet | None, str | None]:
-    """The structured counterfactual, or the reason it is incoherent."""
+def _structured_counterfactual(
+    case: Case, intervention: Intervention, scale: float, route: Route = "structured"
+) -> tuple[Packet | None, str | None, list[Violation]]:
+    """The structured counterfactual, or the reason it is incoherent and the invariants it breaks.
+
+    For the regex route the record twin leaves out the ops a text edit cannot mirror (`SHIFT_OPS`): the
+    regex text keeps the chart's dates, so its twin must too."""
     try:
-        mutated = apply_structured_ops(case, intervention)
+        mutated = apply_structured_ops(case, intervention, skip=SHIFT_OPS if route == "regex" else ())
     except ValidationError as ex:
-        return None, "; ".join(e["msg"] for e in ex.errors())
-    problems = coherence_problems(mutated) + history_presupposes(mutated, intervention)
-    if problems:
-        return None, "; ".join(problems)
-    return render_mutated(mutated, intervention, scale), None
+        return None, "; ".join(e["msg"] for e in ex.errors()), [Violation("record_schema", "; ".join(e["msg"] for e in ex.errors()))]
+    broken = new_violations(case, mutated)
+    broken += [Violation("drug_needs_marker", p) for p in history_presupposes(mutated, intervention)]
+    if broken:
+        return None, "; ".join(str(v) for v in broken), broken
+    return render_mutated(mutated, intervention, scale), None, []
 
 
 def expand_tuples(
     cases: Iterable[Case],
     catalog: Catalog,
-    mode: MutationMode = "regex",
+    mode: MutationMode = "auto",
     scale: float = 1.0,
     families: Iterable[str] | None = None,
     residue: ResidueMode = "drop",
@@ -207,39 +225,51 @@ def expand_tuples(
     counts = {i.id: InterventionCounts(family=i.family) for i in interventions}
     tuples: list[CSSTuple] = []
     dropped: list[CSSTuple] = []
+    if mode not in ("auto", "regex", "structured"):
+        raise ValueError(f"mutation mode must be 'auto', 'regex' or 'structured', not {mode!r}")
     for case in cases:
-        baseline: Packet | None = None
+        baselines: dict[Route, Packet] = {}
         for intervention in interventions:
             if not intervention.applies_to.matches(case):
                 continue
+            if intervention.excluded_by(case) is not None:
+                # Outside the setting where the expected direction holds (the catalog's scope): left out, counted.
+                counts[intervention.id].out_of_scope += 1
+                continue
             count = counts[intervention.id]
             count.eligible += 1
-            baseline = baseline or _baseline(case, mode, scale)
+            route = route_for(case, intervention, mode)
+            baseline = baselines.get(route) or baselines.setdefault(route, _baseline(case, route, scale))
 
             structured: Packet | None = None
             if case.record is not None and intervention.structured:
-                structured, reason = _structured_counterfactual(case, intervention, scale)
+                # The record is checked whichever route makes the text: a regex edit of a case with a record is
+                # dropped when its structured twin breaks a clinical invariant.
+                structured, reason, broken = _structured_counterfactual(case, intervention, scale, route)
                 if reason is not None:
                     count.incoherent += 1
+                    for rule in dict.fromkeys(v.rule for v in broken):
+                        count.invariants[rule] = count.invariants.get(rule, 0) + 1
                     count.incoherent_reasons.append(f"{case.case_id}: {reason}")
                     continue
             elif case.record is None and (problems := text_coherence_problems(case, intervention)):
                 count.incoherent += 1
+                count.invariants["dates_run_forward"] = count.invariants.get("dates_run_forward", 0) + 1
                 count.incoherent_reasons.append(f"{case.case_id}: {problems[0]}")
                 continue
-            elif mode == "structured":
+            elif route == "structured":
                 raise MutationError(
                     f"structured mode needs a record on case '{case.case_id}' and structured ops on "
                     f"intervention '{intervention.id}'"
                 )
 
-            counterfactual = structured if mode == "structured" else apply_regex(case, intervention, baseline)
+            counterfactual = structured if route == "structured" else apply_regex(case, intervention, baseline)
             assert counterfactual is not None
             if counterfactual == baseline or counterfactual.same_content(baseline):
                 count.noop += 1
                 continue
             hits = tuple(find_residue(counterfactual.sections, intervention, case.board_date, case.cancer_type))
-            result = CSSTuple(case, intervention, baseline, counterfactual, hits)
+            result = CSSTuple(case, intervention, baseline, counterfactual, hits, route)
             if hits:
                 count.residue += 1
                 count.residue_lines.extend(f"{case.case_id} [{h.section}] {h.line}" for h in hits)
@@ -247,6 +277,7 @@ def expand_tuples(
                     dropped.append(result)
                     continue
             count.scored += 1
+            count.routes[route] = count.routes.get(route, 0) + 1
             tuples.append(result)
     return Expansion(tuples, counts, mode, residue, dropped)
 

@@ -56,6 +56,11 @@ class Applicability(_Strict):
     max_prior_lines: int | None = Field(default=None, ge=0)
     packet_matches: str | None = Field(default=None, description="Regex the packet text must match.")
     packet_excludes: str | None = Field(default=None, description="Regex the packet text must not match.")
+    nodal_status: Literal["positive", "negative"] | None = Field(
+        default=None,
+        description="Regional nodes by the N category of the record's TNM (else the first TNM the packet states); a case "
+        "whose N category cannot be read matches neither.",
+    )
 
     @field_validator("packet_matches", "packet_excludes")
     @classmethod
@@ -88,7 +93,25 @@ class Applicability(_Strict):
             return False
         if self.packet_excludes is not None and re.search(self.packet_excludes, case.packet):
             return False
+        if self.nodal_status is not None:
+            n = nodal_category(case)
+            if n is None or (n != "0") != (self.nodal_status == "positive"):
+                return False
         return True
+
+
+_N_CATEGORY = re.compile(r"(?:(?<=[0-9a-dsx])|(?<![A-Za-z]))(?:y?[pc])?N([0-3x])")
+_TNM_IN_TEXT = re.compile(r"\b(?:y?[pc])?T[0-4isx][a-d]?\s?(?:y?[pc])?N[0-3x]")
+
+
+def nodal_category(case: Case) -> str | None:
+    """The regional-node category ('0'-'3', 'x') of the case's TNM: the record's, else the first the packet states."""
+    tnm = case.record.tnm if case.record is not None else None
+    if tnm is None:
+        m = _TNM_IN_TEXT.search(case.packet)
+        tnm = m.group(0) if m else None
+    n = _N_CATEGORY.search(tnm) if tnm else None
+    return n.group(1) if n else None
 
 
 def _stage_has_prefix(stage: str, prefix: str) -> bool:
@@ -282,11 +305,33 @@ class ConditionalValue(_Strict):
     value: str
 
 
+class ScopeExclusion(_Strict):
+    """A setting the filter reaches where the intervention's direction does not hold; it is left out."""
+
+    when: Applicability
+    reason: str = Field(min_length=10, description="Why the expected change does not hold there (the right answer there).")
+    source: str = Field(min_length=3, description="Guideline or trial, with year and section.")
+
+
+class Scope(_Strict):
+    """Where the pre-registered direction holds (setting, line, subtype), with its source.
+
+    Settings the applicability filter reaches where the right answer is "no change" are listed under
+    `excluded` and left out of the expansion (not scored as invariance items: the family N controls
+    already measure stability, and a "no change" verdict on a biomarker flip would need its own rule).
+    """
+
+    holds: str = Field(min_length=10, description="Setting, line and subtype where the direction holds.")
+    source: str = Field(min_length=3)
+    excluded: list[ScopeExclusion] = Field(default_factory=list)
+
+
 class Intervention(_Strict):
     id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
     family: Family
     title: str
     applies_to: Applicability
+    scope: Scope | None = Field(default=None, description="Where the expected direction holds; required for the bundled catalog.")
     mutation: list[MutationOp] = Field(min_length=1)
     structured: list[StructuredOp] | None = None
     expected_change: str = Field(min_length=10)
@@ -391,6 +436,16 @@ class Intervention(_Strict):
 
     def edit_instruction_for(self, case: Case) -> str | None:
         return self.edit_instruction.format_map(self.template_values(case)) if self.edit_instruction else None
+
+    def applies(self, case: Case) -> bool:
+        """The applicability filter holds and the case is in no setting the scope excludes."""
+        return self.applies_to.matches(case) and self.excluded_by(case) is None
+
+    def excluded_by(self, case: Case) -> ScopeExclusion | None:
+        """The scope exclusion that leaves this case out, if any."""
+        if self.scope is None:
+            return None
+        return next((x for x in self.scope.excluded if x.when.matches(case)), None)
 
     def expected_change_for(self, case: Case) -> str:
         return self.expected_change.format_map(self.template_values(case))

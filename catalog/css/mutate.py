@@ -27,6 +27,7 @@ from clinical_cf.catalog.css.interventions import (
     ReorderOp,
     ReplaceOp,
 )
+from clinical_cf.catalog.css.render import REFERENCE_RANGES, clinical_before_sentinel
 from clinical_cf.catalog.css.schema import (
     SECTIONS,
     Biomarker,
@@ -359,9 +360,21 @@ def _remove_resection(case: Case, values: dict[str, str]) -> Case:
     record = _record(case)
     # Without a resection there was no adjuvant therapy either.
     lines = [t for t in record.treatment_lines if not _is_adjuvant(t.setting)]
-    # Without a specimen there is no pathologic stage: ypT2N1 / pT1cN0 become clinical (cT2N1).
+    # Without a specimen there is no pathologic stage: ypT2N1 / pT1cN0 become clinical (cT2N1); a clinical N has
+    # no pathologic subcategory (N1a, N2a are node counts of a specimen).
     tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", record.tnm)
-    return _update(case, {"resected": False}, {"resection": None, "treatment_lines": lines, "tnm": tnm})
+    tnm = re.sub(r"(N[1-3])[a-c]", r"\1", tnm)
+    facts: dict[str, Any] = {"resected": False}
+    r = record.resection
+    pathologic_n = re.search(r"(?:(?<=[0-9a-dsx])|(?<![A-Za-z]))y?pN|(?<![A-Za-z])y?pT[0-4isx][a-d]?N", record.tnm) is not None
+    # Tumour markers drawn after the operation described the resected state (an undetectable PSA after prostatectomy):
+    # they go with it; the CBC/CMP panels stay.
+    labs = [lab for lab in record.labs if r is None or lab.date <= r.date or lab.name in REFERENCE_RANGES]
+    if r is not None and re.search(r"(?i)sentinel", r.procedure) and pathologic_n and not case.metastatic:
+        # A sentinel-node biopsy is done only in clinically node-negative disease (NCCN Melanoma, Breast v.2026): without
+        # it the nodes are cN0, and the stage group is the one of T with N0.
+        tnm, facts["stage"] = clinical_before_sentinel(case.cancer_type, tnm, case.stage)
+    return _update(case, facts, {"resection": None, "treatment_lines": lines, "tnm": tnm, "labs": labs})
 
 
 def _is_adjuvant(setting: str) -> bool:
@@ -381,17 +394,27 @@ def _add_resection(
 
 
 def _set_stage(
-    case: Case, values: dict[str, str], stage: str, tnm: str | None = None, metastatic_sites: list[str] | None = None
+    case: Case,
+    values: dict[str, str],
+    stage: str,
+    tnm: str | None = None,
+    metastatic_sites: list[str] | None = None,
+    found_days: int | None = None,
 ) -> Case:
+    """A new stage group. With `found_days`, distant metastases are new: documented on board date + `found_days`,
+    and the record keeps the stage at diagnosis (`initial_stage`) and an M0 TNM for the time before."""
     metastatic = stage.startswith("IV")
+    record = _record(case)
+    dated = metastatic and not case.metastatic and found_days is not None
     if tnm is None:
-        # Keep T and N; only the M category follows the new stage group.
-        tnm = re.sub(r"M[01][a-d]?$", "M1" if metastatic else "M0", _record(case).tnm)
-    return _update(
-        case,
-        {"stage": stage, "metastatic": metastatic},
-        {"tnm": _fill(tnm, values), "metastatic_sites": list(metastatic_sites or [])},
-    )
+        # Keep T and N; only the M category follows the new stage group (M0 at diagnosis when the metastases are new).
+        tnm = re.sub(r"M[01][a-d]?$", "M1" if metastatic and not dated else "M0", record.tnm)
+    update: dict[str, Any] = {"tnm": _fill(tnm, values), "metastatic_sites": list(metastatic_sites or [])}
+    if dated:
+        update |= {"metastasis_date": _days(case, found_days), "initial_stage": case.stage}  # type: ignore[arg-type]
+    elif not metastatic:
+        update |= {"metastasis_date": None, "initial_stage": None}
+    return _update(case, {"stage": stage, "metastatic": metastatic}, update)
 
 
 def _add_encounter(case: Case, values: dict[str, str], kind: str, author: str, note: str, days: int) -> Case:
@@ -401,6 +424,52 @@ def _add_encounter(case: Case, values: dict[str, str], kind: str, author: str, n
     encounter = Encounter(date=_days(case, days), kind=kind, author=author, note=_fill(note, values))
     encounters = sorted([*record.encounters, encounter], key=lambda e: e.date)
     return _update(case, {}, {"encounters": encounters})
+
+
+def _shift_history(case: Case, values: dict[str, str], days: int, keep_after: int) -> Case:
+    """Move the history earlier: every record date before board date + `keep_after` moves by `days` (negative).
+
+    Why: an injected line of therapy (family B) needs time between the diagnosis, or the documented metastases,
+    and the board. A treatment-naive metastatic case reaches its board weeks after the diagnosis; injecting a
+    170-day first line into it would start the therapy before the disease it treats. Shifting the history
+    (diagnosis, staging scans, markers, surgery, earlier therapy, labs and notes) keeps every interval of the
+    case and frees the time the injected line needs; what belongs to the board itself stays (entries from
+    board date + `keep_after` on, and the restaging CT, which now shows the progression). Metastases found after
+    the diagnosis move too, with a copy of the scan that documented them. Structured route only: a text edit
+    cannot move a chart's dates consistently, so the regex route checks the unshifted record.
+    """
+    record = _record(case)
+    cutoff = _days(case, keep_after)
+    delta = timedelta(days=days)
+
+    def moved(d: date) -> date:
+        return d + delta if d < cutoff else d
+
+    found = record.metastasis_date
+    encounters = [e if "restaging" in e.kind.lower() else e.model_copy(update={"date": moved(e.date)}) for e in record.encounters]
+    if found is not None:
+        scans = [e for e in record.encounters if e.date == found and e.kind.lower().startswith("radiology")]
+        encounters += [e.model_copy(update={"date": found + delta}) for e in scans]
+    resection = record.resection.model_copy(update={"date": moved(record.resection.date)}) if record.resection else None
+    update: dict[str, Any] = {
+        "diagnosis_date": moved(record.diagnosis_date),
+        "metastasis_date": found + delta if found is not None else None,
+        "biomarkers": [b.model_copy(update={"date": moved(b.date)}) for b in record.biomarkers],
+        "resection": resection,
+        "treatment_lines": [
+            t.model_copy(update={"start": moved(t.start), "end": moved(t.end) if t.end is not None else None})
+            for t in record.treatment_lines
+        ],
+        "medications": [m.model_copy(update={"start": moved(m.start) if m.start else None}) for m in record.medications],
+        "labs": [lab.model_copy(update={"date": moved(lab.date)}) for lab in record.labs],
+        "vitals": [v.model_copy(update={"date": moved(v.date)}) for v in record.vitals],
+        "encounters": sorted(encounters, key=lambda e: e.date),
+    }
+    return _update(case, {}, update)
+
+
+SHIFT_OPS = ("shift_history",)
+"""Structured ops the regex route cannot mirror (see `_shift_history`)."""
 
 
 def _render_option(case: Case, values: dict[str, str], **_: Any) -> Case:
@@ -418,6 +487,7 @@ STRUCTURED_OPS: dict[str, Callable[..., Case]] = {
     "add_resection": _add_resection,
     "set_stage": _set_stage,
     "add_encounter": _add_encounter,
+    "shift_history": _shift_history,
     "render": _render_option,
 }
 """Structured ops by name; YAML `params` are passed as keyword arguments."""
@@ -434,13 +504,15 @@ def _update(case: Case, facts: dict[str, Any], record: dict[str, Any]) -> Case:
     return case.model_copy(update={**facts, "record": new_record})
 
 
-def apply_structured_ops(case: Case, intervention: Intervention) -> Case:
-    """Apply the intervention's structured ops to the case's facts and record."""
+def apply_structured_ops(case: Case, intervention: Intervention, skip: tuple[str, ...] = ()) -> Case:
+    """Apply the intervention's structured ops (except those named in `skip`) to the case's facts and record."""
     if not intervention.structured:
         raise MutationError(f"intervention '{intervention.id}' has no 'structured' ops")
     values = intervention.template_values(case)
     for op in intervention.structured:
         if op.cancer_types is not None and case.cancer_type not in op.cancer_types:
+            continue
+        if op.op in skip:
             continue
         try:
             case = STRUCTURED_OPS[op.op](case, values, **op.params)

@@ -516,13 +516,23 @@ def arabic_stage(stage: str) -> str:
     return _ROMAN[m.group(1)] + m.group(2) if m else stage
 
 
-def current_tnm(ctx: _Ctx) -> str:
-    """record.tnm with its M category made consistent with `case.metastatic` (a stage mutation may
+def metastatic_on(ctx: _Ctx, as_of: date | None = None) -> bool:
+    """Whether the disease was metastatic on `as_of` (None = now): a case whose metastases were found after the
+    diagnosis (`record.metastasis_date`) was stage `record.initial_stage` before that date."""
+    if not ctx.case.metastatic:
+        return False
+    found = ctx.rec.metastasis_date
+    return found is None or as_of is None or as_of >= found
+
+
+def current_tnm(ctx: _Ctx, as_of: date | None = None) -> str:
+    """record.tnm with its M category made consistent with the disease on `as_of` (a stage mutation may
     flip metastatic without rewriting the TNM string)."""
     tnm = ctx.rec.tnm
-    if ctx.case.metastatic and re.search(r"M0", tnm):
+    metastatic = metastatic_on(ctx, as_of)
+    if metastatic and re.search(r"M0", tnm):
         tnm = tnm.replace("M0", "M1")
-    if not ctx.case.metastatic:
+    if not metastatic:
         tnm = re.sub(r"M1[a-d]?", "M0", tnm)
     return tnm
 
@@ -535,18 +545,47 @@ def path_tnm(ctx: _Ctx) -> str | None:
     return m.group(0) if m else None
 
 
-def stage_phrase(ctx: _Ctx) -> str:
-    """The stage as this case writes it (one of four styles, chosen per case)."""
-    stage = ctx.case.stage
+MELANOMA_N0_STAGE: dict[str, str] = {
+    "T1a": "IA", "T1b": "IA", "T2a": "IB", "T2b": "IIA", "T3a": "IIA", "T3b": "IIB", "T4a": "IIB", "T4b": "IIC",
+}
+BREAST_N0_STAGE: dict[str, str] = {"T1": "IA", "T2": "IIA", "T3": "IIB"}
+"""AJCC 8 stage groups of T with N0 M0 (melanoma; breast anatomic stage): the clinical stage before a sentinel-node
+biopsy, which is done only in clinically node-negative disease."""
+
+
+def clinical_before_sentinel(cancer_type: str, tnm: str, stage: str) -> tuple[str, str]:
+    """(TNM, stage) before a sentinel-node biopsy found the nodes: N0, and the stage group of T N0 where known."""
+    tnm = re.sub(r"N[1-3x][a-c]?", "N0", tnm)
+    t = re.search(r"T([1-4][a-d]?)", tnm)
+    table = MELANOMA_N0_STAGE if cancer_type == "melanoma" else BREAST_N0_STAGE if cancer_type == "breast" else {}
+    key = f"T{t.group(1)}" if t else ""
+    return tnm, table.get(key) or table.get(key[:2]) or stage
+
+
+def stage_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
+    """The stage on `as_of` (None = now) as this case writes it (one of four styles, chosen per case)."""
+    metastatic = metastatic_on(ctx, as_of)
+    stage = ctx.case.stage if metastatic or ctx.rec.initial_stage is None else ctx.rec.initial_stage
     style = ctx.pick("stage", (0, 1, 2, 3))
+    tnm = current_tnm(ctx, as_of)
+    resection = ctx.rec.resection
+    operated = resection is not None and (as_of is None or as_of >= resection.date)
+    if not operated:
+        # Before an operation there is no specimen: the staging is clinical (cT/cN, no pathologic N subcategory), and
+        # nodes a sentinel-node biopsy will find are not known yet (the biopsy is for clinically node-negative disease).
+        pathologic = re.search(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", tnm) is not None
+        tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", tnm)
+        tnm = re.sub(r"(N[1-3])[a-c]", r"\1", tnm)
+        if pathologic and resection is not None and re.search(r"(?i)sentinel", resection.procedure) and not metastatic:
+            tnm, stage = clinical_before_sentinel(ctx.case.cancer_type, tnm, stage)
     if style == 0:
         return f"Stage {stage}"
     if style == 1:
         return f"stage {arabic_stage(stage)}"
     if style == 2:
-        return f"{current_tnm(ctx)}, stage {stage}"
-    ptnm = path_tnm(ctx) if not ctx.case.metastatic else None
-    return f"{ptnm or current_tnm(ctx)} (Stage {stage})"
+        return f"{tnm}, stage {stage}"
+    ptnm = path_tnm(ctx) if not metastatic and operated else None
+    return f"{ptnm or tnm} (Stage {stage})"
 
 
 def _join(items: Sequence[str]) -> str:
@@ -556,7 +595,9 @@ def _join(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def mets_phrase(ctx: _Ctx) -> str:
+def mets_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
+    if not metastatic_on(ctx, as_of):
+        return ""
     sites = ctx.rec.metastatic_sites
     if sites:
         return f" with metastases to {_join(sites)}"
@@ -565,9 +606,22 @@ def mets_phrase(ctx: _Ctx) -> str:
     return ""
 
 
-def disease_phrase(ctx: _Ctx) -> str:
-    """'{Histology} of the {site}, {stage}{ with metastases to ...}'."""
-    return f"{ctx.rec.histology} of the {ctx.rec.primary_site}, {stage_phrase(ctx)}{mets_phrase(ctx)}"
+def disease_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
+    """'{Histology} of the {site}, {stage}{ with metastases to ...}' as known on `as_of` (None = now).
+
+    Metastases found after the diagnosis are dated, and the stage at diagnosis stays stated: a
+    recurrence after a resection reads as one, not as stage IV at diagnosis."""
+    rec = ctx.rec
+    text = f"{rec.histology} of the {rec.primary_site}, {stage_phrase(ctx, as_of)}{mets_phrase(ctx, as_of)}"
+    found = rec.metastasis_date
+    if found is not None and rec.initial_stage is not None and metastatic_on(ctx, as_of):
+        initial = re.sub(r"M1[a-d]?", "M0", rec.tnm)
+        # A recurrence is disease found after a disease-free interval (here: more than 90 days after the operation).
+        recurrence = rec.resection is not None and (found - rec.resection.date).days > 90
+        event = "metastatic recurrence" if recurrence else "distant metastases"
+        # One clause, ending "at diagnosis": the stage then is history, not a statement of the stage now (residue).
+        text += f" (stage {rec.initial_stage} {initial} at diagnosis; {event} documented {ctx.d(found)})"
+    return text
 
 
 def procedure_name(ctx: _Ctx) -> str:
@@ -651,7 +705,7 @@ def castration_phrase(ctx: _Ctx) -> str | None:
 
 def oncologic_summary(ctx: _Ctx, as_of: date, current: bool) -> str:
     """The fact block a medical-oncology note carries, as known on `as_of`."""
-    parts = [f"Dx: {disease_phrase(ctx)} (dx {ctx.d(ctx.rec.diagnosis_date)})."]
+    parts = [f"Dx: {disease_phrase(ctx, as_of)} (dx {ctx.d(ctx.rec.diagnosis_date)})."]
     subtype = breast_subtype(ctx)
     markers = markers_sentence(ctx, as_of)
     if markers:
@@ -792,17 +846,18 @@ def _radiology_impression(ctx: _Ctx, as_of: date) -> str:
         primary = f"Post-surgical changes, {resection_phrase(ctx)}; no evidence of local recurrence."
     else:
         primary = f"Primary lesion, {rec.primary_site}, consistent with known malignancy."
-    n = re.search(r"N(\d)", current_tnm(ctx))
+    n = re.search(r"N(\d)", current_tnm(ctx, as_of))
     nodes = (
         "Enlarged regional LN suspicious for nodal involvement." if n and n.group(1) != "0" else "No pathologically enlarged regional LN."
     )
-    if rec.metastatic_sites:
+    metastatic = metastatic_on(ctx, as_of)
+    if metastatic and rec.metastatic_sites:
         distant = f"Findings consistent with metastatic disease involving {_join(rec.metastatic_sites)}."
-    elif ctx.case.metastatic:
+    elif metastatic:
         distant = "Findings consistent with distant metastatic disease."
     else:
         distant = "No evidence of distant metastatic disease."
-    return f"IMPRESSION: 1. {primary} 2. {nodes} 3. {distant} Radiographic staging: {stage_phrase(ctx)}."
+    return f"IMPRESSION: 1. {primary} 2. {nodes} 3. {distant} Radiographic staging: {stage_phrase(ctx, as_of)}."
 
 
 def _compose(ctx: _Ctx, enc: Encounter) -> str:
@@ -848,9 +903,12 @@ def _synthesised_encounters(ctx: _Ctx) -> list[tuple[date, str, str, str]]:
             visit = scan + timedelta(days=2)
             if visit >= board:
                 visit = scan
+            # Androgen deprivation continues in castration-resistant disease: only the agent added to it stops.
+            adt = re.match(r"ADT(?: \([^)]*\))? \+ (.+)$", ln.regimen) if ln.note and "ADT continues" in ln.note else None
+            stop = f"discontinue {adt.group(1)}; ADT continues" if adt else f"discontinue {ln.regimen}"
             out.append((visit, "Medical oncology f/u (restaging)", onc,
                         f"Restaging CT C/A/P ({ctx.d(scan)}): {ctx.pick('progression', PROGRESSION_WORDS)} on {ln.regimen} "
-                        f"({ln.setting}). Reviewed images with pt and family. Plan: discontinue {ln.regimen}; present at "
+                        f"({ln.setting}). Reviewed images with pt and family. Plan: {stop}; present at "
                         f"multidisciplinary tumor board for next-line options."))
         elif ln.end is not None and ln.outcome in ("completed", "toxicity", "stopped"):
             out.append((ln.end, "Medical oncology f/u", onc,

@@ -228,6 +228,17 @@ class PatientRecord(_Strict):
     diagnosis_date: date
     tnm: str
     metastatic_sites: list[str] = Field(default_factory=list)
+    metastasis_date: date | None = Field(
+        default=None,
+        description="When distant metastases were first documented, if after the diagnosis (a metastatic recurrence, or "
+        "new metastases on a later scan); before it the disease was stage `initial_stage`. None: metastatic from the "
+        "diagnosis, or never.",
+    )
+    initial_stage: str | None = Field(
+        default=None,
+        pattern=r"^(0|I|II|III)[A-C]?[0-9]?$",
+        description="AJCC stage group at the first diagnosis when distant metastases came later (`metastasis_date`).",
+    )
     ecog: int = Field(ge=0, le=4)
     castration_status: Literal["sensitive", "resistant"] | None = None
     biomarkers: list[Biomarker]
@@ -299,6 +310,12 @@ class Case(_Strict):
                 raise ValueError("resected disagrees with record.resection")
             if self.record.castration_status is not None and self.cancer_type != "prostate":
                 raise ValueError("castration_status set on a non-prostate record")
+            if (self.record.metastasis_date is None) != (self.record.initial_stage is None):
+                raise ValueError(
+                    "record.metastasis_date and record.initial_stage are given together (metastases found after the diagnosis)"
+                )
+            if self.record.metastasis_date is not None and not self.metastatic:
+                raise ValueError("record.metastasis_date on a case that is not metastatic")
         return self
 
     def marker_status(self, name: str) -> BiomarkerStatus:

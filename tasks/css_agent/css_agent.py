@@ -18,7 +18,7 @@ def css_agent(
     families: Families = "ABCDE",
     cases: UserFile = None,
     catalog: UserFile = None,
-    mutation_mode: MutationMode = "regex",
+    mutation_mode: MutationMode = "auto",
     split: Split = "all",
     controls: Controls = "per_case",
     allow_unregistered: bool = False,

@@ -21,7 +21,7 @@ from clinical_cf.tasks.css_task import CMSMatching, Controls, MaxMessages, Secti
 def css_agent_family_d(
     cases: UserFile = None,
     catalog: UserFile = None,
-    mutation_mode: MutationMode = "regex",
+    mutation_mode: MutationMode = "auto",
     split: Split = "all",
     controls: Controls = "none",
     allow_unregistered: bool = False,

@@ -17,7 +17,7 @@ from clinical_cf.tasks.css_task import CMSMatching, Controls, OutputTokens, Scal
 def css_family_b(
     cases: UserFile = None,
     catalog: UserFile = None,
-    mutation_mode: MutationMode = "regex",
+    mutation_mode: MutationMode = "auto",
     split: Split = "all",
     controls: Controls = "per_case",
     allow_unregistered: bool = False,

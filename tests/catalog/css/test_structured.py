@@ -1,11 +1,13 @@
 """Structured mode: the intervention changes the record and reaches every section that states the fact."""
 
 import re
+from datetime import timedelta
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import apply_regex, apply_structured
+from clinical_cf.catalog.css.review_classes import encounter_blocks
 from clinical_cf.catalog.css.schema import load_cases
 
 CASES = load_cases(CASES_PATH)
@@ -53,20 +55,34 @@ def test_injected_progression_appears_in_medications_encounters_and_overview():
     assert "progressi" in packet.sections["overview"].lower()
 
 
-def test_upstaging_rewrites_stage_everywhere():
+def test_upstaging_rewrites_the_current_stage_everywhere_and_dates_the_metastases():
     case, item = first_case("E1_upstage_to_metastatic")
     packet = apply_structured(case, item)
-    assert not re.search(r"\b[Ss]tage (?:I{1,3}|[123])[A-C]?\b", packet.text)
+    found = case.board_date + timedelta(days=-20)
+    # The stage now is IV everywhere; a stage I-III statement survives only as the stage at diagnosis, or in a
+    # note written before the metastases were found (catalog v4: the record dates them).
+    stage_i_iii = re.compile(r"\b[Ss]tage (?:I{1,3}|[123])[A-C]?\b(?![^;)]*at diagnosis)")
+    current = [packet.sections[name] for name in packet.sections if name != "encounters"]
+    current += [text for when, _, text in encounter_blocks(packet.sections["encounters"]) if when >= found]
+    assert not [t for t in current if stage_i_iii.search(t)]
+    assert any(stage_i_iii.search(text) for when, _, text in encounter_blocks(packet.sections["encounters"]) if when < found)
     assert "liver" in packet.sections["diagnoses"] and "liver" in packet.sections["overview"]
     assert "metastatic disease involving liver and lung" in packet.sections["encounters"]
+    assert f"documented {found.isoformat()}" in packet.sections["overview"]
+    # The scan that found them and the biopsy that proved them are in the chart on their dates.
+    assert f"[{found.isoformat()}] Radiology" in packet.sections["encounters"] and "IR-guided liver biopsy" in packet.sections["encounters"]
 
 
-def test_incoherent_counterfactuals_are_dropped_and_counted():
-    expansion = expand_tuples(CASES, CATALOG, "structured", families="B")
-    b1 = expansion.counts["B1_first_line_progression"]
-    # A de novo metastatic case diagnosed weeks ago cannot have failed 24 weeks of therapy.
-    assert b1.incoherent > 0 and all("before diagnosis" in r for r in b1.incoherent_reasons)
-    assert b1.eligible == b1.scored + b1.incoherent + b1.noop
+def test_first_line_progression_fits_the_history_in_structured_mode_and_is_dropped_in_regex_mode():
+    structured = expand_tuples(CASES, CATALOG, "structured", families="B").counts["B1_first_line_progression"]
+    regex = expand_tuples(CASES, CATALOG, "regex", families="B").counts["B1_first_line_progression"]
+    # Structured: the history moves earlier (shift_history), so a 170-day first line starts after the diagnosis
+    # and the documented metastases. Regex cannot move a chart's dates: a de novo case diagnosed weeks ago, or a
+    # recurrence found 9 days ago, cannot have failed 24 weeks of therapy: dropped, counted by invariant.
+    assert structured.scored == structured.eligible and structured.incoherent == 0
+    assert regex.incoherent > 0 and set(regex.invariants) <= {"dates_run_forward", "treatment_follows_diagnosis", "marker_after_test"}
+    assert regex.invariants["treatment_follows_diagnosis"] == regex.incoherent
+    assert regex.eligible == regex.scored + regex.incoherent + regex.noop + regex.residue
 
 
 def test_modes_differ_and_the_difference_is_reported():

@@ -1,0 +1,59 @@
+"""Before/after of the bundled CSS content, per defect class of the first clinical review.
+
+    .venv/bin/python bench/css_content.py [--cases FILE] [--catalog FILE] [--mode auto|regex|structured] [--json]
+
+Counts, over the default task's tuples (families A-E, residue dropped, no controls) and the whole
+cohort: tuples with a wrong direction in their setting, incoherent counterfactual packets, baselines
+that contradict themselves, and wrong consensus labels (see `clinical_cf.catalog.css.review_classes`).
+The measured numbers are in docs/css-scope-audit.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
+from clinical_cf.catalog.css.expand import expand_tuples
+from clinical_cf.catalog.css.interventions import load_catalog
+from clinical_cf.catalog.css.review_classes import baseline_contradictions, counts, incoherent, wrong_direction, wrong_labels
+from clinical_cf.catalog.css.schema import load_cases
+
+
+def measure(cases_path: str, catalog_path: str, mode: str) -> dict[str, object]:
+    cases = load_cases(cases_path)
+    expansion = expand_tuples(cases, load_catalog(catalog_path), mode, families="ABCDE")  # type: ignore[arg-type]
+    tuples = expansion.tuples
+    return {
+        "mode": mode,
+        "tuples": len(tuples),
+        "cases": len(cases),
+        "wrong_direction": counts(wrong_direction(tuples)),
+        "incoherent": counts(incoherent(tuples)),
+        "baseline_contradictions": counts(baseline_contradictions(cases)),
+        "wrong_labels": counts(wrong_labels(cases)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", default=str(CASES_PATH))
+    parser.add_argument("--catalog", default=str(CATALOG_PATH))
+    parser.add_argument("--mode", default="auto", choices=["auto", "regex", "structured"])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = measure(args.cases, args.catalog, args.mode)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"{result['cases']} cases, {result['tuples']} A-E tuples (mode {result['mode']})")
+    for group in ("wrong_direction", "incoherent", "baseline_contradictions", "wrong_labels"):
+        rows = result[group]
+        assert isinstance(rows, dict)
+        print(f"\n{group}: {sum(rows.values())}")
+        for name, n in rows.items():
+            print(f"  {n:>4}  {name}")
+
+
+if __name__ == "__main__":
+    main()

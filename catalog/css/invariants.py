@@ -1,0 +1,358 @@
+"""Clinical invariants of a CSS case, checked on its structured record.
+
+Why this module exists: text checks (`catalog.css.residue`) find a counterfactual that still *says*
+the original fact; they cannot see a packet that is clinically impossible without saying anything
+wrong in one line (first-line metastatic therapy months before the scan that found the metastases; a
+Whipple for a tail tumour; HER2-positive breast cancer treated with a triple-negative regimen). These
+rules read the record, where the facts are structured, one rule per invariant with its clinical
+reason (shared/CLINICAL_CONTENT.md, "Coherence checks to automate").
+
+Where they run:
+- every bundled baseline: a case that breaks one fails the generator's test (tests/catalog/css/test_invariants.py);
+- every counterfactual of a case with a record (`catalog.css.expand`): a counterfactual that breaks a
+  rule its baseline did not break is dropped and counted under the rule's id (`clinical-cf catalog summary`).
+
+A rule returns human-readable problems; an empty list means the case satisfies it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+
+from clinical_cf.catalog.css.schema import Case, PatientRecord, TreatmentLine
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.problem}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    reason: str
+    check: Callable[[Case, PatientRecord], list[str]]
+
+
+def _metastatic_since(case: Case, record: PatientRecord) -> date | None:
+    """When the disease became metastatic (the diagnosis, or `metastasis_date`); None if it is not."""
+    if not case.metastatic:
+        return None
+    return record.metastasis_date or record.diagnosis_date
+
+
+def _for_metastatic(line: TreatmentLine) -> bool:
+    return "metastatic" in line.setting.lower()
+
+
+def _is_adjuvant(line: TreatmentLine) -> bool:
+    setting = line.setting.lower()
+    return "adjuvant" in setting and "neoadjuvant" not in setting
+
+
+# --------------------------------------------------------------------------- 1. dates run forward
+
+
+def _dates_run_forward(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    if record.diagnosis_date > case.board_date:
+        problems.append("diagnosis after the board date")
+    if record.resection is not None and record.resection.date < record.diagnosis_date:
+        problems.append("resection before diagnosis")
+    if record.resection is not None and record.resection.date > case.board_date:
+        problems.append("resection after the board date")
+    for line in record.treatment_lines:
+        if line.start < record.diagnosis_date:
+            problems.append(f"{line.regimen} starts before diagnosis")
+        if line.end is not None and line.end < line.start:
+            problems.append(f"{line.regimen} ends before it starts")
+        if line.end is not None and line.end > case.board_date:
+            problems.append(f"{line.regimen} ends after the board date")
+    advanced = sorted((t for t in record.treatment_lines if _for_metastatic(t)), key=lambda t: t.start)
+    for earlier, later in zip(advanced, advanced[1:], strict=False):
+        if earlier.end is None or later.start < earlier.end:
+            problems.append(f"{later.regimen} starts while {earlier.regimen} is still running")
+    return problems
+
+
+# --------------------------------------------------------------------------- 2. a treatment follows what it treats
+
+
+def _treatment_follows_diagnosis(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    since = _metastatic_since(case, record)
+    for line in record.treatment_lines:
+        if _for_metastatic(line):
+            if since is None:
+                problems.append(f"{line.regimen} is for metastatic disease, but the disease is not metastatic")
+            elif line.start < since:
+                problems.append(f"{line.regimen} ({line.setting}) starts {line.start} before the metastases were documented ({since})")
+        if "neoadjuvant" in line.setting.lower() and record.resection is not None and line.start > record.resection.date:
+            problems.append(f"neoadjuvant {line.regimen} starts after the resection")
+        if _is_adjuvant(line) and (record.resection is None or line.start < record.resection.date):
+            problems.append(f"adjuvant {line.regimen} without a preceding resection")
+    return problems
+
+
+# --------------------------------------------------------------------------- 3. stage, M status and intent agree
+
+_CURATIVE = re.compile(r"(?i)\bgoals? of care:\s*cure\b|\bcurative[- ]intent\b|\bwith curative intent\b")
+
+
+def _stage_m_intent(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    m1 = re.search(r"M1", record.tnm) is not None
+    if case.metastatic and not record.metastatic_sites:
+        problems.append("stage IV without a metastatic site in the record")
+    if not case.metastatic and record.metastatic_sites:
+        problems.append(f"stage {case.stage} with metastatic sites ({', '.join(record.metastatic_sites)})")
+    if not case.metastatic and m1:
+        problems.append(f"stage {case.stage} with an M1 TNM ({record.tnm})")
+    if record.metastasis_date is not None:
+        if record.metastasis_date < record.diagnosis_date or record.metastasis_date > case.board_date:
+            problems.append(f"metastases documented {record.metastasis_date}, outside diagnosis..board")
+        if m1:
+            problems.append(f"TNM at diagnosis {record.tnm} is M1, but metastases were found later ({record.metastasis_date})")
+    since = _metastatic_since(case, record)
+    if since is not None:
+        r = record.resection
+        if r is not None and r.date >= since and "oligometast" not in r.procedure.lower() and r.margin == "R0":
+            problems.append(f"curative R0 {r.procedure} on {r.date} while metastatic (since {since}), no oligometastatic resection stated")
+        for line in record.treatment_lines:
+            if _is_adjuvant(line) and line.start >= since:
+                problems.append(f"adjuvant {line.regimen} while metastatic")
+        for enc in record.encounters:
+            if enc.date >= since and _CURATIVE.search(enc.note):
+                problems.append(f"curative goals in the {enc.kind} note of {enc.date} while metastatic")
+    return problems
+
+
+# --------------------------------------------------------------------------- 4. pathology only after a resection
+
+_TNM_PREFIX = re.compile(r"(?<![A-Za-z])(y?[pc])?T[0-4isx]")
+_N_PART = re.compile(r"(?:(?<=[0-9a-dsx])|(?<![A-Za-z]))(y?[pc])?N([0-3x])([a-c]?)")
+"""The N category of a TNM string, written apart ('pT3b cN1b') or run on ('pT3bN1aM0': it inherits the T prefix)."""
+
+
+_NODAL_OPERATION = re.compile(r"(?i)lymph|sentinel|SLN|node|dissection|D2|Whipple|pancreat|colectomy|gastrectomy|omentectomy")
+"""Operations that remove regional lymph nodes (and so produce a pN)."""
+
+
+def _resection_artifacts(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    r = record.resection
+    t = _TNM_PREFIX.search(record.tnm)
+    n = _N_PART.search(record.tnm)
+    t_prefix = (t.group(1) or "") if t else ""
+    n_prefix = (n.group(1) if n and n.group(1) else t_prefix) if n else ""
+    nodal_surgery = r is not None and _NODAL_OPERATION.search(r.procedure)
+    if r is None:
+        # A pT from an excisional biopsy is pathologic without a resection (melanoma: Breslow depth); a pN is not.
+        if "p" in t_prefix and case.cancer_type != "melanoma":
+            problems.append(f"pathologic T ({record.tnm}) without a resection")
+        if "p" in n_prefix:
+            problems.append(f"pathologic N ({record.tnm}) without a nodal operation")
+    elif "p" in n_prefix and not nodal_surgery:
+        problems.append(f"pathologic N ({record.tnm}) after {r.procedure}, which sampled no nodes")
+    # Melanoma N1a/N2a/N3a are clinically occult nodes found by sentinel-node biopsy (AJCC 8): never clinical.
+    if case.cancer_type == "melanoma" and n and n.group(3) == "a" and n.group(2) != "0":
+        if r is None or not re.search(r"(?i)sentinel|SLN", r.procedure):
+            problems.append(f"melanoma N{n.group(2)}a ({record.tnm}) without a sentinel-node biopsy")
+        elif "c" in n_prefix:
+            problems.append(f"clinical cN{n.group(2)}a ({record.tnm}): N1a-N3a are defined by the sentinel node")
+    if r is not None and r.pathology:
+        positive = re.search(r"(?i)positive margin|margins? positive|margin involved", r.pathology)
+        if positive and r.margin == "R0":
+            problems.append("R0 margin, but the pathology reports a positive margin")
+        if not positive and r.margin in ("R1", "R2") and re.search(r"(?i)margins? (?:negative|clear)", r.pathology):
+            problems.append(f"{r.margin} margin, but the pathology reports clear margins")
+    for enc in record.encounters:
+        if re.search(r"(?i)post-?op|operative note", enc.kind) and (r is None or enc.date < r.date):
+            problems.append(f"a post-operative encounter ({enc.kind}, {enc.date}) without a preceding resection")
+    return problems
+
+
+# --------------------------------------------------------------------------- 5. the operation fits site and nodes
+
+_WHIPPLE = re.compile(r"(?i)whipple|pancreaticoduodenectomy")
+_DISTAL = re.compile(r"(?i)distal pancreatectomy")
+_COLECTOMY_SITE: tuple[tuple[str, str], ...] = (
+    ("sigmoid", r"(?i)sigmoid|left hemicolectomy|segmental|colectomy with en bloc"),
+    ("descending", r"(?i)left hemicolectomy|segmental|colectomy with en bloc"),
+    ("ascending", r"(?i)right hemicolectomy|segmental|colectomy with en bloc"),
+    ("cecum", r"(?i)right hemicolectomy|ileocecectomy|segmental|colectomy with en bloc"),
+    ("transverse", r"(?i)extended right hemicolectomy|transverse colectomy|segmental|colectomy with en bloc"),
+)
+
+
+def _operation_fits(case: Case, record: PatientRecord) -> list[str]:
+    r = record.resection
+    if r is None:
+        return []
+    site = record.primary_site.lower()
+    problems: list[str] = []
+    if case.cancer_type == "pancreatic":
+        if ("body" in site or "tail" in site) and _WHIPPLE.search(r.procedure):
+            problems.append(f"{r.procedure} for a {record.primary_site} tumour (body/tail: distal pancreatectomy)")
+        if "head" in site and _DISTAL.search(r.procedure):
+            problems.append(f"{r.procedure} for a {record.primary_site} tumour (head: pancreaticoduodenectomy)")
+    if case.cancer_type == "colorectal":
+        for segment, fits in _COLECTOMY_SITE:
+            if segment in site and not re.search(fits, r.procedure):
+                problems.append(f"{r.procedure} for a {record.primary_site} primary")
+    if case.cancer_type == "breast":
+        n = _N_PART.search(record.tnm)
+        t = _TNM_PREFIX.search(record.tnm)
+        prefix = (n.group(1) if n and n.group(1) else (t.group(1) if t else None)) or ""
+        clinical_positive = n is not None and n.group(2) not in ("0", "x") and "p" not in prefix
+        neoadjuvant = any("neoadjuvant" in line.setting.lower() for line in record.treatment_lines)
+        sentinel_only = re.search(r"(?i)sentinel", r.procedure) and not re.search(r"(?i)axillary (?:lymph node )?dissection", r.procedure)
+        if clinical_positive and not neoadjuvant and sentinel_only:
+            problems.append(f"{r.procedure} for clinically node-positive breast cancer ({record.tnm}) without neoadjuvant therapy")
+    if case.cancer_type == "melanoma":
+        n = _N_PART.search(record.tnm)
+        clinically_positive = n is not None and n.group(2) != "0" and n.group(3) in ("b", "c") and "p" not in (n.group(1) or "")
+        if clinically_positive and re.search(r"(?i)sentinel", r.procedure) and not re.search(r"(?i)dissection", r.procedure):
+            problems.append(f"{r.procedure} for clinically node-positive melanoma ({record.tnm}): therapeutic lymph node dissection")
+    return problems
+
+
+# --------------------------------------------------------------------------- 6. a drug that presupposes a marker
+
+def _status(record: PatientRecord, case: Case, name: str) -> str:
+    return case.biomarkers.get(name, "not_tested") if not case.biomarkers.get(name, "").endswith("%") else case.marker_status(name)
+
+
+def _her2_low(record: PatientRecord, case: Case) -> bool:
+    her2 = next((b for b in record.biomarkers if b.name == "HER2"), None)
+    return case.biomarkers.get("HER2") == "negative" and her2 is not None and re.search(r"IHC [12]\+", her2.result) is not None
+
+
+MarkerTest = Callable[[Case, PatientRecord], bool]
+
+DRUG_MARKERS: tuple[tuple[str, re.Pattern[str], str, MarkerTest], ...] = (
+    ("HER2-directed therapy", re.compile(r"(?i)trastuzumab(?! deruxtecan)|pertuzumab|T-DM1|emtansine|\bTCHP\b|\bTHP\b|tucatinib|lapatinib"),
+     "HER2 positive", lambda c, r: _status(r, c, "HER2") == "positive"),
+    ("trastuzumab deruxtecan", re.compile(r"(?i)deruxtecan|T-DXd"),
+     "HER2 positive or HER2-low", lambda c, r: _status(r, c, "HER2") == "positive" or _her2_low(r, c)),
+    ("endocrine therapy / CDK4/6 inhibitor",
+     re.compile(r"(?i)letrozole|anastrozole|exemestane|tamoxifen|fulvestrant|aromatase|palbociclib|ribociclib|abemaciclib"),
+     "ER or PR positive", lambda c, r: c.cancer_type != "breast" or "positive" in (_status(r, c, "ER"), _status(r, c, "PR"))),
+    ("EGFR inhibitor", re.compile(r"(?i)osimertinib|erlotinib|gefitinib|afatinib|dacomitinib|amivantamab|lazertinib"),
+     "EGFR mutation", lambda c, r: _status(r, c, "EGFR") == "positive"),
+    ("ALK inhibitor", re.compile(r"(?i)alectinib|lorlatinib|brigatinib|crizotinib|ceritinib"),
+     "ALK rearrangement", lambda c, r: _status(r, c, "ALK") == "positive"),
+    ("BRAF inhibitor", re.compile(r"(?i)dabrafenib|encorafenib|vemurafenib"),
+     "BRAF V600 mutation", lambda c, r: _status(r, c, "BRAF") == "positive"),
+    ("anti-EGFR antibody", re.compile(r"(?i)cetuximab|panitumumab"),
+     "RAS wild-type", lambda c, r: c.cancer_type != "colorectal" or all(_status(r, c, m) == "negative" for m in ("KRAS", "NRAS"))),
+    ("zolbetuximab", re.compile(r"(?i)zolbetuximab"), "claudin 18.2 positive", lambda c, r: _status(r, c, "CLDN18.2") == "positive"),
+    ("olaparib", re.compile(r"(?i)olaparib"), "BRCA1/2 (or, in ovarian cancer, HRD) positive",
+     lambda c, r: "positive" in (_status(r, c, "BRCA1"), _status(r, c, "BRCA2"))
+     or (c.cancer_type == "ovarian" and _status(r, c, "HRD") == "positive")),
+    ("triple-negative regimen (KEYNOTE-522)", re.compile(r"(?i)KEYNOTE-522"),
+     "HER2 negative and ER/PR negative",
+     lambda c, r: _status(r, c, "HER2") == "negative" and "positive" not in (_status(r, c, "ER"), _status(r, c, "PR"))),
+)
+"""Agent (or regimen) -> the marker it presupposes (FDA labels; NCCN Breast, NSCLC, Colon, Gastric, Melanoma,
+Ovarian, Pancreatic and Prostate v.2026). An absent marker (stripped by family C) fails the test too: a history
+that names the agent still reveals the result."""
+
+_HER2_AGENT = DRUG_MARKERS[0][1]
+_SYSTEMIC_NOT_ENDOCRINE = re.compile(
+    r"(?i)platin|taxel|taxane|doxorubicin|cyclophosphamide|AC-T|capecitabine|eribulin|gemcitabine|palbociclib|ribociclib|abemaciclib"
+    r"|FOLFOX|CAPOX|FLOT|nivolumab|pembrolizumab"
+)
+
+
+def _drug_needs_marker(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    for line in record.treatment_lines:
+        for agent, pattern, needs, holds in DRUG_MARKERS:
+            if pattern.search(line.regimen) and not holds(case, record):
+                problems.append(f"{line.regimen} ({agent}) needs {needs}")
+        # HER2-positive breast cancer gets HER2 blockade with its chemotherapy (or CDK4/6 inhibitor) in every
+        # setting, and HER2-positive metastatic gastric cancer with its first line (ToGA); a line without it
+        # presupposes HER2-negative disease. (Peri-operative gastric chemotherapy is HER2-independent.)
+        her2_positive = _status(record, case, "HER2") == "positive"
+        gastric_metastatic = case.cancer_type == "gastric" and "first-line metastatic" in line.setting.lower()
+        if her2_positive and (case.cancer_type == "breast" or gastric_metastatic):
+            blockade = _HER2_AGENT.search(line.regimen) or DRUG_MARKERS[1][1].search(line.regimen)
+            if _SYSTEMIC_NOT_ENDOCRINE.search(line.regimen) and not blockade:
+                problems.append(f"{line.regimen} without HER2-directed therapy in HER2-positive disease")
+    return problems
+
+
+# --------------------------------------------------------------------------- 7. a marker result after its test
+
+_CHOSEN_BY: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (DRUG_MARKERS[0][1], ("HER2",)),
+    (DRUG_MARKERS[2][1], ("ER", "PR")),
+    (DRUG_MARKERS[3][1], ("EGFR",)),
+    (DRUG_MARKERS[4][1], ("ALK",)),
+    (DRUG_MARKERS[5][1], ("BRAF",)),
+    (DRUG_MARKERS[7][1], ("CLDN18.2",)),
+)
+"""Agents whose choice rests on a positive result, and the markers it rests on."""
+
+
+def _marker_after_test(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    by_name = {b.name: b for b in record.biomarkers}
+    for marker in record.biomarkers:
+        if marker.date > case.board_date:
+            problems.append(f"{marker.name} reported {marker.date}, after the board")
+        if marker.date < record.diagnosis_date:
+            problems.append(f"{marker.name} reported {marker.date}, before the diagnostic specimen ({record.diagnosis_date})")
+    for line in record.treatment_lines:
+        for pattern, names in _CHOSEN_BY:
+            results = [by_name[n] for n in names if n in by_name and by_name[n].status == "positive"]
+            if pattern.search(line.regimen) and results and all(line.start < m.date for m in results):
+                problems.append(f"{line.regimen} starts {line.start}, before its {'/'.join(names)} result ({min(m.date for m in results)})")
+    return problems
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("dates_run_forward", "Diagnosis precedes treatment and surgery, a line ends after it starts, and lines for advanced "
+         "disease follow one another (a later line starts after the earlier one ended).", _dates_run_forward),
+    Rule("treatment_follows_diagnosis", "A treatment follows the diagnosis or recurrence it treats: therapy for metastatic disease "
+         "starts once metastases are documented; neoadjuvant therapy precedes and adjuvant therapy follows the resection.",
+         _treatment_follows_diagnosis),
+    Rule("stage_m_intent_agree", "Stage, M category, metastatic sites and intent agree at each time point: metastases found after "
+         "the diagnosis leave the diagnosis M0; no R0 resection, adjuvant therapy or curative goals while metastatic unless an "
+         "oligometastatic resection is stated (AJCC 8; CLINICAL_CONTENT.md).", _stage_m_intent),
+    Rule("pathology_after_resection", "Pathologic staging (pT/pN), margins, nodal counts and a post-operative course exist only "
+         "after an operation that produced them; melanoma N1a-N3a are sentinel-node categories (AJCC 8).", _resection_artifacts),
+    Rule("operation_fits_site", "The operation fits the primary site and nodal status: pancreatic head -> pancreaticoduodenectomy, "
+         "body/tail -> distal pancreatectomy; the colectomy of the primary's segment; clinically node-positive melanoma -> therapeutic "
+         "lymph node dissection, and clinically node-positive breast cancer operated upfront -> axillary dissection, not a "
+         "sentinel-node biopsy alone (NCCN Pancreatic, Colon, Melanoma, Breast v.2026).", _operation_fits),
+    Rule("drug_needs_marker", "A drug that presupposes a marker appears only with that marker (HER2-directed therapy with HER2, "
+         "endocrine therapy with ER/PR, EGFR/ALK/BRAF inhibitors with their alteration, anti-EGFR antibodies with RAS wild-type, "
+         "zolbetuximab with claudin 18.2, olaparib with BRCA/HRD); HER2-positive breast cancer is never treated without HER2 blockade.",
+         _drug_needs_marker),
+    Rule("marker_after_test", "A marker result exists only after its specimen and before the board, and a drug chosen by it starts "
+         "after the result.", _marker_after_test),
+)
+RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
+
+
+def violations(case: Case) -> list[Violation]:
+    """Every invariant the case's record breaks (none for a case without a record: those get the text checks)."""
+    record = case.record
+    if record is None:
+        return []
+    return [Violation(rule.id, problem) for rule in RULES for problem in rule.check(case, record)]
+
+
+def new_violations(baseline: Case, counterfactual: Case) -> list[Violation]:
+    """Violations of the counterfactual that its baseline does not have (a user's record may start imperfect)."""
+    before = {(v.rule, v.problem) for v in violations(baseline)}
+    return [v for v in violations(counterfactual) if (v.rule, v.problem) not in before]

@@ -1,0 +1,210 @@
+"""The defect classes of the first clinical review (shared/reviews/clinical-review-1.md), checked over the whole cohort.
+
+Why this module exists: the review sampled, and named cases; its findings are classes. Each function
+here finds every member of one class in the bundled content (the cases, or the tuples of an
+expansion), from the packet text and the record, the way the reviewer read them, independently of
+`catalog.css.invariants` (which prevents them on the record). The generator's tests and the CSS
+tests assert that every class is empty; `bench/css_content.py` prints the counts before and after.
+
+A class function returns the ids (tuple ids `case:intervention`, or case ids) that belong to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import date, timedelta
+
+from clinical_cf.catalog.css.expand import CSSTuple
+from clinical_cf.catalog.css.schema import Case
+
+_BLOCK = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ([^\n]*)\n((?:(?!^\[\d{4}-\d{2}-\d{2}\]).*\n?)*)", re.M)
+"""One rendered encounter: `[date] kind - author` and its text, up to the next one."""
+
+
+def encounter_blocks(encounters: str) -> list[tuple[date, str, str]]:
+    """(date, heading, text) of each encounter in a rendered ENCOUNTERS section (ISO dates)."""
+    return [(date.fromisoformat(m.group(1)), m.group(2), m.group(3)) for m in _BLOCK.finditer(encounters + "\n")]
+
+
+def _tps(case: Case) -> float | None:
+    """The PD-L1 tumour proportion score of the case's record, in percent (<1% -> 0)."""
+    if case.record is None:
+        return None
+    for marker in case.record.biomarkers:
+        if marker.name == "PD-L1":
+            m = re.search(r"TPS\s*(<)?\s*(\d+(?:\.\d+)?)", marker.result)
+            if m:
+                return 0.0 if m.group(1) else float(m.group(2))
+    return None
+
+
+# ----------------------------------------------------------------------------- wrong direction
+
+
+def wrong_direction(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
+    """Tuples whose pre-registered direction does not hold in the case's setting (review section 1)."""
+    out: dict[str, list[str]] = {
+        "A1/A2/C1 on non-metastatic gastric": [],
+        "A4 where PD-L1 TPS < 50%": [],
+        "E1 on ovarian": [],
+        "C3 on resected stage III colon (debatable)": [],
+        "A3 on cT1-2N0 HR+ breast before surgery (debatable)": [],
+    }
+    for t in tuples:
+        case, iid = t.case, t.intervention.id
+        if case.cancer_type == "gastric" and not case.metastatic and iid[:2] in ("A1", "A2", "C1"):
+            out["A1/A2/C1 on non-metastatic gastric"].append(t.id)
+        if iid.startswith("A4") and (_tps(case) if _tps(case) is not None else 100) < 50:
+            out["A4 where PD-L1 TPS < 50%"].append(t.id)
+        if iid.startswith("E1") and case.cancer_type == "ovarian":
+            out["E1 on ovarian"].append(t.id)
+        if iid.startswith("C3") and case.resected and case.stage.startswith("III"):
+            out["C3 on resected stage III colon (debatable)"].append(t.id)
+        if iid.startswith("A3") and not case.resected and not case.metastatic and case.record is not None and "N0" in case.record.tnm:
+            out["A3 on cT1-2N0 HR+ breast before surgery (debatable)"].append(t.id)
+    return out
+
+
+# ----------------------------------------------------------------------------- incoherent packets
+
+_POSTOP = re.compile(r"(?i)healing well|post-?op f/u|post-operative visit|\bPOD \d|Tolerating diet, ambulating|Findings as dictated")
+_SLN_RESULT = re.compile(r"(?i)\bSLN\s*\d+\s*/\s*\d+|sentinel[^.\n]{0,30}\b(?:positive|negative)\b")
+_CLINICAL_SLN_N = re.compile(r"\bcN[1-3]a\b")
+_TRASTUZUMAB = re.compile(r"(?i)trastuzumab|pertuzumab|T-DM1|T-DXd|TCHP|THP")
+_KEYNOTE_522 = re.compile(r"(?i)KEYNOTE-522|pembrolizumab \+ carboplatin \+ paclitaxel")
+
+
+def _first_metastatic_scan(t: CSSTuple) -> date | None:
+    """The first radiology encounter of the counterfactual, after its operation, that reports metastatic disease."""
+    blocks = encounter_blocks(t.counterfactual.sections.get("encounters", ""))
+    operated = [when for when, heading, _ in blocks if heading.startswith("Operative note")]
+    if not operated:
+        return None
+    for when, heading, text in blocks:
+        if heading.startswith("Radiology") and when > max(operated) and re.search(r"(?i)consistent with metastatic", text):
+            return when
+    return None
+
+
+def incoherent(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
+    """Counterfactual packets that contradict themselves (review section 2)."""
+    out: dict[str, list[str]] = {
+        "B1/B3 therapy before the scan that finds the recurrence": [],
+        "D1 leaves the post-operative course": [],
+        "D1 keeps a sentinel-node result or restages cN1a": [],
+        "D2 Whipple for a body/tail pancreatic tumour": [],
+        "D2 sentinel-node biopsy for clinically node-positive melanoma": [],
+        "D2 sentinel-node biopsy alone for clinically node-positive breast, no neoadjuvant therapy": [],
+        "A2 HER2-positive breast with a HER2-negative regimen and no HER2 therapy": [],
+    }
+    for t in tuples:
+        case, iid, cf = t.case, t.intervention.id, t.counterfactual
+        if iid[:2] in ("B1", "B3") and case.resected and case.metastatic:
+            found = _first_metastatic_scan(t)
+            start = case.board_date + timedelta(days=t.intervention.dates.get("start_date", 0))
+            if found is None or start < found:
+                out["B1/B3 therapy before the scan that finds the recurrence"].append(t.id)
+        if iid.startswith("D1"):
+            if _POSTOP.search(cf.text):
+                out["D1 leaves the post-operative course"].append(t.id)
+            if _SLN_RESULT.search(cf.text) or _CLINICAL_SLN_N.search(cf.text):
+                out["D1 keeps a sentinel-node result or restages cN1a"].append(t.id)
+        if iid.startswith("D2") and case.record is not None:
+            procedures = cf.sections.get("procedures", "")
+            if case.cancer_type == "pancreatic" and re.search(r"(?i)body|tail", case.record.primary_site) and re.search(
+                r"(?i)Whipple|pancreaticoduodenectomy", procedures
+            ):
+                out["D2 Whipple for a body/tail pancreatic tumour"].append(t.id)
+            if case.cancer_type == "melanoma" and re.search(r"N[1-3][bc]", case.record.tnm) and re.search(r"(?i)sentinel", procedures):
+                out["D2 sentinel-node biopsy for clinically node-positive melanoma"].append(t.id)
+            untreated = not any("neoadjuvant" in ln.setting for ln in case.record.treatment_lines)
+            if case.cancer_type == "breast" and re.search(r"cT\d[a-d]?N[1-3]", case.record.tnm) and untreated and re.search(
+                r"(?i)sentinel", procedures
+            ):
+                out["D2 sentinel-node biopsy alone for clinically node-positive breast, no neoadjuvant therapy"].append(t.id)
+        if iid.startswith("A2") and case.cancer_type == "breast" and case.record is not None:
+            history = [ln.regimen for ln in case.record.treatment_lines]
+            systemic = [r for r in history if not re.search(r"(?i)letrozole|tamoxifen|anastrozole", r)]
+            if any(_KEYNOTE_522.search(r) or not _TRASTUZUMAB.search(r) for r in systemic):
+                out["A2 HER2-positive breast with a HER2-negative regimen and no HER2 therapy"].append(t.id)
+    return out
+
+
+# ----------------------------------------------------------------------------- baselines
+
+
+def baseline_contradictions(cases: Iterable[Case]) -> dict[str, list[str]]:
+    """Baseline packets that contradict themselves (review section 2, second row; section 3 'Minor')."""
+    out: dict[str, list[str]] = {
+        "metastatic at first diagnosis, then curative resection": [],
+        "curative goals of care while metastatic": [],
+        "R0 resection with a positive margin in the pathology": [],
+    }
+    for case in cases:
+        record = case.record
+        if record is None:
+            continue
+        blocks = encounter_blocks(case.sections.get("encounters", ""))
+        if record.resection is not None and case.metastatic:
+            before = [
+                b for b in blocks
+                if b[0] <= record.resection.date and re.search(r"(?i)consistent with (?:distant )?metastatic|\bM1|Stage IV", b[2])
+            ]
+            dx_line = case.sections.get("diagnoses", "").split("\n")[1] if "\n" in case.sections.get("diagnoses", "") else ""
+            if before or (re.search(r"(?i)stage (?:IV|4)|M1", dx_line) and not re.search(r"(?i)recurren", dx_line)):
+                out["metastatic at first diagnosis, then curative resection"].append(case.case_id)
+        found = getattr(record, "metastasis_date", None)  # absent from records before cohort v2
+        for when, _heading, text in blocks:
+            metastatic_then = case.metastatic and (found is None or when >= found)
+            if re.search(r"(?i)goals of care: cure", text) and metastatic_then:
+                out["curative goals of care while metastatic"].append(case.case_id)
+                break
+        r = record.resection
+        if r is not None and r.margin == "R0" and r.pathology and re.search(r"(?i)positive margin|margin positive", r.pathology):
+            out["R0 resection with a positive margin in the pathology"].append(case.case_id)
+    return out
+
+
+# ----------------------------------------------------------------------------- labels
+
+
+def _strong(case: Case, pattern: str) -> bool:
+    return any(c.label == "strong" and re.search(pattern, c.treatment, re.I) for c in case.consensus)
+
+
+def wrong_labels(cases: Iterable[Case]) -> dict[str, list[str]]:
+    """Consensus labels their case's own facts contradict (review section 3)."""
+    out: dict[str, list[str]] = {
+        "persistent PSA after prostatectomy labelled surveillance": [],
+        "persistent PSA after prostatectomy: salvage therapy strong without restaging": [],
+        "sacituzumab strong with its criterion unmet": [],
+        "HER2-low metastatic breast after chemotherapy without T-DXd strong": [],
+    }
+    for case in cases:
+        record = case.record
+        if record is None:
+            continue
+        if case.cancer_type == "prostate" and record.resection is not None and not case.metastatic:
+            after = [lab.value for lab in record.labs if lab.name == "PSA" and lab.date > record.resection.date]
+            if after and max(after) >= 0.2:
+                if _strong(case, r"surveillance"):
+                    out["persistent PSA after prostatectomy labelled surveillance"].append(case.case_id)
+                if _strong(case, r"salvage") and not _strong(case, r"PSMA"):
+                    out["persistent PSA after prostatectomy: salvage therapy strong without restaging"].append(case.case_id)
+        if case.cancer_type == "breast" and _strong(case, r"sacituzumab"):
+            lines = record.treatment_lines
+            if len(lines) < 2 or not any("metastatic" in ln.setting for ln in lines):
+                out["sacituzumab strong with its criterion unmet"].append(case.case_id)
+        if case.cancer_type == "breast" and case.metastatic and case.prior_lines >= 1:
+            her2 = next((b for b in record.biomarkers if b.name == "HER2"), None)
+            low = her2 is not None and her2.status == "negative" and re.search(r"IHC [12]\+", her2.result)
+            chemo = any(re.search(r"(?i)platin|taxel|capecitabine|eribulin", ln.regimen) for ln in record.treatment_lines)
+            continuing = any(c.treatment.startswith("continue") for c in case.consensus)
+            if low and chemo and not _strong(case, r"T-DXd|deruxtecan") and not continuing:
+                out["HER2-low metastatic breast after chemotherapy without T-DXd strong"].append(case.case_id)
+    return out
+
+
+def counts(classes: dict[str, list[str]]) -> dict[str, int]:
+    return {name: len(ids) for name, ids in classes.items()}
