@@ -24,6 +24,7 @@ BUNDLED = {
     "sensitivity/perturbations.yaml": "perturbations",
     "workflow/lexical_audit.yaml": "lexical_audit",
     "css/judge_probes.yaml": "judge_probes",
+    "css/reader_audit_replies.yaml": "reader_corpus",
 }
 # Kinds with no bundled file: a frozen counterfactual set is built by the user (`counterfactuals build`).
 USER_BUILT = ("counterfactuals",)

@@ -40,7 +40,8 @@ def test_a_colorectal_synonym_gets_the_colorectal_interventions(given, tmp_path)
                                               ("stomach", "gastric"), ("PDAC", "pancreatic"), ("esophageal", "oesophageal"),
                                               ("kidney", "renal"), ("urothelial", "bladder"), ("HNSCC", "head_and_neck")])
 def test_other_synonyms_map_to_the_canonical_type(given, canonical, tmp_path):
-    record = {**COLORECTAL, "biomarkers": {}}
+    # Stage IVA head and neck cancer is locoregionally advanced, not metastatic: the record's M1 needs IVC there.
+    record = {**COLORECTAL, "biomarkers": {}, **({"stage": "IVC"} if canonical == "head_and_neck" else {})}
     (case,) = load_cases(written(tmp_path, given, record))
     assert case.cancer_type == canonical
 
