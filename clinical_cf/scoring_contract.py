@@ -32,6 +32,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from inspect_ai.util import Store
 from pydantic import BaseModel
 
 from clinical_cf import judging, replies
@@ -90,7 +91,11 @@ def _shared() -> dict[str, Any]:
 
 def css_prompts() -> dict[str, str]:
     """The CSS prompts as a model under test, the judges and the reader receive them (fixed inputs)."""
-    arms = css_solver.CSSArms(baseline=css_solver.arm_result(_REPLY), counterfactual=css_solver.arm_result(_REPLY))
+    # A store of its own: a StoreModel built outside a sample shares Inspect's default store, where an earlier
+    # instance's fields (a test's, a judge audit's) would stand in for these arms.
+    arms = css_solver.CSSArms(
+        store=Store(), baseline=css_solver.arm_result(_REPLY), counterfactual=css_solver.arm_result(_REPLY)
+    )
     return {
         "rendered/css/system": css_solver.SYSTEM_PROMPT,
         "rendered/css/summary": css_solver.SUMMARY_PROMPT.format(packet="Patient packet."),
