@@ -44,7 +44,7 @@ from clinical_cf.core.errors import CatalogError
 EXCLUDED_FIELDS: frozenset[str] = frozenset({"events", "messages", "attachments", "output", "timelines"})
 """EvalSample fields no consumer reads; `read_eval_log` skips them while parsing."""
 
-LOG_COLUMNS = ("log", "suite", "model", "task", "task_id", "status", "samples", "judge", "run", "created", "reducer")
+LOG_COLUMNS = ("log", "suite", "model", "task", "task_id", "status", "samples", "judge", "run", "created", "reducer", "model_roles")
 
 
 def _local(text: str) -> Path | None:
@@ -117,12 +117,14 @@ class LogHeader:
     """The log's tags (`inspect eval --tags`), sorted and comma-joined: the default run label."""
     reducer: str = "mean"
     """How the log reduces a sample's epochs (`eval.config.epochs_reducer`, Inspect's default `mean`)."""
+    model_roles: str = ""
+    """Every model role of the log as `role=model` pairs, comma-joined (`eval.model_roles`): who ran each role."""
 
     def row(self) -> dict[str, Any]:
         """The per-log row: provenance columns and every eval metadata field as `eval_<key>`."""
         base = {"log": self.path, "suite": self.suite, "model": self.model, "task": self.task,
                 "task_id": self.task_id, "status": self.status, "samples": self.samples, "judge": self.judge,
-                "run": self.run, "created": self.created, "reducer": self.reducer}
+                "run": self.run, "created": self.created, "reducer": self.reducer, "model_roles": self.model_roles}
         return base | {f"eval_{k}": v for k, v in self.metadata.items()}
 
 
@@ -206,7 +208,8 @@ def _header(path: str, log: EvalLog, labels: dict[str, str] | None = None, sampl
     return LogHeader(path=path, suite=str(suite) if suite is not None else None, model=log.eval.model,
                      task=log.eval.task, task_id=log.eval.task_id, status=log.status, metadata=metadata,
                      samples=len(log.samples or []) if samples is None else samples, judge=judge, run=run,
-                     created=str(log.eval.created), tags=tags, reducer=str(reducer[0]))
+                     created=str(log.eval.created), tags=tags, reducer=str(reducer[0]),
+                     model_roles=",".join(f"{role}={spec.model}" for role, spec in sorted(roles.items())))
 
 
 def label_map(labels: Sequence[str] | None) -> dict[str, str]:
@@ -235,7 +238,7 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
-CACHE_VERSION = "rows-2"
+CACHE_VERSION = "rows-3"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
 
 

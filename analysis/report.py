@@ -75,6 +75,8 @@ class CSSRows:
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
     coverage: pd.DataFrame = field(default_factory=pd.DataFrame)
     warnings: list[str] = field(default_factory=list)
+    logs_read: dict[str, list[str]] = field(default_factory=dict)
+    """Per setting, every log that gave verdicts, the ones a later run replaced entirely included."""
 
 
 def _has_score(frame: pd.DataFrame, col: str) -> bool:
@@ -170,6 +172,7 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     if not frames:
         return CSSRows(pd.DataFrame(), skipped, warnings=warnings)
     verdicts = pd.concat(frames, ignore_index=True)
+    logs_read = {str(k): sorted(map(str, v)) for k, v in verdicts.groupby("setting")["log"].unique().items()}
     verdicts["case_id"] = verdicts["case_id"].astype(str)
     verdicts["intervention_id"] = verdicts["intervention_id"].astype(str)
     verdicts["family"] = verdicts["family"].astype(str)
@@ -194,7 +197,7 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
         for entry, n in entries.items():
             warnings.append(f"{' / '.join(map(str, entry))}: {n} verdicts of an earlier run of the same tuples were "
                             "replaced by the latest complete run (label runs with --label NAME=PATH to keep both)")
-    return CSSRows(rows, skipped, verdicts, coverage, warnings)
+    return CSSRows(rows, skipped, verdicts, coverage, warnings, logs_read)
 
 
 def _coverage(rows: pd.DataFrame, dropped: pd.DataFrame, missing: dict[str, int]) -> pd.DataFrame:
@@ -434,6 +437,11 @@ def table_sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+CONTROL_MOVEMENT = "movement (1 - judge score)"
+"""The controls' movement column, named for what it is: the judge scores a control 1 when the recommendations
+held, so 1 - score is how far they moved in the judge's eyes (not a distance between the lists)."""
+
+
 def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     """Negative controls: mean movement (1 - judge score) with a 90% case-clustered interval (TOST at margin)."""
     out = []
@@ -442,7 +450,7 @@ def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     for entry, group in primary[(primary["family"] == "N") & primary["css"].notna()].groupby(keys):
         movement = 1 - group["css"]
         low, high, passed = equivalence_upper(movement, group["case_id"], margin)
-        out.append({**dict(zip(keys, entry, strict=False)), "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
+        out.append({**dict(zip(keys, entry, strict=False)), CONTROL_MOVEMENT: movement.mean(), "ci90_low": low, "ci90_high": high,
                     "equivalent": passed, "verdict": "stable" if passed else "FAILS: moves on meaning-preserving edits",
                     "tuples": len(group)})
     return pd.DataFrame(out)
