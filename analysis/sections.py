@@ -130,7 +130,8 @@ def usage_blocks(rows: LogRows, out: Path) -> list[Block]:
             if not tokens.notna().any():
                 continue
             cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
-            ran = key[1] if role == "model" else ", ".join(sorted({role_models.get((log, role), "") for log in group["log"].unique()} - {""}))
+            ran = key[1] if role == "model" else \
+                ", ".join(sorted({role_models.get((log, role), "") for log in group["log"].unique()} - {""}))
             records.append({**dict(zip(USAGE_KEYS, key, strict=True)), "role": role, "role_model": ran,
                             "samples": int(tokens.notna().sum()), "tokens": int(tokens.sum()),
                             # No cost is 'not reported by the provider', never zero: the cell stays blank.

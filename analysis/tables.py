@@ -34,7 +34,7 @@ def shown_cells(table: pd.DataFrame) -> pd.DataFrame:
             # A missing cell of a numeric column was not measured ('no data'); missing text (a run label) is blank.
             numeric = shown[col].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and not pd.isna(v)).any()
             missing = NO_DATA if numeric else ""
-            shown[col] = shown[col].map(lambda v: missing if v is None or (isinstance(v, float) and pd.isna(v))
+            shown[col] = shown[col].map(lambda v, missing=missing: missing if v is None or (isinstance(v, float) and pd.isna(v))
                                         else format_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))
     return shown
 
