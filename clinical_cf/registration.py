@@ -31,7 +31,6 @@ from inspect_ai.solver import TaskState
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json
 from clinical_cf.core.locking import check_lock, read_lock
-from clinical_cf.scoring_contract import scoring_hashes
 from clinical_cf.suites import CATALOG_DIR, SUITES, Suite
 
 PUBLISHED_PATH = CATALOG_DIR / "published.json"
@@ -66,7 +65,7 @@ def is_bundled(path: str | Path) -> bool:
 
 
 def published(path: str | Path = PUBLISHED_PATH) -> dict[str, dict[str, Any]]:
-    """The published fingerprints per suite: `{suite: {version, fingerprint, files: {catalog/<path>: sha256}, scoring: {part: sha256}}}`."""
+    """The published fingerprints per suite: `{suite: {version, fingerprint, files: {catalog/<path>: sha256}}}`."""
     path = Path(path)
     if not path.exists():
         return {}
@@ -112,36 +111,7 @@ def published_entry(suite: Suite, version: str) -> dict[str, Any]:
         "version": version,
         "fingerprint": suite.fingerprint(),
         "files": {display_path(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in published_files(suite)},
-        "scoring": scoring_hashes(suite.name),
     }
-
-
-def scoring_changes(suite: str, path: str | Path = PUBLISHED_PATH) -> list[str]:
-    """The scoring parts (`clinical_cf.scoring_contract`) that changed, appeared or went since the suite was published.
-
-    Each says what happened to which part, e.g. `clinical_cf.scorers.css_judge.JUDGE_PROMPT changed`.
-    """
-    released = published(path).get(suite, {}).get("scoring") or {}
-    if not released:
-        return ["no scoring hashes are published"]
-    current = scoring_hashes(suite)
-    changes = [f"{name} changed" for name in current if name in released and released[name] != current[name]]
-    changes += [f"{name} is new" for name in current if name not in released]
-    changes += [f"{name} was removed" for name in released if name not in current]
-    return changes
-
-
-def unpublished_scoring(path: str | Path = PUBLISHED_PATH) -> list[str]:
-    """One line per suite whose scoring changed while its published version did not (empty when all are current)."""
-    lines = []
-    for name in SUITES:
-        changes = scoring_changes(name, path)
-        if changes:
-            version = published(path).get(name, {}).get("version", "unpublished")
-            lines.append(
-                f"suite {name!r} (version {version}): {'; '.join(changes)}: run `clinical-cf export register` to move its version"
-            )
-    return lines
 
 
 def write_published(versions: dict[str, str], path: str | Path = PUBLISHED_PATH) -> Path:

@@ -40,7 +40,6 @@ from clinical_cf.catalog.sensitivity.vignettes import Vignette, load_vignettes
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
 from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
-from clinical_cf.scoring_contract import scoring_fingerprint
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -140,13 +139,10 @@ class Suite:
         return (*self.catalogs, self.data)
 
     def fingerprint(self) -> str:
-        """SHA-256 over the comparability files' names and bytes and the suite's scoring contract
-        (`clinical_cf.scoring_contract`: prompts, schemas, score sets, reading rules, scoring constants):
-        changes exactly when results stop being comparable."""
+        """SHA-256 over the comparability files' names and bytes: changes exactly when results stop being comparable."""
         digest = hashlib.sha256()
         for path in self.comparability_files:
             digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).hexdigest().encode() + b"\n")
-        digest.update(b"scoring\0" + scoring_fingerprint(self.name).encode() + b"\n")
         return digest.hexdigest()
 
     def file_hashes(self) -> dict[str, str]:

@@ -56,10 +56,6 @@ class Probe(BaseModel):
     field: Literal["treatment", "rationale", "items"]
     text: str = Field(min_length=1)
     pad: int = Field(default=0, ge=0, le=20000, description="Filler before the text (characters), or filler items for field 'items'.")
-    imitates: list[str] = Field(
-        default_factory=list,
-        description="Text of the judge's prompt this probe forges (a header or a data-block marker); tests check the prompt still has it.",
-    )
 
     @field_validator("id")
     @classmethod

@@ -37,8 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
-from clinical_cf.registration import PUBLISHED_PATH, VERSION_PATTERN, published, published_version, write_published  # noqa: F401 (published_version: re-exported)
-from clinical_cf.scoring_contract import scoring_hashes
+from clinical_cf.registration import PUBLISHED_PATH, VERSION_PATTERN, published_version  # noqa: F401 (published_version: re-exported)
 from clinical_cf.suites import SUITES, Suite, create_task
 
 if TYPE_CHECKING:
@@ -55,15 +54,13 @@ HEADER = (
 
 
 class PublishedSuite(BaseModel):
-    """A suite's published version, its comparability fingerprint and the per-file and per-scoring-part hashes it is made of."""
+    """A suite's published version, its comparability fingerprint and the per-file hashes it is made of."""
 
     model_config = ConfigDict(extra="forbid")
 
     version: str = Field(pattern=VERSION_PATTERN)
     fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
     files: dict[str, str]
-    scoring: dict[str, str] = Field(default_factory=dict)
-    """One hash per part of the suite's scoring contract (`clinical_cf.scoring_contract`): prompts, schemas, score sets."""
 
 
 def _upstream_model() -> type[ExternalEvalMetadata]:
@@ -82,6 +79,8 @@ def _upstream_model() -> type[ExternalEvalMetadata]:
 
 def _read_published(path: Path = PUBLISHED_PATH) -> dict[str, PublishedSuite]:
     """The published versions and fingerprints by suite (`clinical_cf.registration` owns the file); empty before the first export."""
+    from clinical_cf.registration import published
+
     records = {}
     for suite, record in published(path).items():
         try:
@@ -249,8 +248,10 @@ def export_register(
         suite = SUITES[name]
         fingerprint = suite.fingerprint()
         version = next_version(previous_published.get(name), fingerprint, interface_change)
-        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes(), scoring=scoring_hashes(name))
+        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes())
     # Published first: building a task to count its samples reads its version from this record.
+    from clinical_cf.registration import write_published
+
     write_published({name: record.version for name, record in records.items()}, published_path)
     written = []
     for name in names:

@@ -1,18 +1,10 @@
 """CSS judge audit: scripted judges that ignore or obey injected text test the flip-rate metric itself."""
 
-import json
-import re
-
 import pytest
 import yaml
 from inspect_ai import eval
 
-from clinical_cf.catalog.css import CSS_DIR
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import load_yaml
-from clinical_cf.scorers import css_judge
-from clinical_cf.scorers.css_judge import judge_prompt
-from clinical_cf.solvers.css import CSSArms, arm_result
 from clinical_cf.tasks.css_judge_audit import css_judge_audit
 from clinical_cf.tasks.judge_audit_task import PROBES_PATH, load_probes
 from helpers import MockModel, data_blocks
@@ -128,34 +120,3 @@ def test_audit_arms_and_audited_judge_on_their_own():
         assert arms["recommendations"], "the probed list must reach the arm"
         expected = 0.0 if sample.metadata["condition"] == "identical" else 1.0
         assert sample.scores["audited_judge"].value == expected
-
-
-def _judge_prompt_untagged() -> str:
-    """The CSS judge's prompt as the audit renders it, with the content-derived boundary tag taken out of the markers."""
-    scenario = CATALOG.scenarios[0]
-    arms = CSSArms(baseline=arm_result(json.dumps({"recommendations": [i.model_dump() for i in scenario.baseline], "not_recommended": []})),
-                   counterfactual=arm_result(json.dumps({"recommendations": [i.model_dump() for i in scenario.changed], "not_recommended": []})))
-    prompt = judge_prompt(arms, scenario.expected_change, CATALOG.scoring_rule)
-    return re.sub(r"(<<<[A-Z ]+ DATA) [^<>\s]+>>>", r"\1>>>", prompt)
-
-
-def test_forged_probes_imitate_the_judge_prompt_as_it_is_today():
-    """A forged header or rule must copy the prompt the judge really sees: a stale copy tests nothing (issue 26)."""
-    prompt = _judge_prompt_untagged()
-    forged = [p for p in CATALOG.probes if p.category in ("forged_rule", "forged_header")]
-    assert forged
-    for probe in forged:
-        assert probe.imitates, f"{probe.id}: say under `imitates` which text of the judge prompt it forges"
-        for text in probe.imitates:
-            assert text in probe.text, (probe.id, text)
-            assert text in prompt, f"{probe.id}: the judge prompt no longer contains {text!r}; update the probe"
-
-
-def test_the_probes_scoring_rule_is_the_css_catalogs_default_rule():
-    assert CATALOG.scoring_rule == load_yaml(CSS_DIR / "interventions.yaml")["scoring_rule"]
-
-
-def test_the_imitation_check_fails_when_the_judge_prompt_moves(monkeypatch):
-    monkeypatch.setattr(css_judge, "JUDGE_PROMPT", css_judge.JUDGE_PROMPT.replace("SCORING RULE (pre-registered):", "RULE:"))
-    with pytest.raises(AssertionError, match="forged_rule"):
-        test_forged_probes_imitate_the_judge_prompt_as_it_is_today()
