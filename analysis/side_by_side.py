@@ -213,25 +213,31 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
     return models, tuples
 
 
-LISTED = re.compile(r"^\d+\. (.*?)(?: — .*)?$")
 SUMMARY_TEXT_LIMIT = 1000
 """Inspect's sample summaries cut score-metadata strings at about 1k characters: a list that long is read in full."""
 
 
 def _listed(text: object) -> list[dict] | None:
-    """The recommendations of a numbered list as the judge scorer writes it (`1. FOLFOX — why`), or None
-    when the text is absent or may have been cut short in the summary."""
+    """The recommendations of a numbered list as the judge scorer writes it (`1. FOLFOX — why`, one item a line),
+    or None when the text is absent or may have been cut short in the summary.
+
+    Inspect's summaries collapse a string's whitespace, so the list may arrive on one line
+    (`1. FOLFOX — why 2. Radiation — why`): items are found by their consecutive numbers, not by lines.
+    """
     if not isinstance(text, str) or len(text) >= SUMMARY_TEXT_LIMIT - 5:
         return None
-    items = []
-    for line in text.splitlines():
-        match = LISTED.match(line.strip())
-        if match is None:
-            if items:
-                break  # the 'not recommended' part follows the recommendations
-            continue
-        items.append({"treatment": match.group(1)})
-    return items
+    flat = " ".join(text.split())
+    if not flat.startswith("1. "):
+        return []
+    items, number, start = [], 1, 0
+    while True:
+        body = start + len(f"{number}. ")
+        end = flat.find(f" {number + 1}. ", body)  # linear: one scan per item, each from where the last ended
+        chunk = flat[body:] if end == -1 else flat[body:end]
+        items.append({"treatment": chunk.split(" — ")[0].strip()})
+        if end == -1:
+            return items
+        number, start = number + 1, end + 1
 
 
 def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict], set[str]]:
