@@ -212,16 +212,50 @@ def _header(path: str, log: EvalLog, labels: dict[str, str] | None = None, sampl
                      model_roles=",".join(f"{role}={spec.model}" for role, spec in sorted(roles.items())))
 
 
-def label_map(labels: Sequence[str] | None) -> dict[str, str]:
-    """`--label NAME=LOG_OR_DIR` entries as {log path: NAME}; a malformed entry or unknown path is an error."""
+def label_map(labels: Sequence[str] | None, read: Sequence[str] | None = None) -> dict[str, str]:
+    """`--label NAME=LOG_OR_DIR` entries as {log path: NAME}; a malformed entry or unknown path is an error.
+
+    Two labels for one log (the same path, or a log inside two labelled folders) are an error naming both,
+    never the last one silently winning; with `read` (the logs the report reads), a label naming no log
+    among them is an error too (it would label nothing)."""
     out: dict[str, str] = {}
+    given: dict[str, str] = {}
+    # A label's path as the report lists it (`logs/` vs `./logs/x.eval`): matched on the resolved local path.
+    as_read = {_resolved(p): p for p in read or []}
     for entry in labels or []:
-        name, sep, where = entry.partition("=")
+        name, sep, where = _split_label(entry)
         if not sep or not name.strip() or not where.strip():
             raise CatalogError("--label", f"{entry!r} is not NAME=LOG_OR_DIR")
-        for path in list_logs(where.strip(), strict=True):
-            out[path] = name.strip()
+        name = name.strip()
+        found = [as_read.get(_resolved(p), p) for p in list_logs(where.strip(), strict=True)]
+        for path in found:
+            if path in out and out[path] != name:
+                raise CatalogError("--label", f"{path} has two labels: {out[path]!r} ({given[path]}) and {name!r} ({entry}); "
+                                              "give each log one label")
+            out[path], given[path] = name, entry
+        if read is not None and not set(found) & set(read):
+            raise CatalogError("--label", f"label {name!r} ({entry}) names no log the report reads "
+                                          f"(it lists {len(found)} log(s), none among the report's LOGS)")
     return out
+
+
+def _split_label(entry: str) -> tuple[str, str, str]:
+    """NAME=PATH split at the first '=' whose right side names an existing path or a URL (a name may hold '=');
+    at the first '=' when none does (the path is then reported as missing)."""
+    import re
+
+    at = [i for i, ch in enumerate(entry) if ch == "=" and entry[:i].strip()]
+    for named in (lambda w: Path(w).exists(), lambda w: re.match(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://", w) is not None):
+        for i in at:
+            where = entry[i + 1:].strip()
+            if where and named(where):
+                return entry[:i], "=", entry[i + 1:]
+    return entry.partition("=")
+
+
+def _resolved(path: str) -> str:
+    local = _local(path)
+    return str(local.resolve()) if local is not None else path
 
 
 def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str, str] | None):

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from clinical_cf.analysis.logs import LogRows
-from clinical_cf.analysis.tables import markdown_table
+from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.suites import SUITES, Suite
 
 Block = tuple[str, Any]
@@ -62,7 +62,7 @@ SectionBuilder = Callable[[SectionContext], Section]
 
 
 def _write(table: pd.DataFrame, out: Path, name: str) -> pd.DataFrame:
-    table.to_csv(out / f"{name}.csv", index=False)
+    write_table(table, out / f"{name}.csv")
     return table
 
 
@@ -175,8 +175,8 @@ def per_sample_blocks(rows: LogRows, out: Path) -> list[Block]:
     for col in table.columns:
         if table[col].dtype == object:
             table[col] = table[col].map(lambda v: None if v is None else str(v))
-    table.to_csv(out / "samples.csv", index=False)
-    table.to_parquet(out / "samples.parquet", index=False)
+    write_table(table, out / "samples.csv")
+    write_table(table, out / "samples.parquet", kind="parquet")
     return [("p", f"Per-sample table ({len(table)} rows, every suite): samples.parquet and samples.csv.")]
 
 

@@ -49,3 +49,44 @@ def markdown_table(table: pd.DataFrame) -> str:
     # A pipe or a line break inside a cell (a run label, a rationale) would end the cell or the row.
     body = ["| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |" for row in shown.itertuples(index=False)]
     return "\n".join([header, rule, *body])
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula (OWASP's CSV-injection list)."""
+
+
+def neutralised(value):
+    """A text cell that a spreadsheet would run as a formula (`=HYPERLINK(...)` as a run label), quoted with a
+    leading apostrophe so it reads as the text it is; everything else as is."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def safe_for_spreadsheets(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with every text cell `neutralised` (numbers are numbers: only text columns are touched)."""
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(neutralised)
+    out.columns = [neutralised(str(c)) for c in out.columns]
+    return out
+
+
+def write_table(table: pd.DataFrame, path, kind: str = "csv") -> None:
+    """A table written for people and spreadsheets: text cells neutralised, atomically (temp file + rename)."""
+    import os
+    import uuid
+    from pathlib import Path
+
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    safe = safe_for_spreadsheets(table)
+    try:
+        if kind == "parquet":
+            safe.to_parquet(partial, index=False)
+        else:
+            safe.to_csv(partial, index=False)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -350,7 +350,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise SystemExit("--gate needs --baseline LOG_OR_DIR")
     # Each log's sample summaries are read once; the report, the rewards and the gate all take their rows from this read.
     cache = not args.no_cache
-    rows = read_logs(args.logs, progress=True, mode="summaries", labels=label_map(args.label), strict=True, use_cache=cache)
+    from clinical_cf.analysis.logs import list_logs
+
+    labels = label_map(args.label, read=list_logs(args.logs, strict=True)) if args.label else None
+    rows = read_logs(args.logs, progress=True, mode="summaries", labels=labels, strict=True, use_cache=cache)
     baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True, use_cache=cache) if args.gate else None
     report = build_report(rows, Path(args.out), predictions)
     print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
