@@ -601,6 +601,7 @@ def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, m
         raise CatalogError(where, f"the gate's baseline must hold one model; it holds {len(models)}: {', '.join(models)}")
     keys = TUPLE + ["judge"]
     out = []
+    base_judges = set(base["judge"].unique())
     for (model, run), group in _interventional(new).groupby(["model", "run"]):
         both = group[keys + ["css"]].merge(base[keys + ["css"]], on=keys, suffixes=("_new", "_base"))
         if both.empty:
@@ -610,11 +611,35 @@ def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, m
         for (family, judge), fam in both.groupby(["family", "judge"]):
             mean, low, high = paired_difference(fam["css_new"], fam["css_base"], fam["case_id"])
             failed = bool(mean < -margin and high < 0)
-            out.append({"model": model, "run": run, "judge": judge, "baseline_model": models[0], "family": family,
-                        "difference": mean, "ci_low": low, "ci_high": high, "tuples": len(fam), "failed": failed,
+            out.append({"model": model, "judge": judge, "run": run, "baseline_model": models[0], "baseline_judge": judge,
+                        "family": family, "gated": True, "difference": mean, "ci_low": low, "ci_high": high,
+                        "tuples": len(fam), "failed": failed,
                         "why": f"CSS lower by {-mean:.3f} (> {margin}) and the 95% interval excludes 0" if failed else ""})
+        # A judge of the candidate the baseline was not scored by is not gated: said, never skipped in silence.
+        for judge in sorted(set(group["judge"].unique()) - base_judges):
+            out.append({"model": model, "judge": judge, "run": run, "baseline_model": models[0], "baseline_judge": "",
+                        "family": "", "gated": False, "difference": float("nan"), "ci_low": float("nan"),
+                        "ci_high": float("nan"), "tuples": 0, "failed": False,
+                        "why": f"not gated: the baseline has no verdicts of judge {judge} "
+                               f"(its judges: {', '.join(sorted(base_judges))})"})
     table = pd.DataFrame(out)
     return table, bool(table.empty or not table["failed"].any())
+
+
+def gate_lines(table: pd.DataFrame) -> list[str]:
+    """One terminal line per candidate entry and family, naming the model, judge, run and the baseline it is compared with."""
+    lines = []
+    for row in table.itertuples():
+        who = f"{row.model} (judge {row.judge}{f', run {row.run}' if row.run else ''})"
+        if not row.gated:
+            lines.append(f"GATE NOT APPLIED: {who}: {row.why}")
+            continue
+        against = f"baseline {row.baseline_model} (judge {row.baseline_judge})"
+        verdict = f"FAILED: {row.why}" if row.failed else "passed"
+        lines.append(f"gate {verdict.split(':')[0].lower()}: {who} vs {against}, family {row.family}: "
+                     f"difference {row.difference:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}] over {row.tuples} tuples"
+                     + (f"; {row.why}" if row.failed else ""))
+    return lines
 
 
 def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:

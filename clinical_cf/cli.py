@@ -361,9 +361,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"wrote {export_rewards(rows, args.rewards)} reward records to {args.rewards}")
     if args.gate:
         table, passed = regression_gate(rows, baseline, args.margin)
-        table.to_csv(Path(args.out) / "gate.csv", index=False)
-        for row in table[table["failed"]].itertuples():
-            print(f"GATE FAILED: {row.model} family {row.family}: {row.why}")
+        from clinical_cf.analysis.report import gate_lines
+        from clinical_cf.analysis.tables import write_table
+
+        write_table(table, Path(args.out) / "gate.csv")
+        for line in gate_lines(table):
+            print(line)
         print("gate passed" if passed else "gate failed")
         return 0 if passed else 1
     return 0

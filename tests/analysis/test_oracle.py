@@ -383,3 +383,28 @@ def test_side_by_side_shows_every_recommendation_of_each_arm_with_the_dropped_on
                 assert (answer["before"], answer["after"]) == (same, same), (column, row["key"])
             else:  # flaky: one epoch moved, the page shows one of them
                 assert answer["before"] in (base, same) and len(answer["after"]) == 2
+
+
+# ------------------------------------------------------------------ the gate
+
+
+def test_gate_names_judge_and_run_and_says_which_judge_it_could_not_gate(sweep, truth, tmp_path, capsys):
+    baseline = sweep["css"][("always", "strict")][-1]
+    logs = [p for paths in sweep["css"].values() for p in paths]
+    code = main(["report", *logs, "--out", str(tmp_path / "gate"), "--gate", "--baseline", baseline])
+    out = capsys.readouterr().out
+    keys = family_keys(truth, "D")
+    reference = [tuple_value(truth, ("always", "strict"), k) for k in keys]
+    failed_any = False
+    for b in oracle.CSS_MODELS:
+        diffs = [tuple_value(truth, (b, "strict"), k) - r for k, r in zip(keys, reference, strict=True)]
+        mean, (low, high) = sum(diffs) / 2, case_bounds(diffs)
+        failed = mean < -0.05 and high < 0
+        failed_any |= failed
+        line = (f"gate {'failed' if failed else 'passed'}: {M}{b} (judge {M}strict) vs baseline {M}always (judge {M}strict), "
+                f"family D: difference {mean:+.3f} [{low:+.3f}, {high:+.3f}] over 2 tuples")
+        assert line in out, (line, out)
+        assert f"GATE NOT APPLIED: {M}{b} (judge {M}lenient): not gated: the baseline has no verdicts of judge {M}lenient" in out
+    assert code == (1 if failed_any else 0)
+    gate = pd.read_csv(tmp_path / "gate" / "gate.csv")
+    assert len(gate) == 8 and gate["gated"].sum() == 4
