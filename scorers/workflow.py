@@ -40,7 +40,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import TaskState
 
 from clinical_cf.core.loading import record_field
-from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.scorers.metrics import parse_quality, shown_as
 from clinical_cf.solvers.workflow import WorkflowDecisions
 
 ECE_BINS = 10
@@ -92,7 +92,7 @@ def utility_mean() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["utility"] for m in _metas(scores)])
 
-    return compute
+    return shown_as("utility_mean", compute)
 
 
 @metric(scores="unreduced")
@@ -102,7 +102,7 @@ def missed_escalation_rate() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] != "ESCALATE" for m in _metas(scores) if m["reference_action"] == "ESCALATE"])
 
-    return compute
+    return shown_as("missed_escalation_rate", compute)
 
 
 @metric(scores="unreduced")
@@ -112,7 +112,7 @@ def unnecessary_escalation_rate() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] == "ESCALATE" for m in _metas(scores) if "ESCALATE" not in m["acceptable_actions"]])
 
-    return compute
+    return shown_as("unnecessary_escalation_rate", compute)
 
 
 @metric(scores="unreduced")
@@ -122,7 +122,7 @@ def escalate_sensitivity() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] == "ESCALATE" for m in _metas(scores) if m["reference_action"] == "ESCALATE"])
 
-    return compute
+    return shown_as("escalate_sensitivity", compute)
 
 
 @metric(scores="unreduced")
@@ -132,7 +132,7 @@ def escalate_specificity() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] != "ESCALATE" for m in _metas(scores) if "ESCALATE" not in m["acceptable_actions"]])
 
-    return compute
+    return shown_as("escalate_specificity", compute)
 
 
 @metric
@@ -143,7 +143,7 @@ def accuracy_read() -> Metric:
         values = [float(s.score.as_float()) for s in scores if (s.score.metadata or {}).get("parse_ok")]
         return sum(values) / len(values) if values else float("nan")
 
-    return compute
+    return shown_as("accuracy_read", compute)
 
 
 @metric(scores="unreduced")
@@ -153,7 +153,7 @@ def parse_rate() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([bool(m["parse_ok"]) for m in _metas(scores)])
 
-    return compute
+    return shown_as("parse_rate", compute)
 
 
 @metric(scores="unreduced")
@@ -165,7 +165,7 @@ def ece() -> Metric:
         conf = [m["confidence"] if m["confidence"] is not None else np.nan for m in metas]
         return expected_calibration_error(conf, [m["correct"] for m in metas])
 
-    return compute
+    return shown_as("ece", compute)
 
 
 def accuracy_by_variant() -> Metric:

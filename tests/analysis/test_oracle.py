@@ -408,3 +408,23 @@ def test_gate_names_judge_and_run_and_says_which_judge_it_could_not_gate(sweep, 
     assert code == (1 if failed_any else 0)
     gate = pd.read_csv(tmp_path / "gate" / "gate.csv")
     assert len(gate) == 8 and gate["gated"].sum() == 4
+
+
+# ------------------------------------------------------------------ what Inspect's viewer shows
+
+
+def test_metrics_are_logged_under_their_short_names_and_arm_spans_are_titled_once(sweep):
+    from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
+
+    for path in [sweep["css"][("always", "strict")][-1], sweep["medpic"]["gf_only"]]:
+        log = read_eval_log(path)
+        names = [m.name for s in log.results.scores if s.scorer != "registration_check" for m in s.metrics.values()]
+        assert names and not [n for n in names if "/" in n], names  # the viewer's columns cut 'clinical_cf/...' to 'clinical_c…'
+        keys = {k for s in log.results.scores for k in s.metrics}
+        assert {"css", "css_stderr", "control_stability"} <= keys or {"gf_accuracy", "cf_accuracy", "gf_cf_gap"} <= keys
+    medpic = read_eval_log(sweep["medpic"]["gf_only"]).results.scores[0].metrics
+    assert medpic["gf_accuracy"].value == 1.0 and medpic["cf_accuracy"].value == 0.0 and medpic["gf_cf_gap"].value == 1.0
+    sample = read_eval_log(sweep["css"][("always", "strict")][-1]).samples[0]
+    spans = [(e.type, e.name) for e in sample.events if e.event == "span_begin" and e.name in (BASELINE_SPAN, COUNTERFACTUAL_SPAN)]
+    assert spans == [("arm", BASELINE_SPAN), ("arm", COUNTERFACTUAL_SPAN)]
+    assert all(t != n for t, n in spans)  # Inspect titles a span 'type: name'
