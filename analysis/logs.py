@@ -272,7 +272,7 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
-CACHE_VERSION = "rows-3"
+CACHE_VERSION = "rows-4"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
 
 
@@ -305,24 +305,27 @@ def _file_hash(path: str) -> str | None:
 
 
 def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, use_cache: bool):
-    """One log in summaries mode (run in a worker process): ("ok", header, rows frame) or ("skip", why).
+    """One log in summaries mode (run in a worker process): ("ok", header, rows frame, warnings) or ("skip", why).
 
-    With the cache, the rows of a log whose bytes were read before come back from
-    `<cache>/<sha256>.pkl` (a pickled frame this code wrote) without parsing the log at all.
+    With the cache, the rows of a log whose bytes were read before come back from `<cache>/<sha256>.<version>.parquet`
+    (`RowCache`) without parsing the log at all; a damaged entry is named in a warning and rebuilt from the log.
     """
-    import pickle
-
-    folder = cache_dir() if use_cache else None
-    key = _file_hash(path) if folder is not None else None
-    cached = folder / f"{key}.{CACHE_VERSION}.pkl" if key else None
+    warnings: list[str] = []
+    cache = RowCache.for_log(path) if use_cache else None
     try:
-        if cached is not None and cached.is_file():
-            with open(cached, "rb") as handle:
-                header, frame = pickle.load(handle)
-            header = LogHeader(**{**header.__dict__, "path": path, "run": label if label is not None else header.tags})
-            frame["log"] = path
-            frame["run"] = header.run
-            return "ok", header, frame
+        if cache is not None:
+            try:
+                hit = cache.load()
+            except Exception as ex:  # noqa: BLE001 - any damage (truncated, foreign, edited) costs a re-read, never the report
+                warnings.append(f"{path}: report cache entry {cache.file.name} is damaged ({type(ex).__name__}: {ex}); "
+                                "rebuilt from the log")
+                hit = None
+            if hit is not None:
+                header, frame = hit
+                header = LogHeader(**{**header.__dict__, "path": path, "run": label if label is not None else header.tags})
+                frame["log"] = path
+                frame["run"] = header.run
+                return "ok", header, frame, warnings
         labels = {path: label} if label is not None else None
         if wanted is not None:
             suite = (read_eval_log(path, header_only=True).eval.metadata or {}).get("suite")
@@ -336,16 +339,84 @@ def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, u
     if not samples:
         return "skip", "has no samples"
     frame = pd.DataFrame([sample_row(header, sample) for sample in samples])
-    if cached is not None:
+    if cache is not None:
+        cache.store(header, frame)
+    return "ok", header, frame, warnings
+
+
+class RowCache:
+    """One log's rows as a columnar file (Parquet), keyed by the SHA-256 of the log's bytes and `CACHE_VERSION`.
+
+    Nothing in it is executable: numbers and text are Parquet columns, every other value (score metadata
+    dicts, list metadata, mixed-type columns) is JSON text in a column the file's schema metadata names,
+    and the log header is JSON there too. A file that does not read back as exactly that (truncated,
+    foreign, another version) raises on `load`; the caller rebuilds it. Writes are atomic (temp + rename),
+    so a concurrent report never reads half an entry; a read-only or full cache folder costs speed only.
+    """
+
+    META_KEY = b"clinical_cf_rows"
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+
+    @classmethod
+    def for_log(cls, path: str) -> RowCache | None:
+        folder = cache_dir()
+        key = _file_hash(path) if folder is not None else None
+        return cls(folder / f"{key}.{CACHE_VERSION}.parquet") if key else None
+
+    def load(self) -> tuple[LogHeader, pd.DataFrame] | None:
+        import json
+
+        import pyarrow.parquet as pq
+
+        if not self.file.is_file():
+            return None
+        table = pq.read_table(self.file)
+        meta = json.loads((table.schema.metadata or {})[self.META_KEY])
+        if meta.get("version") != CACHE_VERSION:
+            raise ValueError(f"written by cache version {meta.get('version')!r}, not {CACHE_VERSION}")
+        frame = table.to_pandas()
+        if len(frame) != meta["rows"]:
+            raise ValueError(f"holds {len(frame)} rows, its header says {meta['rows']}")
+        for col in meta["json_columns"]:
+            frame[col] = [json.loads(v) if isinstance(v, str) else None for v in frame[col].tolist()]
+        for col in meta["text_columns"]:
+            frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+        return LogHeader(**meta["header"]), frame[meta["columns"]]
+
+    def store(self, header: LogHeader, frame: pd.DataFrame) -> None:
+        import json
+        import os
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_suffix(f".{uuid4_hex()}.tmp")
-            with open(partial, "wb") as handle:
-                pickle.dump((header, frame), handle, protocol=pickle.HIGHEST_PROTOCOL)
-            partial.replace(cached)  # atomic: a concurrent report never reads half a cache file
-        except OSError:
-            pass  # a read-only or full cache folder costs speed, never the report
-    return "ok", header, frame
+            out = frame.copy()
+            json_columns, text_columns = [], []
+            for col in out.columns:
+                if out[col].dtype != object:
+                    continue
+                values = out[col].tolist()
+                if all(v is None or isinstance(v, str) for v in values):
+                    text_columns.append(col)
+                else:
+                    json_columns.append(col)
+                    out[col] = [None if v is None else json.dumps(v, default=str) for v in values]
+            meta = {"version": CACHE_VERSION, "rows": len(out), "columns": list(frame.columns), "json_columns": json_columns,
+                    "text_columns": text_columns, "header": header.__dict__}
+            table = pa.Table.from_pandas(out, preserve_index=False)
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), self.META_KEY: json.dumps(meta, default=str).encode()})
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.file.with_name(f".{self.file.name}.{uuid4_hex()}.tmp")
+            try:
+                pq.write_table(table, partial)
+                os.replace(partial, self.file)
+            finally:
+                partial.unlink(missing_ok=True)
+        except (OSError, pa.ArrowException, TypeError, ValueError):
+            pass  # an entry that cannot be written costs speed on the next report, never this one
 
 
 def uuid4_hex() -> str:
@@ -376,10 +447,28 @@ def _summaries_in_parallel(files: list[str], labels: dict[str, str] | None, want
     if workers <= 1 or len(files) <= 1:
         yield from (_summary_job(*job) for job in jobs)
         return
+    yield from in_workers(_summary_job, jobs, workers)
+
+
+def ignore_interrupts() -> None:
+    """Worker processes leave Ctrl-C to the report's own process, which ends with one line (no worker tracebacks)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def in_workers(function, jobs: list[tuple], workers: int) -> Iterator:
+    """`function(*job)` for every job, in order, in `workers` processes; on Ctrl-C (or any error) the queued jobs
+    are cancelled and the workers released at once."""
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_summary_job, *zip(*jobs, strict=False))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=ignore_interrupts)
+    try:
+        yield from pool.map(function, *zip(*jobs, strict=False))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def iter_logs(
@@ -414,6 +503,8 @@ def iter_logs(
                     raise CatalogError(path, result[1])
                 yield path, result[1]
             else:
+                for line in result[3]:
+                    print(f"report: warning: {line}", file=sys.stderr)
                 # Strings repeated across logs (a case's metadata seen by six models) kept once.
                 frame = result[2]
                 for col in frame.columns:

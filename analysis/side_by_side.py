@@ -157,9 +157,12 @@ def _arms(sample) -> tuple[dict | None, dict | None]:
 
 def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True):
     """`_collect_log` through the per-log cache (`logs.cache_dir`): keyed by the log's SHA-256 and what was asked,
-    so a second report over the same logs parses no full sample."""
+    so a second report over the same logs parses no full sample. The entry is JSON (never executable); one
+    that does not read back is rebuilt from the log with a warning."""
     import hashlib
-    import pickle
+    import json
+    import os
+    import sys
 
     from clinical_cf.analysis.logs import CACHE_VERSION, _file_hash, cache_dir
 
@@ -168,24 +171,44 @@ def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, 
     if digest is None:
         return _collect_log(path, run, diff_keys, answers)
     asked = hashlib.sha256(repr((run, sorted(diff_keys or []), answers, PAGE_SIZE)).encode()).hexdigest()[:16]
-    cached = folder / f"{digest}.side-{asked}.{CACHE_VERSION}.pkl"
+    cached = folder / f"{digest}.side-{asked}.{CACHE_VERSION}.json"
     if cached.is_file():
-        with open(cached, "rb") as handle:
-            columns, tuples = pickle.load(handle)
-        for entry in tuples.values():  # the cache is by content: the page names the path it was given now
-            for answer in entry["answers"].values():
-                answer["src"] = f"{path}#{answer['src'].rsplit('#', 1)[-1]}"
-        return columns, tuples
+        try:
+            columns, tuples = _decode(json.loads(cached.read_text(encoding="utf-8")))
+            for entry in tuples.values():  # the cache is by content: the page names the path it was given now
+                for answer in entry["answers"].values():
+                    answer["src"] = f"{path}#{answer['src'].rsplit('#', 1)[-1]}"
+            return columns, tuples
+        except Exception as ex:  # noqa: BLE001 - a damaged entry costs a re-read, never the page
+            print(f"report: warning: {path}: side-by-side cache entry {cached.name} is damaged ({type(ex).__name__}: {ex}); "
+                  "rebuilt from the log", file=sys.stderr)
     result = _collect_log(path, run, diff_keys, answers)
+    partial = cached.with_name(f".{cached.name}.{uuid4().hex}.tmp")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{uuid4().hex}.tmp")
-        with open(partial, "wb") as handle:
-            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        partial.replace(cached)
+        partial.write_text(json.dumps(_encode(result)), encoding="utf-8")
+        os.replace(partial, cached)
     except OSError:
         pass  # a read-only or full cache folder costs speed, never the page
+    finally:
+        partial.unlink(missing_ok=True)
     return result
+
+
+def _encode(result: tuple[list[tuple], dict[str, dict]]) -> dict:
+    columns, tuples = result
+    return {"columns": [list(c) for c in columns],
+            "tuples": {k: {**e, "answers": [[list(c), a] for c, a in e["answers"].items()]} for k, e in tuples.items()}}
+
+
+def _decode(data: dict) -> tuple[list[tuple], dict[str, dict]]:
+    columns = [tuple(c) for c in data["columns"]]
+    tuples = {k: {**e, "answers": {tuple(c): a for c, a in e["answers"]}} for k, e in data["tuples"].items()}
+    for entry in tuples.values():
+        for answer in entry["answers"].values():
+            for arm in ("before", "after"):
+                answer[arm] = [list(item) for item in answer[arm]]
+    return columns, tuples
 
 
 def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True) -> tuple[list[tuple], dict[str, dict]]:
@@ -295,9 +318,7 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
     of a column winning; full samples are read, in worker processes, only for each tuple's edit (from the
     first log that holds it) and for logs whose lists the summaries do not carry whole.
     """
-    from concurrent.futures import ProcessPoolExecutor
-
-    from clinical_cf.analysis.logs import list_logs, read_logs, worker_count
+    from clinical_cf.analysis.logs import in_workers, list_logs, read_logs, worker_count
 
     if isinstance(paths, pd.DataFrame) and any(c.startswith("store_") for c in paths.columns):
         parts = [_collect_rows(paths)]
@@ -324,8 +345,7 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
                 if path in full or diff_keys.get(path)]
         workers = workers or worker_count(len(jobs))
         if workers > 1 and len(jobs) > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(_collect_log_cached, *zip(*jobs, strict=False)))
+            parts = list(in_workers(_collect_log_cached, jobs, workers))
         else:
             parts = [_collect_log_cached(*job) for job in jobs]
         parts = [(summary_columns, summary_tuples), *parts]

@@ -572,6 +572,11 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, UnicodeError) as ex:
         print(f"error: {getattr(ex, 'filename', None) or 'input'}: cannot read ({ex})", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C (a long report): one line and the shell's status for SIGINT, no traceback. Outputs are
+        # written atomically, so nothing half-written is left behind.
+        print(f"clinical-cf {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ def case_bounds(per_case: list[float]) -> tuple[float, float]:
 
 def md_tables(path: Path) -> dict[str, list[pd.DataFrame]]:
     out: dict[str, list[pd.DataFrame]] = defaultdict(list)
-    heading, lines = None, path.read_text().splitlines()
+    heading, lines = None, path.read_text(encoding="utf-8").splitlines()
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -137,7 +137,7 @@ def md_tables(path: Path) -> dict[str, list[pd.DataFrame]]:
 
 
 def html_tables(path: Path) -> dict[str, list[pd.DataFrame]]:
-    soup = BeautifulSoup(path.read_text(), "html.parser")
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
     out: dict[str, list[pd.DataFrame]] = defaultdict(list)
     for table in soup.find_all("table"):
         heading = table.find_previous(["h2", "h3"]).get_text(strip=True)
@@ -289,7 +289,7 @@ def test_coverage_counts_the_replaced_rerun_and_the_header_counts_every_log(swee
                  "rerun_rows_dropped": 8 if (b, j) == ("half", "strict") else 0, "samples_without_metadata": 0, "same_cases": True}
                 for b, j in ENTRIES]
     check_table(sweep, rendered, "single_shot_coverage.csv", "Coverage", expected, ["model", "judge", "run"])
-    text = (sweep["out"] / "report.md").read_text()
+    text = (sweep["out"] / "report.md").read_text(encoding="utf-8")
     assert "Logs: 9 read, 8 used (1 replaced by a later run of the same entry)" in text
 
 
@@ -333,7 +333,7 @@ def test_medpic_counts_guideline_following_questions(sweep, rendered):
             assert int(row["questions"]) == n and int(row["pairs"]) == oracle.PAIRS and int(row["unparseable"]) == 0
             for name, value in zip(names, values, strict=True):
                 assert str(row[name]).split(" ")[0] == f"{value:.1f}", (b, name, row[name])
-    assert "lack MedPIC metadata" not in (sweep["out"] / "report.md").read_text()
+    assert "lack MedPIC metadata" not in (sweep["out"] / "report.md").read_text(encoding="utf-8")
 
 
 def test_medpic_parse_quality_per_model(sweep, rendered):
@@ -367,7 +367,7 @@ def test_samples_table_has_every_sample_with_its_judge_and_verdict(sweep, truth)
 def test_side_by_side_shows_every_recommendation_of_each_arm_with_the_dropped_one_marked(sweep, truth):
     import json
 
-    soup = BeautifulSoup((sweep["out"] / "side_by_side.html").read_text(), "html.parser")
+    soup = BeautifulSoup((sweep["out"] / "side_by_side.html").read_text(encoding="utf-8"), "html.parser")
     data = json.loads(soup.find("script", id="tuples").string)
     assert len(data["models"]) == len(ENTRIES) and len(data["tuples"]) == len(truth["tuples"])
     base = [[t, t not in oracle.MOVED] for t in oracle.BASE]

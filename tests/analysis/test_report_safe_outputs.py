@@ -36,7 +36,7 @@ def test_a_formula_label_lands_as_text_in_every_csv_and_the_parquet(medpic_logs,
     assert set(samples.loc[samples["log"] == log, "run"]) == {"'" + FORMULA}
     assert set(pd.read_parquet(out / "samples.parquet").query("log == @log")["run"]) == {"'" + FORMULA}
     for csv in out.glob("*.csv"):
-        text = csv.read_text()
+        text = csv.read_text(encoding="utf-8")
         assert "\n=" not in text and ",=" not in text and not text.startswith("="), csv.name
 
 
