@@ -365,8 +365,19 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
     return sorted(names.values()), tuples
 
 
-def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str | Path) -> Path:
-    """Write the page for the CSS logs under `paths` (or the log reader's CSS rows) to `file`."""
+PAGE_BYTES = 20 * 2**20
+"""The most one side-by-side file may hold (20 MB, under the 25 MB a browser opens without trouble): a larger
+set of tuples is split into parts in tuple order, with `side_by_side.html` as their index."""
+
+
+def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str | Path, limit: int = PAGE_BYTES) -> Path:
+    """Write the page for the CSS logs under `paths` (or the log reader's CSS rows) to `file`.
+
+    When the tuples do not fit in `limit` bytes, `file` is an index linking `<stem>_partNNN.html` files,
+    each at most `limit` bytes and each a complete page (filters and paging work within a part).
+    """
+    import json
+
     models, tuples = collect(paths)
     rows = []
     for key, entry in sorted(tuples.items()):
@@ -376,7 +387,36 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
                      "expected": entry.get("expected", ""), "answers": answers,
                      "scores": sorted({a["score"] for a in answers if a is not None})})
     judges = sorted({a["judge"] for entry in tuples.values() for a in entry["answers"].values() if a.get("judge")})
-    page = render(
+    path = Path(file)
+    page = _page(rows, models, judges, None)
+    if len(page.encode()) <= limit:
+        _atomic_write(path, page)
+        return path
+    # Split: a row is carried twice (JSON, and HTML on a part's first page), so budget each part by twice its JSON.
+    budget = max(1, limit - len(_page([], models, judges, None).encode()) - 4096)
+    chunks: list[list[dict]] = [[]]
+    used = 0
+    for row in rows:
+        size = 2 * len(json.dumps(row))
+        if chunks[-1] and used + size > budget:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(row)
+        used += size
+    names = [f"{path.stem}_part{i:03d}.html" for i in range(1, len(chunks) + 1)]
+    for i, (chunk, name) in enumerate(zip(chunks, names, strict=True)):
+        part = {"number": i + 1, "of": len(chunks), "first": chunk[0]["key"], "last": chunk[-1]["key"], "all": len(rows),
+                "index": path.name, "previous": names[i - 1] if i else None, "next": names[i + 1] if i + 1 < len(names) else None}
+        _atomic_write(path.with_name(name), _page(chunk, models, judges, part))
+    index = render("side_by_side_index.html.j2", total=len(rows), models=models, judges=judges, limit_mb=round(limit / 2**20, 1),
+                   parts=[{"file": n, "count": len(c), "first": c[0]["key"], "last": c[-1]["key"],
+                           "families": ", ".join(sorted({r["family"] for r in c}))} for n, c in zip(names, chunks, strict=True)])
+    _atomic_write(path, index)
+    return path
+
+
+def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | None) -> str:
+    return render(
         "side_by_side.html.j2",
         judges=judges,
         models=models,
@@ -386,7 +426,16 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
         interventions=sorted({r["intervention"] for r in rows}),
         total=len(rows),
         page_size=PAGE_SIZE,
+        part=part,
     )
-    path = Path(file)
-    path.write_text(page, encoding="utf-8")
-    return path
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    import os
+
+    partial = path.with_name(f".{path.name}.{uuid4().hex}.tmp")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -428,3 +428,24 @@ def test_metrics_are_logged_under_their_short_names_and_arm_spans_are_titled_onc
     spans = [(e.type, e.name) for e in sample.events if e.event == "span_begin" and e.name in (BASELINE_SPAN, COUNTERFACTUAL_SPAN)]
     assert spans == [("arm", BASELINE_SPAN), ("arm", COUNTERFACTUAL_SPAN)]
     assert all(t != n for t, n in spans)  # Inspect titles a span 'type: name'
+
+
+def test_a_side_by_side_page_over_its_size_limit_is_split_into_parts_with_an_index(sweep, truth, tmp_path):
+    import json
+
+    from clinical_cf.analysis.logs import read_logs
+    from clinical_cf.analysis.side_by_side import write_side_by_side
+
+    rows = read_logs([p[-1] for p in sweep["css"].values()], mode="summaries").suite("css")
+    limit = 40_000  # the whole page is about 54 kB
+    index = write_side_by_side(rows, tmp_path / "side_by_side.html", limit=limit)
+    parts = sorted(tmp_path.glob("side_by_side_part*.html"))
+    assert len(parts) >= 2 and all(p.stat().st_size <= limit for p in parts)
+    links = BeautifulSoup(index.read_text(encoding="utf-8"), "html.parser").find_all("a")
+    assert [a["href"] for a in links] == [p.name for p in parts]
+    keys = []
+    for part in parts:
+        data = json.loads(BeautifulSoup(part.read_text(encoding="utf-8"), "html.parser").find("script", id="tuples").string)
+        assert len(data["models"]) == len(ENTRIES)
+        keys += [t["key"] for t in data["tuples"]]
+    assert sorted(keys) == sorted(f"{c}:{i}" for c, i, _ in truth["tuples"])  # every tuple once, none lost
