@@ -39,6 +39,7 @@ from inspect_ai.log import (
     read_eval_log_sample_summaries,
 )
 
+from clinical_cf.analysis.cache_keys import _file_hash, _local, cache_dir
 from clinical_cf.core.errors import CatalogError
 
 EXCLUDED_FIELDS: frozenset[str] = frozenset({"events", "messages", "attachments", "output", "timelines"})
@@ -47,8 +48,6 @@ EXCLUDED_FIELDS: frozenset[str] = frozenset({"events", "messages", "attachments"
 LOG_COLUMNS = ("log", "suite", "model", "task", "task_id", "status", "samples", "judge", "run", "created", "reducer", "model_roles")
 
 
-def _local(text: str) -> Path | None:
-    return None if "://" in text.removeprefix("file://") else Path(text.removeprefix("file://"))
 
 
 def list_logs(paths: str | Path | Sequence[str | Path], strict: bool = False) -> list[str]:
@@ -274,34 +273,6 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
 
 CACHE_VERSION = "rows-4"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
-
-
-def cache_dir() -> Path | None:
-    """Where per-log row caches live: `CLINICAL_CF_CACHE_DIR`, else the user cache folder; "off" disables it."""
-    import os
-
-    setting = os.environ.get("CLINICAL_CF_CACHE_DIR")
-    if setting == "off":
-        return None
-    if setting:
-        return Path(setting)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("clinical_cf")) / "report-rows"
-
-
-def _file_hash(path: str) -> str | None:
-    """SHA-256 of a local log's bytes (the cache key), None for a remote log."""
-    import hashlib
-
-    local = _local(path)
-    if local is None or not local.is_file():
-        return None
-    digest = hashlib.sha256()
-    with open(local, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, use_cache: bool):

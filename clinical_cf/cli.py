@@ -337,9 +337,9 @@ def _positive_int(value: str) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from clinical_cf.analysis.logs import label_map, read_logs
-    from clinical_cf.analysis.report import export_rewards, regression_gate
-    from clinical_cf.analysis.sections import build_report
+    import time
+
+    from clinical_cf.analysis import report_cache
 
     predictions = None
     if args.confirmatory:
@@ -348,14 +348,33 @@ def _cmd_report(args: argparse.Namespace) -> int:
         predictions = resolve_user_path(args.predictions) if args.predictions else CSS_DIR / "predictions.yaml"
     if args.gate and not args.baseline:
         raise SystemExit("--gate needs --baseline LOG_OR_DIR")
-    # Each log's sample summaries are read once; the report, the rewards and the gate all take their rows from this read.
     cache = not args.no_cache
-    from clinical_cf.analysis.logs import list_logs
+    out = Path(args.out)
+    # Unchanged logs, labels, predictions and code: the same report, copied from the whole-report cache.
+    key = report_cache.report_key(args.logs, args.label, predictions) if cache and not (args.rewards or args.gate) else None
+    replayed = report_cache.restore(key, out)
+    if replayed is not None:
+        for line in replayed:
+            print(line, file=sys.stderr)
+        print(f"wrote {out / 'report.md'} (tables as CSV and figures next to it, report.html self-contained; "
+              "unchanged logs: reused from the report cache)")
+        return 0
+    from clinical_cf.analysis.logs import label_map, list_logs, read_logs
+    from clinical_cf.analysis.report import export_rewards, regression_gate
+    from clinical_cf.analysis.sections import build_report
 
-    labels = label_map(args.label, read=list_logs(args.logs, strict=True)) if args.label else None
-    rows = read_logs(args.logs, progress=True, mode="summaries", labels=labels, strict=True, use_cache=cache)
-    baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True, use_cache=cache) if args.gate else None
-    report = build_report(rows, Path(args.out), predictions)
+    started = time.time() - 1  # file times may be rounded down to the second
+    tee = report_cache.Tee(sys.stderr)
+    sys.stderr = tee
+    try:
+        # Each log's sample summaries are read once; the report, the rewards and the gate all take their rows from this read.
+        labels = label_map(args.label, read=list_logs(args.logs, strict=True)) if args.label else None
+        rows = read_logs(args.logs, progress=True, mode="summaries", labels=labels, strict=True, use_cache=cache)
+        baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True, use_cache=cache) if args.gate else None
+        report = build_report(rows, out, predictions)
+    finally:
+        sys.stderr = tee.stream
+    report_cache.save(key, out, tee.lines, since=started)
     print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
     if args.rewards:
         print(f"wrote {export_rewards(rows, args.rewards)} reward records to {args.rewards}")
