@@ -210,3 +210,52 @@ def medpic_logs(folder: Path) -> dict[str, str]:
         assert log.status == "success", log.error
         out[behaviour] = log.location
     return out
+
+
+# ------------------------------------------------------------------ workflow
+
+WORKFLOW_MODELS = {"right": None, "always_answer": ("ANSWER", 0.6), "always_escalate": ("ESCALATE", 0.8)}
+"""`right` states each episode's reference action with confidence 0.9; the others one action throughout."""
+
+
+def workflow_selection():
+    """Single-turn test-split triage episodes whose prompt names exactly one episode (so a script can look it up)."""
+    from collections import Counter
+
+    from clinical_cf.tasks.workflow.workflow import workflow
+
+    samples = [s for s in workflow(task_class="triage_handoff").dataset]
+    seen = Counter(s.input for s in samples)
+    return [s for s in samples if s.metadata["split"] == "test" and len(s.metadata.get("turns") or []) <= 1 and seen[s.input] == 1]
+
+
+@dataclass
+class WorkflowModel:
+    behaviour: str
+    episodes: dict[str, dict]
+
+    def __call__(self, messages: list[ChatMessage], tools, tool_choice, config) -> ModelOutput:
+        fixed = WORKFLOW_MODELS[self.behaviour]
+        if fixed is None:
+            episode = next(meta for text, meta in self.episodes.items() if text in "\n".join(m.text for m in messages))
+            action, confidence = episode["reference_action"], 0.9
+        else:
+            action, confidence = fixed
+        return reply(f"mockllm/{self.behaviour}", json.dumps({"action": action, "confidence": confidence}), MODEL_USAGE)
+
+
+def workflow_logs(folder: Path) -> dict[str, str]:
+    from inspect_ai import eval
+
+    from clinical_cf.tasks.workflow.workflow import workflow
+
+    chosen = workflow_selection()
+    episodes = {s.input: dict(s.metadata) for s in chosen}
+    out = {}
+    for behaviour in WORKFLOW_MODELS:
+        model = get_model(f"mockllm/{behaviour}", custom_outputs=WorkflowModel(behaviour, episodes))
+        log = eval(workflow(task_class="triage_handoff"), model=model, sample_id=[s.id for s in chosen], display="none",
+                   log_dir=str(folder / "workflow"))[0]
+        assert log.status == "success", log.error
+        out[behaviour] = log.location
+    return out
