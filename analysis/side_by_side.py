@@ -257,6 +257,8 @@ def _listed(text: object) -> list[dict] | None:
         body = start + len(f"{number}. ")
         end = flat.find(f" {number + 1}. ", body)  # linear: one scan per item, each from where the last ended
         chunk = flat[body:] if end == -1 else flat[body:end]
+        if end == -1:  # the scorer appends "Not recommended: A; B" after the last item
+            chunk = chunk.split(" Not recommended: ")[0]
         items.append({"treatment": chunk.split(" — ")[0].strip()})
         if end == -1:
             return items
