@@ -259,3 +259,39 @@ def workflow_logs(folder: Path) -> dict[str, str]:
         assert log.status == "success", log.error
         out[behaviour] = log.location
     return out
+
+
+# ------------------------------------------------------------------ sensitivity
+
+SENSITIVITY_PER_CELL = 2
+"""Pairs per (perturbation type, expected direction) the sensitivity run asks."""
+
+
+def sensitivity_selection():
+    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+
+    chosen, seen = [], {}
+    for s in sensitivity().dataset:
+        key = (s.metadata["type"], s.metadata["expected"])
+        if seen.get(key, 0) < SENSITIVITY_PER_CELL:
+            seen[key] = seen.get(key, 0) + 1
+            chosen.append(s)
+    return chosen
+
+
+def steady(messages: list[ChatMessage], tools, tool_choice, config) -> ModelOutput:
+    """A model whose answer never depends on the vignette: 0.55 on the first option, the rest shared equally."""
+    letters = re.findall(r"^([A-F])\) ", messages[-1].text, re.M)
+    rest = 0.45 / (len(letters) - 1)
+    return reply("mockllm/steady", json.dumps({x: (0.55 if i == 0 else rest) for i, x in enumerate(letters)}), MODEL_USAGE)
+
+
+def sensitivity_logs(folder: Path) -> str:
+    from inspect_ai import eval
+
+    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+
+    log = eval(sensitivity(), model=get_model("mockllm/steady", custom_outputs=steady),
+               sample_id=[s.id for s in sensitivity_selection()], display="none", log_dir=str(folder / "sensitivity"))[0]
+    assert log.status == "success", log.error
+    return log.location
