@@ -218,7 +218,9 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
 
     from clinical_cf.analysis.logs import EXCLUDED_FIELDS
 
-    log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS))
+    # Edits only (`answers=False`, the usual case: answers come from the summaries): the store, which holds both
+    # arms' raw replies, is not parsed at all.
+    log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS) | (set() if answers else {"store"}))
     roles = log.eval.model_roles or {}
     default_judge = roles["judge"].model if "judge" in roles else ""
     models: list[tuple] = []
