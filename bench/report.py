@@ -129,20 +129,16 @@ def _floor(logs: str) -> None:
 
 
 def _child(logs: str, out: str, rewards: bool) -> None:
-    """The measured process: the report (and optionally the rewards export) and nothing else.
+    """The measured process: `clinical-cf report LOGS --out OUT` as a user runs it (and optionally the rewards export).
 
-    The row cache it uses is the one `CLINICAL_CF_CACHE_DIR` names (set by `measure`)."""
-    from clinical_cf.analysis.report import export_rewards, write_report
+    The caches it uses are the ones `CLINICAL_CF_CACHE_DIR` names (set by `measure`)."""
+    from clinical_cf.cli import main as cli
 
     started = time.perf_counter()
-    write_report([logs], out)
-    report_s = time.perf_counter() - started
-    rewards_s = None
-    if rewards:
-        started = time.perf_counter()
-        export_rewards([logs], Path(out) / "rewards.jsonl")
-        rewards_s = time.perf_counter() - started
-    print(json.dumps({"report_s": report_s, "rewards_s": rewards_s}))
+    argv = ["report", logs, "--out", out] + (["--rewards", str(Path(out) / "rewards.jsonl")] if rewards else [])
+    if cli(argv) != 0:
+        raise SystemExit(f"clinical-cf report {logs} failed")
+    print(json.dumps({"report_s": time.perf_counter() - started, "rewards_s": None}))
 
 
 @dataclass
