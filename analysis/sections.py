@@ -380,12 +380,24 @@ def latest_run(samples: pd.DataFrame, suite: str) -> tuple[pd.DataFrame, list[st
     return kept, lines
 
 
+def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose `model` names the run too (`model · run R`) when runs are labelled, so two labelled runs of one
+    model are two rows of every table keyed by model (as CSS keys by model, judge and run), never pooled."""
+    if rows.empty or "log" not in rows.columns or "run" not in samples.columns:
+        return rows
+    runs = dict(zip(samples["log"].astype(str), samples["run"].fillna("").astype(str), strict=False))
+    run = rows["log"].astype(str).map(runs).fillna("")
+    if not (run != "").any():
+        return rows
+    return rows.assign(model=[m if not r else f"{m} · run {r}" for m, r in zip(rows["model"], run, strict=True)])
+
+
 def sensitivity_section(ctx: SectionContext) -> Section:
     """Sensitivity: direction consistency, flip rate, JS divergence per model and perturbation type."""
     from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity
 
     samples, replaced = latest_run(ctx.samples, "sensitivity")
-    rows = sensitivity_rows(samples)
+    rows = with_run_in_model(sensitivity_rows(samples), samples)
     if rows.empty:
         return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
@@ -409,7 +421,7 @@ def medpic_section(ctx: SectionContext) -> Section:
     # `operation` is None on guideline-following questions by design (only CF questions activate or
     # deactivate a rule): it is not required, or every GF question would be left out.
     warnings = missing_metadata(samples, ("rule_id", "kind"), "MedPIC") + replaced
-    rows = medpic_rows(samples)
+    rows = with_run_in_model(medpic_rows(samples), samples)
     rows = rows.dropna(subset=["rule_id", "kind"]) if not rows.empty else rows
     if rows.empty:
         return Section(warnings=warnings)
@@ -442,7 +454,7 @@ def workflow_section(ctx: SectionContext) -> Section:
 
     samples, replaced = latest_run(ctx.samples, "workflow")
     warnings = missing_metadata(samples, REQUIRED_METADATA, "workflow") + replaced
-    rows = workflow_rows(samples)
+    rows = with_run_in_model(workflow_rows(samples), samples)
     if rows.empty:
         return Section(warnings=warnings)
     from clinical_cf.analysis.paired_pages import workflow_episodes_page

@@ -53,3 +53,17 @@ def test_a_label_naming_no_log_read_is_an_error_naming_it(medpic_logs, tmp_path,
     code = main(["report", *logs, "--out", str(tmp_path / "r"), "--label", f"stray={other}"])
     err = capsys.readouterr().err
     assert code == 2 and "'stray'" in err and "names no log the report reads" in err
+
+
+def test_two_labelled_runs_of_one_model_are_two_medpic_rows_never_pooled(medpic_logs, tmp_path):
+    second = oracle.medpic_logs(tmp_path / "again")
+    first_dir, second_dir = Path(medpic_logs["right"]).parent, Path(second["right"]).parent
+    out = tmp_path / "report"
+    assert main(["report", str(first_dir), str(second_dir), "--out", str(out),
+                 "--label", f"r1={first_dir}", "--label", f"r2={second_dir}"]) == 0
+    table = pd.read_csv(out / "medpic.csv").set_index("model")
+    n = oracle.GF_N + 2 * oracle.PAIRS
+    for behaviour in oracle.MEDPIC_MODELS:
+        for run in ("r1", "r2"):
+            assert table.loc[f"mockllm/{behaviour} · run {run}", "questions"] == n  # not 2n pooled, not replaced
+    assert len(table) == 6
