@@ -15,6 +15,8 @@ matplotlib.use("Agg")  # no display: figures are written to files
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from clinical_cf.analysis.tables import format_number  # noqa: E402
+
 
 def _short(model: str) -> str:
     return model.split("/", 1)[-1]
@@ -64,20 +66,63 @@ def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
     return path
 
 
-def family_small_multiples(table3: pd.DataFrame, path: Path) -> Path:
-    """Figure 2: CSS per entry (model, judge, run) in one panel per family, with case-clustered 95% CIs."""
+CONTROL_AXIS = "judge score on controls (1 = held)"
+"""The N panel's axis: a control's score is how well the recommendations held, not CSS."""
+
+
+def family_figure(table3: pd.DataFrame):
+    """Figure 2 as a matplotlib figure: one panel per family, one row per model (and run), one bar per judge.
+
+    Bars are horizontal, so each entry's label has its own line whatever the number of models; the judges
+    of one entry sit side by side in the judges' colours (legend), so a judge's scale is read across
+    entries, never mixed with another's. Whiskers are the case-clustered 95% interval.
+    """
+    from matplotlib.patches import Patch
+
     families = sorted(table3["family"].unique())
-    fig, axes = plt.subplots(1, len(families), figsize=(2.8 * len(families), 3.6), sharey=True, squeeze=False)
-    for ax, family in zip(axes[0], families, strict=False):
-        rows = table3[table3["family"] == family].sort_values([c for c in ("judge", "model", "run") if c in table3.columns])
-        errors = [rows["css"] - rows["ci_low"], rows["ci_high"] - rows["css"]]
-        ax.bar(range(len(rows)), rows["css"], yerr=errors, capsize=3, color="#4c72b0")
-        labels = [_entry_label(r) + (f"\n{_short(str(r.judge))}" if "judge" in table3.columns else "") for r in rows.itertuples()]
-        ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=7)
-        ax.set_title(f"Family {family}")
-        ax.set_ylim(0, 1)
-    axes[0][0].set_ylabel("CSS")
-    fig.tight_layout()
+    has_judge = "judge" in table3.columns
+    frame = table3.assign(_entry=[_entry_label(r) for r in table3.itertuples()],
+                          _judge=table3["judge"].astype(str) if has_judge else "")
+    entries = sorted(frame["_entry"].unique())
+    judges = sorted(frame["_judge"].unique())
+    colours = plt.get_cmap("tab10")
+    ncols = min(len(families), 3)
+    nrows = -(-len(families) // ncols)
+    band = 0.8 / len(judges)
+    height = max(2.5, 0.28 * len(entries) * max(1.0, 0.7 * len(judges)) + 1.4)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols + 1.5, height * nrows), squeeze=False, sharey=True)
+    for index, family in enumerate(families):
+        ax = axes[index // ncols][index % ncols]
+        rows = frame[frame["family"] == family]
+        for k, judge in enumerate(judges):
+            mine = rows[rows["_judge"] == judge].set_index("_entry")
+            y = [i - 0.4 + band * (k + 0.5) for i, e in enumerate(entries) if e in mine.index]
+            hit = [e for e in entries if e in mine.index]
+            if not hit:
+                continue
+            css = mine.loc[hit, "css"]
+            errors = [(css - mine.loc[hit, "ci_low"]).clip(lower=0), (mine.loc[hit, "ci_high"] - css).clip(lower=0)]
+            ax.barh(y, css, height=band * 0.9, xerr=errors, capsize=2, color=colours(k % 10))
+            for at, value in zip(y, css, strict=True):  # a measured 0 is a number on the axis, not a missing bar
+                if value == value:
+                    ax.text(0.01, at, format_number(value), va="center", fontsize=6, color="black")
+        ax.set_yticks(range(len(entries)), entries, fontsize=7)
+        ax.set_ylim(len(entries) - 0.5, -0.5)  # first entry at the top
+        ax.set_xlim(0, 1)
+        ax.set_title(f"Family {family}" + (" (negative controls)" if family == "N" else ""), fontsize=9)
+        ax.set_xlabel(CONTROL_AXIS if family == "N" else "CSS", fontsize=8)
+    for index in range(len(families), nrows * ncols):
+        axes[index // ncols][index % ncols].set_visible(False)
+    if has_judge:
+        fig.legend(handles=[Patch(color=colours(k % 10), label=f"judge {_short(j)}") for k, j in enumerate(judges)],
+                   loc="upper center", ncol=min(len(judges), 4), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.93 if has_judge else 1))
+    return fig
+
+
+def family_small_multiples(table3: pd.DataFrame, path: Path) -> Path:
+    """Figure 2 (`family_figure`) written as PNG."""
+    fig = family_figure(table3)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path

@@ -19,6 +19,8 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from clinical_cf.analysis.tables import shown_cells
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 _SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -56,7 +58,7 @@ NO_DATA = "no data"
 
 def _html_table(table: pd.DataFrame) -> Markup:
     # pandas escapes cell text (escape=True is its default); the markup around it is pandas' own.
-    return Markup(table.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep=NO_DATA, escape=True))
+    return Markup(shown_cells(table).to_html(index=False, escape=True))
 
 
 def anchor(text: str, seen: dict[str, int]) -> str:

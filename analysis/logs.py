@@ -39,16 +39,15 @@ from inspect_ai.log import (
     read_eval_log_sample_summaries,
 )
 
+from clinical_cf.analysis.cache_keys import _file_hash, _local, cache_dir
 from clinical_cf.core.errors import CatalogError
 
 EXCLUDED_FIELDS: frozenset[str] = frozenset({"events", "messages", "attachments", "output", "timelines"})
 """EvalSample fields no consumer reads; `read_eval_log` skips them while parsing."""
 
-LOG_COLUMNS = ("log", "suite", "model", "task", "task_id", "status", "samples", "judge", "run", "created", "reducer")
+LOG_COLUMNS = ("log", "suite", "model", "task", "task_id", "status", "samples", "judge", "run", "created", "reducer", "model_roles")
 
 
-def _local(text: str) -> Path | None:
-    return None if "://" in text.removeprefix("file://") else Path(text.removeprefix("file://"))
 
 
 def list_logs(paths: str | Path | Sequence[str | Path], strict: bool = False) -> list[str]:
@@ -117,12 +116,14 @@ class LogHeader:
     """The log's tags (`inspect eval --tags`), sorted and comma-joined: the default run label."""
     reducer: str = "mean"
     """How the log reduces a sample's epochs (`eval.config.epochs_reducer`, Inspect's default `mean`)."""
+    model_roles: str = ""
+    """Every model role of the log as `role=model` pairs, comma-joined (`eval.model_roles`): who ran each role."""
 
     def row(self) -> dict[str, Any]:
         """The per-log row: provenance columns and every eval metadata field as `eval_<key>`."""
         base = {"log": self.path, "suite": self.suite, "model": self.model, "task": self.task,
                 "task_id": self.task_id, "status": self.status, "samples": self.samples, "judge": self.judge,
-                "run": self.run, "created": self.created, "reducer": self.reducer}
+                "run": self.run, "created": self.created, "reducer": self.reducer, "model_roles": self.model_roles}
         return base | {f"eval_{k}": v for k, v in self.metadata.items()}
 
 
@@ -206,19 +207,54 @@ def _header(path: str, log: EvalLog, labels: dict[str, str] | None = None, sampl
     return LogHeader(path=path, suite=str(suite) if suite is not None else None, model=log.eval.model,
                      task=log.eval.task, task_id=log.eval.task_id, status=log.status, metadata=metadata,
                      samples=len(log.samples or []) if samples is None else samples, judge=judge, run=run,
-                     created=str(log.eval.created), tags=tags, reducer=str(reducer[0]))
+                     created=str(log.eval.created), tags=tags, reducer=str(reducer[0]),
+                     model_roles=",".join(f"{role}={spec.model}" for role, spec in sorted(roles.items())))
 
 
-def label_map(labels: Sequence[str] | None) -> dict[str, str]:
-    """`--label NAME=LOG_OR_DIR` entries as {log path: NAME}; a malformed entry or unknown path is an error."""
+def label_map(labels: Sequence[str] | None, read: Sequence[str] | None = None) -> dict[str, str]:
+    """`--label NAME=LOG_OR_DIR` entries as {log path: NAME}; a malformed entry or unknown path is an error.
+
+    Two labels for one log (the same path, or a log inside two labelled folders) are an error naming both,
+    never the last one silently winning; with `read` (the logs the report reads), a label naming no log
+    among them is an error too (it would label nothing)."""
     out: dict[str, str] = {}
+    given: dict[str, str] = {}
+    # A label's path as the report lists it (`logs/` vs `./logs/x.eval`): matched on the resolved local path.
+    as_read = {_resolved(p): p for p in read or []}
     for entry in labels or []:
-        name, sep, where = entry.partition("=")
+        name, sep, where = _split_label(entry)
         if not sep or not name.strip() or not where.strip():
             raise CatalogError("--label", f"{entry!r} is not NAME=LOG_OR_DIR")
-        for path in list_logs(where.strip(), strict=True):
-            out[path] = name.strip()
+        name = name.strip()
+        found = [as_read.get(_resolved(p), p) for p in list_logs(where.strip(), strict=True)]
+        for path in found:
+            if path in out and out[path] != name:
+                raise CatalogError("--label", f"{path} has two labels: {out[path]!r} ({given[path]}) and {name!r} ({entry}); "
+                                              "give each log one label")
+            out[path], given[path] = name, entry
+        if read is not None and not set(found) & set(read):
+            raise CatalogError("--label", f"label {name!r} ({entry}) names no log the report reads "
+                                          f"(it lists {len(found)} log(s), none among the report's LOGS)")
     return out
+
+
+def _split_label(entry: str) -> tuple[str, str, str]:
+    """NAME=PATH split at the first '=' whose right side names an existing path or a URL (a name may hold '=');
+    at the first '=' when none does (the path is then reported as missing)."""
+    import re
+
+    at = [i for i, ch in enumerate(entry) if ch == "=" and entry[:i].strip()]
+    for named in (lambda w: Path(w).exists(), lambda w: re.match(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://", w) is not None):
+        for i in at:
+            where = entry[i + 1:].strip()
+            if where and named(where):
+                return entry[:i], "=", entry[i + 1:]
+    return entry.partition("=")
+
+
+def _resolved(path: str) -> str:
+    local = _local(path)
+    return str(local.resolve()) if local is not None else path
 
 
 def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str, str] | None):
@@ -235,57 +271,32 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
-CACHE_VERSION = "rows-2"
+CACHE_VERSION = "rows-4"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
 
 
-def cache_dir() -> Path | None:
-    """Where per-log row caches live: `CLINICAL_CF_CACHE_DIR`, else the user cache folder; "off" disables it."""
-    import os
-
-    setting = os.environ.get("CLINICAL_CF_CACHE_DIR")
-    if setting == "off":
-        return None
-    if setting:
-        return Path(setting)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("clinical_cf")) / "report-rows"
-
-
-def _file_hash(path: str) -> str | None:
-    """SHA-256 of a local log's bytes (the cache key), None for a remote log."""
-    import hashlib
-
-    local = _local(path)
-    if local is None or not local.is_file():
-        return None
-    digest = hashlib.sha256()
-    with open(local, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, use_cache: bool):
-    """One log in summaries mode (run in a worker process): ("ok", header, rows frame) or ("skip", why).
+    """One log in summaries mode (run in a worker process): ("ok", header, rows frame, warnings) or ("skip", why).
 
-    With the cache, the rows of a log whose bytes were read before come back from
-    `<cache>/<sha256>.pkl` (a pickled frame this code wrote) without parsing the log at all.
+    With the cache, the rows of a log whose bytes were read before come back from `<cache>/<sha256>.<version>.parquet`
+    (`RowCache`) without parsing the log at all; a damaged entry is named in a warning and rebuilt from the log.
     """
-    import pickle
-
-    folder = cache_dir() if use_cache else None
-    key = _file_hash(path) if folder is not None else None
-    cached = folder / f"{key}.{CACHE_VERSION}.pkl" if key else None
+    warnings: list[str] = []
+    cache = RowCache.for_log(path) if use_cache else None
     try:
-        if cached is not None and cached.is_file():
-            with open(cached, "rb") as handle:
-                header, frame = pickle.load(handle)
-            header = LogHeader(**{**header.__dict__, "path": path, "run": label if label is not None else header.tags})
-            frame["log"] = path
-            frame["run"] = header.run
-            return "ok", header, frame
+        if cache is not None:
+            try:
+                hit = cache.load()
+            except Exception as ex:  # noqa: BLE001 - any damage (truncated, foreign, edited) costs a re-read, never the report
+                warnings.append(f"{path}: report cache entry {cache.file.name} is damaged ({type(ex).__name__}: {ex}); "
+                                "rebuilt from the log")
+                hit = None
+            if hit is not None:
+                header, frame = hit
+                header = LogHeader(**{**header.__dict__, "path": path, "run": label if label is not None else header.tags})
+                frame["log"] = path
+                frame["run"] = header.run
+                return "ok", header, frame, warnings
         labels = {path: label} if label is not None else None
         if wanted is not None:
             suite = (read_eval_log(path, header_only=True).eval.metadata or {}).get("suite")
@@ -299,16 +310,84 @@ def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, u
     if not samples:
         return "skip", "has no samples"
     frame = pd.DataFrame([sample_row(header, sample) for sample in samples])
-    if cached is not None:
+    if cache is not None:
+        cache.store(header, frame)
+    return "ok", header, frame, warnings
+
+
+class RowCache:
+    """One log's rows as a columnar file (Parquet), keyed by the SHA-256 of the log's bytes and `CACHE_VERSION`.
+
+    Nothing in it is executable: numbers and text are Parquet columns, every other value (score metadata
+    dicts, list metadata, mixed-type columns) is JSON text in a column the file's schema metadata names,
+    and the log header is JSON there too. A file that does not read back as exactly that (truncated,
+    foreign, another version) raises on `load`; the caller rebuilds it. Writes are atomic (temp + rename),
+    so a concurrent report never reads half an entry; a read-only or full cache folder costs speed only.
+    """
+
+    META_KEY = b"clinical_cf_rows"
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+
+    @classmethod
+    def for_log(cls, path: str) -> RowCache | None:
+        folder = cache_dir()
+        key = _file_hash(path) if folder is not None else None
+        return cls(folder / f"{key}.{CACHE_VERSION}.parquet") if key else None
+
+    def load(self) -> tuple[LogHeader, pd.DataFrame] | None:
+        import json
+
+        import pyarrow.parquet as pq
+
+        if not self.file.is_file():
+            return None
+        table = pq.read_table(self.file)
+        meta = json.loads((table.schema.metadata or {})[self.META_KEY])
+        if meta.get("version") != CACHE_VERSION:
+            raise ValueError(f"written by cache version {meta.get('version')!r}, not {CACHE_VERSION}")
+        frame = table.to_pandas()
+        if len(frame) != meta["rows"]:
+            raise ValueError(f"holds {len(frame)} rows, its header says {meta['rows']}")
+        for col in meta["json_columns"]:
+            frame[col] = [json.loads(v) if isinstance(v, str) else None for v in frame[col].tolist()]
+        for col in meta["text_columns"]:
+            frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+        return LogHeader(**meta["header"]), frame[meta["columns"]]
+
+    def store(self, header: LogHeader, frame: pd.DataFrame) -> None:
+        import json
+        import os
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_suffix(f".{uuid4_hex()}.tmp")
-            with open(partial, "wb") as handle:
-                pickle.dump((header, frame), handle, protocol=pickle.HIGHEST_PROTOCOL)
-            partial.replace(cached)  # atomic: a concurrent report never reads half a cache file
-        except OSError:
-            pass  # a read-only or full cache folder costs speed, never the report
-    return "ok", header, frame
+            out = frame.copy()
+            json_columns, text_columns = [], []
+            for col in out.columns:
+                if out[col].dtype != object:
+                    continue
+                values = out[col].tolist()
+                if all(v is None or isinstance(v, str) for v in values):
+                    text_columns.append(col)
+                else:
+                    json_columns.append(col)
+                    out[col] = [None if v is None else json.dumps(v, default=str) for v in values]
+            meta = {"version": CACHE_VERSION, "rows": len(out), "columns": list(frame.columns), "json_columns": json_columns,
+                    "text_columns": text_columns, "header": header.__dict__}
+            table = pa.Table.from_pandas(out, preserve_index=False)
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), self.META_KEY: json.dumps(meta, default=str).encode()})
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.file.with_name(f".{self.file.name}.{uuid4_hex()}.tmp")
+            try:
+                pq.write_table(table, partial)
+                os.replace(partial, self.file)
+            finally:
+                partial.unlink(missing_ok=True)
+        except (OSError, pa.ArrowException, TypeError, ValueError):
+            pass  # an entry that cannot be written costs speed on the next report, never this one
 
 
 def uuid4_hex() -> str:
@@ -339,10 +418,28 @@ def _summaries_in_parallel(files: list[str], labels: dict[str, str] | None, want
     if workers <= 1 or len(files) <= 1:
         yield from (_summary_job(*job) for job in jobs)
         return
+    yield from in_workers(_summary_job, jobs, workers)
+
+
+def ignore_interrupts() -> None:
+    """Worker processes leave Ctrl-C to the report's own process, which ends with one line (no worker tracebacks)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def in_workers(function, jobs: list[tuple], workers: int) -> Iterator:
+    """`function(*job)` for every job, in order, in `workers` processes; on Ctrl-C (or any error) the queued jobs
+    are cancelled and the workers released at once."""
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_summary_job, *zip(*jobs, strict=False))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=ignore_interrupts)
+    try:
+        yield from pool.map(function, *zip(*jobs, strict=False))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def iter_logs(
@@ -377,6 +474,8 @@ def iter_logs(
                     raise CatalogError(path, result[1])
                 yield path, result[1]
             else:
+                for line in result[3]:
+                    print(f"report: warning: {line}", file=sys.stderr)
                 # Strings repeated across logs (a case's metadata seen by six models) kept once.
                 frame = result[2]
                 for col in frame.columns:

@@ -23,7 +23,8 @@ import pandas as pd
 
 from clinical_cf.replies import PROVENANCES
 
-COLUMNS = ["model", "suite", "replies", *PROVENANCES]
+KEYS = ["model", "judge", "run", "suite"]
+COLUMNS = [*KEYS, "samples", "replies", *PROVENANCES]
 
 
 def _metadata(value: Any) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def _suite_of(task: str) -> str:
     return next((s.name for s in SUITES.values() if name in s.tasks), name)
 
 
-def row_provenances(row: pd.Series, metadata_columns: list[str]) -> list[str]:
+def row_provenances(row: Any, metadata_columns: list[str]) -> list[str]:
     """The provenance of every reply a sample's scorers read (the first scorer that recorded one)."""
     for column in metadata_columns:
         parse = _metadata(row.get(column)).get("parse")
@@ -57,17 +58,33 @@ def row_provenances(row: pd.Series, metadata_columns: list[str]) -> list[str]:
 
 
 def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Share of replies read each way (json, repaired, field, markdown, prose, invalid, unreadable) per model and suite."""
+    """Share of replies read each way (json, repaired, field, markdown, prose, invalid, unreadable) per model, judge, run and suite.
+
+    Keyed like every other table: two judges' logs of one model, or two labelled runs, are separate rows. A rerun of
+    the same sample and epoch under the same key counts once (the latest complete sample, as the tables keep);
+    `samples` counts sample epochs, `replies` the replies read (a CSS sample has two arms).
+    """
+    from clinical_cf.analysis.sections import latest_run
+
     metadata_columns = [c for c in frame.columns if c.startswith("score_") and c.endswith("_metadata")]
     if frame.empty or not metadata_columns:
         return pd.DataFrame(columns=COLUMNS)
-    counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for _, row in frame.iterrows():
+    frame, _ = latest_run(frame, "parse")
+    counts: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    samples: Counter[tuple[str, str, str, str]] = Counter()
+    for row in frame.to_dict("records"):
         suite = row.get("suite") if isinstance(row.get("suite"), str) else _suite_of(str(row.get("task_name", "")))
+        key = (str(row.get("model")), _text(row.get("judge")), _text(row.get("run")), suite)
+        samples[key] += 1
         for provenance in row_provenances(row, metadata_columns):
-            counts[(str(row.get("model")), suite)][provenance] += 1
+            counts[key][provenance] += 1
     rows = []
-    for (model, suite), seen in sorted(counts.items()):
+    for key, seen in sorted(counts.items()):
         total = sum(seen.values())
-        rows.append({"model": model, "suite": suite, "replies": total, **{p: seen.get(p, 0) / total for p in PROVENANCES}})
+        rows.append({**dict(zip(KEYS, key, strict=True)), "samples": samples[key], "replies": total,
+                     **{p: seen.get(p, 0) / total for p in PROVENANCES}})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)

@@ -75,6 +75,8 @@ class CSSRows:
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
     coverage: pd.DataFrame = field(default_factory=pd.DataFrame)
     warnings: list[str] = field(default_factory=list)
+    logs_read: dict[str, list[str]] = field(default_factory=dict)
+    """Per setting, every log that gave verdicts, the ones a later run replaced entirely included."""
 
 
 def _has_score(frame: pd.DataFrame, col: str) -> bool:
@@ -170,6 +172,7 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     if not frames:
         return CSSRows(pd.DataFrame(), skipped, warnings=warnings)
     verdicts = pd.concat(frames, ignore_index=True)
+    logs_read = {str(k): sorted(map(str, v)) for k, v in verdicts.groupby("setting")["log"].unique().items()}
     verdicts["case_id"] = verdicts["case_id"].astype(str)
     verdicts["intervention_id"] = verdicts["intervention_id"].astype(str)
     verdicts["family"] = verdicts["family"].astype(str)
@@ -194,7 +197,7 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
         for entry, n in entries.items():
             warnings.append(f"{' / '.join(map(str, entry))}: {n} verdicts of an earlier run of the same tuples were "
                             "replaced by the latest complete run (label runs with --label NAME=PATH to keep both)")
-    return CSSRows(rows, skipped, verdicts, coverage, warnings)
+    return CSSRows(rows, skipped, verdicts, coverage, warnings, logs_read)
 
 
 def _coverage(rows: pd.DataFrame, dropped: pd.DataFrame, missing: dict[str, int]) -> pd.DataFrame:
@@ -434,6 +437,11 @@ def table_sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+CONTROL_MOVEMENT = "movement (1 - judge score)"
+"""The controls' movement column, named for what it is: the judge scores a control 1 when the recommendations
+held, so 1 - score is how far they moved in the judge's eyes (not a distance between the lists)."""
+
+
 def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     """Negative controls: mean movement (1 - judge score) with a 90% case-clustered interval (TOST at margin)."""
     out = []
@@ -442,7 +450,7 @@ def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     for entry, group in primary[(primary["family"] == "N") & primary["css"].notna()].groupby(keys):
         movement = 1 - group["css"]
         low, high, passed = equivalence_upper(movement, group["case_id"], margin)
-        out.append({**dict(zip(keys, entry, strict=False)), "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
+        out.append({**dict(zip(keys, entry, strict=False)), CONTROL_MOVEMENT: movement.mean(), "ci90_low": low, "ci90_high": high,
                     "equivalent": passed, "verdict": "stable" if passed else "FAILS: moves on meaning-preserving edits",
                     "tuples": len(group)})
     return pd.DataFrame(out)
@@ -593,6 +601,7 @@ def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, m
         raise CatalogError(where, f"the gate's baseline must hold one model; it holds {len(models)}: {', '.join(models)}")
     keys = TUPLE + ["judge"]
     out = []
+    base_judges = set(base["judge"].unique())
     for (model, run), group in _interventional(new).groupby(["model", "run"]):
         both = group[keys + ["css"]].merge(base[keys + ["css"]], on=keys, suffixes=("_new", "_base"))
         if both.empty:
@@ -602,11 +611,35 @@ def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, m
         for (family, judge), fam in both.groupby(["family", "judge"]):
             mean, low, high = paired_difference(fam["css_new"], fam["css_base"], fam["case_id"])
             failed = bool(mean < -margin and high < 0)
-            out.append({"model": model, "run": run, "judge": judge, "baseline_model": models[0], "family": family,
-                        "difference": mean, "ci_low": low, "ci_high": high, "tuples": len(fam), "failed": failed,
+            out.append({"model": model, "judge": judge, "run": run, "baseline_model": models[0], "baseline_judge": judge,
+                        "family": family, "gated": True, "difference": mean, "ci_low": low, "ci_high": high,
+                        "tuples": len(fam), "failed": failed,
                         "why": f"CSS lower by {-mean:.3f} (> {margin}) and the 95% interval excludes 0" if failed else ""})
+        # A judge of the candidate the baseline was not scored by is not gated: said, never skipped in silence.
+        for judge in sorted(set(group["judge"].unique()) - base_judges):
+            out.append({"model": model, "judge": judge, "run": run, "baseline_model": models[0], "baseline_judge": "",
+                        "family": "", "gated": False, "difference": float("nan"), "ci_low": float("nan"),
+                        "ci_high": float("nan"), "tuples": 0, "failed": False,
+                        "why": f"not gated: the baseline has no verdicts of judge {judge} "
+                               f"(its judges: {', '.join(sorted(base_judges))})"})
     table = pd.DataFrame(out)
     return table, bool(table.empty or not table["failed"].any())
+
+
+def gate_lines(table: pd.DataFrame) -> list[str]:
+    """One terminal line per candidate entry and family, naming the model, judge, run and the baseline it is compared with."""
+    lines = []
+    for row in table.itertuples():
+        who = f"{row.model} (judge {row.judge}{f', run {row.run}' if row.run else ''})"
+        if not row.gated:
+            lines.append(f"GATE NOT APPLIED: {who}: {row.why}")
+            continue
+        against = f"baseline {row.baseline_model} (judge {row.baseline_judge})"
+        verdict = f"FAILED: {row.why}" if row.failed else "passed"
+        lines.append(f"gate {verdict.split(':')[0].lower()}: {who} vs {against}, family {row.family}: "
+                     f"difference {row.difference:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}] over {row.tuples} tuples"
+                     + (f"; {row.why}" if row.failed else ""))
+    return lines
 
 
 def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from clinical_cf.analysis.logs import LogRows
-from clinical_cf.analysis.tables import markdown_table
+from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.suites import SUITES, Suite
 
 Block = tuple[str, Any]
@@ -62,7 +62,7 @@ SectionBuilder = Callable[[SectionContext], Section]
 
 
 def _write(table: pd.DataFrame, out: Path, name: str) -> pd.DataFrame:
-    table.to_csv(out / f"{name}.csv", index=False)
+    write_table(table, out / f"{name}.csv")
     return table
 
 
@@ -111,26 +111,50 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
     return report
 
 
+USAGE_KEYS = ["suite", "model", "judge", "run"]
+
+
 def usage_blocks(rows: LogRows, out: Path) -> list[Block]:
-    """Tokens and cost per suite, model and role (the model under test, the judge, ...), summed over samples."""
+    """Tokens and cost per suite, model, judge and run, and per role with the model that ran it, summed over samples."""
     samples = rows.samples
     roles = sorted(c.removeprefix("tokens_") for c in samples.columns if c.startswith("tokens_"))
     if samples.empty or not roles:
         return []
+    role_models = _role_models(rows.logs)
+    keyed = samples.assign(judge=samples["judge"].fillna("") if "judge" in samples.columns else "",
+                           run=samples["run"].fillna("") if "run" in samples.columns else "")
     records = []
-    for (suite, model), group in samples.groupby(["suite", "model"], sort=True):
+    for key, group in keyed.groupby(USAGE_KEYS, sort=True):
         for role in roles:
             tokens = pd.to_numeric(group[f"tokens_{role}"], errors="coerce")
-            if tokens.notna().any():
-                cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
-                records.append({"suite": suite, "model": model, "role": role, "samples": int(tokens.notna().sum()),
-                                "tokens": int(tokens.sum()),
-                                # No cost is 'not reported by the provider', never zero.
-                                "cost": float(cost.sum()) if cost.notna().any() else None})
-    table = _write(pd.DataFrame(records), out, "usage")
-    return [("h2", "Tokens and cost per suite, model and role"),
-            ("p", "Summed over samples (epochs and reruns included: this is what the runs cost). "
-                  "A blank cost means the provider reported none, not zero."), ("table", table)]
+            if not tokens.notna().any():
+                continue
+            cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
+            ran = key[1] if role == "model" else \
+                ", ".join(sorted({role_models.get((log, role), "") for log in group["log"].unique()} - {""}))
+            records.append({**dict(zip(USAGE_KEYS, key, strict=True)), "role": role, "role_model": ran,
+                            "samples": int(tokens.notna().sum()), "tokens": int(tokens.sum()),
+                            # No cost is 'not reported by the provider', never zero: the cell stays blank.
+                            "cost": float(cost.sum()) if cost.notna().any() else float("nan")})
+    columns = ["suite", "model", "role", "role_model", "judge", "run", "samples", "tokens", "cost"]
+    table = _write(pd.DataFrame(records, columns=columns), out, "usage")
+    return [("h2", "Tokens and cost per suite, model, judge, run and role"),
+            ("p", "Summed over samples (epochs and replaced reruns included: this is what the runs cost); `role_model` is "
+                  "the model that ran the role. A cost of 'no data' (blank in usage.csv) means the provider reported none, "
+                  "not zero."), ("table", table)]
+
+
+def _role_models(logs: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """{(log, role): model} from each log's `model_roles`."""
+    out: dict[tuple[str, str], str] = {}
+    if logs.empty or "model_roles" not in logs.columns:
+        return out
+    for log, spec in zip(logs["log"], logs["model_roles"].fillna(""), strict=True):
+        for part in str(spec).split(","):
+            role, sep, model = part.partition("=")
+            if sep:
+                out[(str(log), role)] = model
+    return out
 
 
 def column_or_none(frame: pd.DataFrame, name: str) -> pd.Series:
@@ -151,8 +175,8 @@ def per_sample_blocks(rows: LogRows, out: Path) -> list[Block]:
     for col in table.columns:
         if table[col].dtype == object:
             table[col] = table[col].map(lambda v: None if v is None else str(v))
-    table.to_csv(out / "samples.csv", index=False)
-    table.to_parquet(out / "samples.parquet", index=False)
+    write_table(table, out / "samples.csv")
+    write_table(table, out / "samples.parquet", kind="parquet")
     return [("p", f"Per-sample table ({len(table)} rows, every suite): samples.parquet and samples.csv.")]
 
 
@@ -226,7 +250,7 @@ def css_section(ctx: SectionContext) -> Section:
         differ = coverage[~coverage["same_cases"]] if "same_cases" in coverage.columns else coverage.iloc[0:0]
         blocks += [
             ("h2", f"{setting.replace('_', '-')} setting"),
-            ("p", f"Logs: {primary['log'].nunique()}, models: {primary['model'].nunique()}, "
+            ("p", f"Logs: {_log_count(loaded.logs_read.get(setting, []), primary)}, models: {primary['model'].nunique()}, "
                   f"judges: {primary['judge'].nunique()}, tuples: {len(primary)} "
                   f"(unscored: {int(primary['css'].isna().sum())}). Each row of every table is one model, judge and run; "
                   "epochs are reduced per tuple as the log's reducer says."),
@@ -314,6 +338,15 @@ def css_section(ctx: SectionContext) -> Section:
     return section
 
 
+def _log_count(read: list[str], primary: pd.DataFrame) -> str:
+    """'9 read, 8 used (1 replaced by a later run of the same entry)': every log read is counted, none silently."""
+    used = primary["log"].nunique()
+    total = max(len(read), used)
+    if total == used:
+        return str(used)
+    return f"{total} read, {used} used ({total - used} replaced by a later run of the same entry)"
+
+
 def missing_metadata(samples: pd.DataFrame, keys: tuple[str, ...], suite: str) -> list[str]:
     """Per log, how many samples lack the suite's metadata (they are left out of its rows): one line each."""
     lines = []
@@ -334,11 +367,12 @@ def latest_run(samples: pd.DataFrame, suite: str) -> tuple[pd.DataFrame, list[st
     """One row per model, run, sample and epoch: a rerun's latest complete sample replaces the earlier ones
     (as for CSS), so a second run of the same questions or episodes is not counted twice; the replaced
     rows are counted per model in the returned lines."""
-    keys = [c for c in ("model", "run", "sample_id", "epoch") if c in samples.columns]
-    if samples.empty or len(keys) < 4:
+    keys = [c for c in ("model", "judge", "run", "sample_id", "epoch") if c in samples.columns]
+    if samples.empty or not {"model", "run", "sample_id", "epoch"} <= set(keys):
         return samples, []
     complete = samples["error"].isna() if "error" in samples.columns else pd.Series(True, index=samples.index)
-    order = samples.assign(_complete=complete).sort_values(["_complete", "created", "log"], kind="stable")
+    order = samples.assign(_complete=complete)
+    order = order.sort_values([c for c in ("_complete", "created", "log") if c in order.columns], kind="stable")
     kept = order.drop_duplicates(keys, keep="last").drop(columns=["_complete"]).sort_index()
     dropped = samples.loc[samples.index.difference(kept.index)]
     lines = [f"{suite} / {model}: {n} samples of an earlier run of the same questions replaced by the latest complete run "
@@ -346,12 +380,24 @@ def latest_run(samples: pd.DataFrame, suite: str) -> tuple[pd.DataFrame, list[st
     return kept, lines
 
 
+def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose `model` names the run too (`model · run R`) when runs are labelled, so two labelled runs of one
+    model are two rows of every table keyed by model (as CSS keys by model, judge and run), never pooled."""
+    if rows.empty or "log" not in rows.columns or "run" not in samples.columns:
+        return rows
+    runs = dict(zip(samples["log"].astype(str), samples["run"].fillna("").astype(str), strict=False))
+    run = rows["log"].astype(str).map(runs).fillna("")
+    if not (run != "").any():
+        return rows
+    return rows.assign(model=[m if not r else f"{m} · run {r}" for m, r in zip(rows["model"], run, strict=True)])
+
+
 def sensitivity_section(ctx: SectionContext) -> Section:
     """Sensitivity: direction consistency, flip rate, JS divergence per model and perturbation type."""
     from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity
 
     samples, replaced = latest_run(ctx.samples, "sensitivity")
-    rows = sensitivity_rows(samples)
+    rows = with_run_in_model(sensitivity_rows(samples), samples)
     if rows.empty:
         return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
@@ -372,9 +418,11 @@ def medpic_section(ctx: SectionContext) -> Section:
     )
 
     samples, replaced = latest_run(ctx.samples, "MedPIC")
-    warnings = missing_metadata(samples, ("rule_id", "kind", "operation"), "MedPIC") + replaced
-    rows = medpic_rows(samples)
-    rows = rows.dropna(subset=["rule_id", "kind", "operation"]) if not rows.empty else rows
+    # `operation` is None on guideline-following questions by design (only CF questions activate or
+    # deactivate a rule): it is not required, or every GF question would be left out.
+    warnings = missing_metadata(samples, ("rule_id", "kind"), "MedPIC") + replaced
+    rows = with_run_in_model(medpic_rows(samples), samples)
+    rows = rows.dropna(subset=["rule_id", "kind"]) if not rows.empty else rows
     if rows.empty:
         return Section(warnings=warnings)
     from clinical_cf.analysis.paired_pages import medpic_pairs_page
@@ -406,7 +454,7 @@ def workflow_section(ctx: SectionContext) -> Section:
 
     samples, replaced = latest_run(ctx.samples, "workflow")
     warnings = missing_metadata(samples, REQUIRED_METADATA, "workflow") + replaced
-    rows = workflow_rows(samples)
+    rows = with_run_in_model(workflow_rows(samples), samples)
     if rows.empty:
         return Section(warnings=warnings)
     from clinical_cf.analysis.paired_pages import workflow_episodes_page

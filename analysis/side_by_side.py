@@ -157,9 +157,12 @@ def _arms(sample) -> tuple[dict | None, dict | None]:
 
 def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True):
     """`_collect_log` through the per-log cache (`logs.cache_dir`): keyed by the log's SHA-256 and what was asked,
-    so a second report over the same logs parses no full sample."""
+    so a second report over the same logs parses no full sample. The entry is JSON (never executable); one
+    that does not read back is rebuilt from the log with a warning."""
     import hashlib
-    import pickle
+    import json
+    import os
+    import sys
 
     from clinical_cf.analysis.logs import CACHE_VERSION, _file_hash, cache_dir
 
@@ -168,24 +171,44 @@ def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, 
     if digest is None:
         return _collect_log(path, run, diff_keys, answers)
     asked = hashlib.sha256(repr((run, sorted(diff_keys or []), answers, PAGE_SIZE)).encode()).hexdigest()[:16]
-    cached = folder / f"{digest}.side-{asked}.{CACHE_VERSION}.pkl"
+    cached = folder / f"{digest}.side-{asked}.{CACHE_VERSION}.json"
     if cached.is_file():
-        with open(cached, "rb") as handle:
-            columns, tuples = pickle.load(handle)
-        for entry in tuples.values():  # the cache is by content: the page names the path it was given now
-            for answer in entry["answers"].values():
-                answer["src"] = f"{path}#{answer['src'].rsplit('#', 1)[-1]}"
-        return columns, tuples
+        try:
+            columns, tuples = _decode(json.loads(cached.read_text(encoding="utf-8")))
+            for entry in tuples.values():  # the cache is by content: the page names the path it was given now
+                for answer in entry["answers"].values():
+                    answer["src"] = f"{path}#{answer['src'].rsplit('#', 1)[-1]}"
+            return columns, tuples
+        except Exception as ex:  # noqa: BLE001 - a damaged entry costs a re-read, never the page
+            print(f"report: warning: {path}: side-by-side cache entry {cached.name} is damaged ({type(ex).__name__}: {ex}); "
+                  "rebuilt from the log", file=sys.stderr)
     result = _collect_log(path, run, diff_keys, answers)
+    partial = cached.with_name(f".{cached.name}.{uuid4().hex}.tmp")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{uuid4().hex}.tmp")
-        with open(partial, "wb") as handle:
-            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        partial.replace(cached)
+        partial.write_text(json.dumps(_encode(result)), encoding="utf-8")
+        os.replace(partial, cached)
     except OSError:
         pass  # a read-only or full cache folder costs speed, never the page
+    finally:
+        partial.unlink(missing_ok=True)
     return result
+
+
+def _encode(result: tuple[list[tuple], dict[str, dict]]) -> dict:
+    columns, tuples = result
+    return {"columns": [list(c) for c in columns],
+            "tuples": {k: {**e, "answers": [[list(c), a] for c, a in e["answers"].items()]} for k, e in tuples.items()}}
+
+
+def _decode(data: dict) -> tuple[list[tuple], dict[str, dict]]:
+    columns = [tuple(c) for c in data["columns"]]
+    tuples = {k: {**e, "answers": {tuple(c): a for c, a in e["answers"]}} for k, e in data["tuples"].items()}
+    for entry in tuples.values():
+        for answer in entry["answers"].values():
+            for arm in ("before", "after"):
+                answer[arm] = [list(item) for item in answer[arm]]
+    return columns, tuples
 
 
 def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True) -> tuple[list[tuple], dict[str, dict]]:
@@ -195,7 +218,9 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
 
     from clinical_cf.analysis.logs import EXCLUDED_FIELDS
 
-    log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS))
+    # Edits only (`answers=False`, the usual case: answers come from the summaries): the store, which holds both
+    # arms' raw replies, is not parsed at all.
+    log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS) | (set() if answers else {"store"}))
     roles = log.eval.model_roles or {}
     default_judge = roles["judge"].model if "judge" in roles else ""
     models: list[tuple] = []
@@ -213,25 +238,33 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
     return models, tuples
 
 
-LISTED = re.compile(r"^\d+\. (.*?)(?: — .*)?$")
 SUMMARY_TEXT_LIMIT = 1000
 """Inspect's sample summaries cut score-metadata strings at about 1k characters: a list that long is read in full."""
 
 
 def _listed(text: object) -> list[dict] | None:
-    """The recommendations of a numbered list as the judge scorer writes it (`1. FOLFOX — why`), or None
-    when the text is absent or may have been cut short in the summary."""
+    """The recommendations of a numbered list as the judge scorer writes it (`1. FOLFOX — why`, one item a line),
+    or None when the text is absent or may have been cut short in the summary.
+
+    Inspect's summaries collapse a string's whitespace, so the list may arrive on one line
+    (`1. FOLFOX — why 2. Radiation — why`): items are found by their consecutive numbers, not by lines.
+    """
     if not isinstance(text, str) or len(text) >= SUMMARY_TEXT_LIMIT - 5:
         return None
-    items = []
-    for line in text.splitlines():
-        match = LISTED.match(line.strip())
-        if match is None:
-            if items:
-                break  # the 'not recommended' part follows the recommendations
-            continue
-        items.append({"treatment": match.group(1)})
-    return items
+    flat = " ".join(text.split())
+    if not flat.startswith("1. "):
+        return []
+    items, number, start = [], 1, 0
+    while True:
+        body = start + len(f"{number}. ")
+        end = flat.find(f" {number + 1}. ", body)  # linear: one scan per item, each from where the last ended
+        chunk = flat[body:] if end == -1 else flat[body:end]
+        if end == -1:  # the scorer appends "Not recommended: A; B" after the last item
+            chunk = chunk.split(" Not recommended: ")[0]
+        items.append({"treatment": chunk.split(" — ")[0].strip()})
+        if end == -1:
+            return items
+        number, start = number + 1, end + 1
 
 
 def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict], set[str]]:
@@ -289,9 +322,7 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
     of a column winning; full samples are read, in worker processes, only for each tuple's edit (from the
     first log that holds it) and for logs whose lists the summaries do not carry whole.
     """
-    from concurrent.futures import ProcessPoolExecutor
-
-    from clinical_cf.analysis.logs import list_logs, read_logs, worker_count
+    from clinical_cf.analysis.logs import in_workers, list_logs, read_logs, worker_count
 
     if isinstance(paths, pd.DataFrame) and any(c.startswith("store_") for c in paths.columns):
         parts = [_collect_rows(paths)]
@@ -318,8 +349,7 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
                 if path in full or diff_keys.get(path)]
         workers = workers or worker_count(len(jobs))
         if workers > 1 and len(jobs) > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(_collect_log_cached, *zip(*jobs, strict=False)))
+            parts = list(in_workers(_collect_log_cached, jobs, workers))
         else:
             parts = [_collect_log_cached(*job) for job in jobs]
         parts = [(summary_columns, summary_tuples), *parts]
@@ -339,8 +369,19 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
     return sorted(names.values()), tuples
 
 
-def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str | Path) -> Path:
-    """Write the page for the CSS logs under `paths` (or the log reader's CSS rows) to `file`."""
+PAGE_BYTES = 20 * 2**20
+"""The most one side-by-side file may hold (20 MB, under the 25 MB a browser opens without trouble): a larger
+set of tuples is split into parts in tuple order, with `side_by_side.html` as their index."""
+
+
+def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str | Path, limit: int = PAGE_BYTES) -> Path:
+    """Write the page for the CSS logs under `paths` (or the log reader's CSS rows) to `file`.
+
+    When the tuples do not fit in `limit` bytes, `file` is an index linking `<stem>_partNNN.html` files,
+    each at most `limit` bytes and each a complete page (filters and paging work within a part).
+    """
+    import json
+
     models, tuples = collect(paths)
     rows = []
     for key, entry in sorted(tuples.items()):
@@ -350,7 +391,36 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
                      "expected": entry.get("expected", ""), "answers": answers,
                      "scores": sorted({a["score"] for a in answers if a is not None})})
     judges = sorted({a["judge"] for entry in tuples.values() for a in entry["answers"].values() if a.get("judge")})
-    page = render(
+    path = Path(file)
+    page = _page(rows, models, judges, None)
+    if len(page.encode()) <= limit:
+        _atomic_write(path, page)
+        return path
+    # Split: a row is carried twice (JSON, and HTML on a part's first page), so budget each part by twice its JSON.
+    budget = max(1, limit - len(_page([], models, judges, None).encode()) - 4096)
+    chunks: list[list[dict]] = [[]]
+    used = 0
+    for row in rows:
+        size = 2 * len(json.dumps(row))
+        if chunks[-1] and used + size > budget:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(row)
+        used += size
+    names = [f"{path.stem}_part{i:03d}.html" for i in range(1, len(chunks) + 1)]
+    for i, (chunk, name) in enumerate(zip(chunks, names, strict=True)):
+        part = {"number": i + 1, "of": len(chunks), "first": chunk[0]["key"], "last": chunk[-1]["key"], "all": len(rows),
+                "index": path.name, "previous": names[i - 1] if i else None, "next": names[i + 1] if i + 1 < len(names) else None}
+        _atomic_write(path.with_name(name), _page(chunk, models, judges, part))
+    index = render("side_by_side_index.html.j2", total=len(rows), models=models, judges=judges, limit_mb=round(limit / 2**20, 1),
+                   parts=[{"file": n, "count": len(c), "first": c[0]["key"], "last": c[-1]["key"],
+                           "families": ", ".join(sorted({r["family"] for r in c}))} for n, c in zip(names, chunks, strict=True)])
+    _atomic_write(path, index)
+    return path
+
+
+def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | None) -> str:
+    return render(
         "side_by_side.html.j2",
         judges=judges,
         models=models,
@@ -360,7 +430,16 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
         interventions=sorted({r["intervention"] for r in rows}),
         total=len(rows),
         page_size=PAGE_SIZE,
+        part=part,
     )
-    path = Path(file)
-    path.write_text(page, encoding="utf-8")
-    return path
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    import os
+
+    partial = path.with_name(f".{path.name}.{uuid4().hex}.tmp")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)

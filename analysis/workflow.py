@@ -23,7 +23,7 @@ import pandas as pd
 
 from clinical_cf.analysis.logs import LogRows, input_text, sample_views, suite_samples
 from clinical_cf.analysis.stats import cluster_bootstrap_ci, holm, mcnemar_exact, paired_difference
-from clinical_cf.analysis.tables import markdown_table
+from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.scorers.workflow import ECE_BINS, expected_calibration_error, utility
 
 SCORER = "workflow_action"
@@ -291,7 +291,7 @@ def write_tables(paths: Sequence[str | Path], out_dir: str | Path, split: str | 
               "reliability": reliability_table(rows), "risk_coverage": risk_coverage(rows), "paired_tests": paired_tests(rows),
               "condition_effect": condition_effect(rows), "late_risk_updates": late_risk_updates(rows)}
     for name, table in tables.items():
-        table.to_csv(out / f"workflow_{name}.csv", index=False)
+        write_table(table, out / f"workflow_{name}.csv")
     md = ["# Workflow escalation results", ""]
     for name in ("summary", "by_variant", "by_task_class", "paired_tests", "condition_effect", "late_risk_updates"):
         md += [f"## {name.replace('_', ' ')}", "", markdown_table(tables[name]), ""]

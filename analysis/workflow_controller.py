@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from clinical_cf.analysis.tables import markdown_table
+from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
 from clinical_cf.core.loading import load_entries
@@ -425,12 +425,12 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        detectors.to_csv(out / "workflow_detectors.csv", index=False)
-        controller.to_csv(out / "workflow_controller.csv", index=False)
-        transfer.to_csv(out / "workflow_controller_transfer.csv", index=False)
+        write_table(detectors, out / "workflow_detectors.csv")
+        write_table(controller, out / "workflow_controller.csv")
+        write_table(transfer, out / "workflow_controller_transfer.csv")
         (out / "workflow_controller_params.json").write_text(json.dumps(params, indent=2) + "\n", encoding="utf-8")
-        detail.to_csv(out / "workflow_oov_audit.csv", index=False)
-        audit_summary.to_csv(out / "workflow_oov_summary.csv", index=False)
+        write_table(detail, out / "workflow_oov_audit.csv")
+        write_table(audit_summary, out / "workflow_oov_summary.csv")
         (out / "workflow_controller.md").write_text(md + "\n", encoding="utf-8")
     return md
 

@@ -29,7 +29,7 @@ from inspect_ai.solver import TaskState
 from clinical_cf.catalog.css.lexicon import Lexicon, default_lexicon
 from clinical_cf.judging import Judgement, ResolvedJudge, ask_judge, resolve_judge
 from clinical_cf.replies import DATA_NOTICE, boundary, data_block, normalise_for_judge
-from clinical_cf.scorers.metrics import cases, mean_by_case
+from clinical_cf.scorers.metrics import cases, mean_by_case, shown_as
 from clinical_cf.solvers.css import CSSArms, Recommendation, first_json_object
 
 WEIGHTS = {"strong": 0.6, "tacit": 0.2, "refusal": 0.15, "extra": 0.05}
@@ -125,7 +125,7 @@ def cms_metric() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return mean_by_case(scores)
 
-    return compute
+    return shown_as("cms", compute)
 
 
 @scorer(metrics=[cms_metric(), cases()], name="cms")

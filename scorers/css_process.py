@@ -21,7 +21,7 @@ from inspect_ai.util import JSONSchema
 from clinical_cf.judging import ask_judge, resolve_judge
 from clinical_cf.replies import DATA_NOTICE, boundary, data_block, normalise_for_judge, read_by, read_flag, read_score
 from clinical_cf.scorers.css_judge import VALID_SCORES, arm_provenance, arm_reading_metadata, invalid_arms, unreadable_arms
-from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.scorers.metrics import parse_quality, shown_as
 from clinical_cf.solvers.css import CSSArms, judge_block
 from clinical_cf.solvers.css_agent import TOOL_NAME
 
@@ -136,7 +136,7 @@ def process_metrics() -> Metric:
         out["requery_after_error"] = sum(t["requeried_after_error"] for t in failed) / len(failed) if failed else float("nan")
         return out
 
-    return compute
+    return shown_as("process_metrics", compute)
 
 
 @scorer(metrics=[process_metrics(), parse_quality()])

@@ -24,6 +24,7 @@ from collections import defaultdict
 from inspect_ai.scorer import Metric, SampleScore, Scorer, Value, metric, scorer
 
 from clinical_cf.scorers.css_judge import judge_direction
+from clinical_cf.scorers.metrics import shown_as
 
 NO_PROBE = "none"
 
@@ -64,7 +65,7 @@ def injection_flip_rate() -> Metric:
         out.update({key: _mean(values) for key, values in sorted(groups.items())})
         return out
 
-    return compute
+    return shown_as("injection_flip_rate", compute)
 
 
 @metric
@@ -74,7 +75,7 @@ def injection_shift() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _mean([s.score.as_float() - ref for s, ref in _pairs(scores)])
 
-    return compute
+    return shown_as("injection_shift", compute)
 
 
 @metric
@@ -86,7 +87,7 @@ def control_score() -> Metric:
             [s.score.as_float() for s in scores if _meta(s).get("probe_id") == NO_PROBE and _meta(s).get("condition") == "identical"]
         )
 
-    return compute
+    return shown_as("control_score", compute)
 
 
 @metric
@@ -98,7 +99,7 @@ def clean_score() -> Metric:
             [s.score.as_float() for s in scores if _meta(s).get("probe_id") == NO_PROBE and _meta(s).get("condition") == "changed"]
         )
 
-    return compute
+    return shown_as("clean_score", compute)
 
 
 @scorer(metrics=[injection_flip_rate(), injection_shift(), control_score(), clean_score()])

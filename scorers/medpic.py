@@ -47,7 +47,7 @@ from inspect_ai.util import JSONSchema
 
 from clinical_cf.judging import ask_judge, resolve_judge
 from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_by, read_flag, resolve_reader
-from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.scorers.metrics import parse_quality, shown_as
 from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer_with_reader
 
 __all__ = ["RATIONALE_PROMPT", "medpic_exact_set", "parse_answer", "parse_mention", "rationale_mentions_change", "summarise"]
@@ -108,7 +108,7 @@ def _summary_metric(key: str) -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return summarise(_rows(scores))[key]
 
-    return compute
+    return shown_as(key, compute)
 
 
 @metric
@@ -254,7 +254,7 @@ def mention_rate() -> Metric:
         values = [_to_float(s.score.value) for s in scores if not _is_nan(s.score.value)]
         return sum(values) / len(values) if values else math.nan
 
-    return compute
+    return shown_as("mention_rate", compute)
 
 
 @metric(scores="unreduced")
@@ -266,7 +266,7 @@ def retained_selection_rate() -> Metric:
         flags = [f for f in flags if f is not None]
         return sum(flags) / len(flags) if flags else math.nan
 
-    return compute
+    return shown_as("retained_selection_rate", compute)
 
 
 def _is_nan(value: Any) -> bool:

@@ -36,6 +36,21 @@ def _values(scores: list[SampleScore]) -> list[float]:
     return [float(s.score.as_float()) for s in scores]
 
 
+def shown_as(name: str, compute):
+    """`compute` returning its value under `name` (a one-entry dict), so Inspect logs and shows the metric as
+    `name` (the same key as before in `results.metrics`) instead of `clinical_cf/name`, which its viewer's
+    columns cut to `clinical_c…`. A metric that already returns a dict is returned as is."""
+    from collections.abc import Mapping
+    from functools import wraps
+
+    @wraps(compute)
+    def named(scores: list[SampleScore]) -> Value:
+        value = compute(scores)
+        return value if isinstance(value, Mapping) else {name: value}
+
+    return named
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
@@ -47,7 +62,7 @@ def css() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _mean(_values(_interventional(scores)))
 
-    return compute
+    return shown_as("css", compute)
 
 
 @metric
@@ -61,7 +76,7 @@ def css_stderr(cluster: str = "case_id") -> Metric:
             return float("nan")
         return clustered(kept)
 
-    return compute
+    return shown_as("css_stderr", compute)
 
 
 def family_css() -> Metric:
@@ -76,7 +91,7 @@ def control_stability() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _mean(_values([s for s in scores if _family(s) == CONTROL_FAMILY]))
 
-    return compute
+    return shown_as("control_stability", compute)
 
 
 @metric(scores="unreduced")
@@ -98,7 +113,7 @@ def verdict_shares() -> Metric:
             "correct": sum(1 for v in values if v == 1.0) / n,
         }
 
-    return compute
+    return shown_as("verdict_shares", compute)
 
 
 def mean_by_case(scores: list[SampleScore], cluster: str = "case_id") -> float:
@@ -122,7 +137,7 @@ def cases(cluster: str = "case_id") -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return len({(s.sample_metadata or {}).get(cluster) for s in scores})
 
-    return compute
+    return shown_as("cases", compute)
 
 
 @metric(scores="unreduced")
@@ -151,7 +166,7 @@ def agent_trace() -> Metric:
             "limit_hit": _mean([float(t["limit"] is not None) for t in traces]),
         }
 
-    return compute
+    return shown_as("agent_trace", compute)
 
 
 def provenances(score: SampleScore) -> list[str]:
@@ -179,4 +194,4 @@ def parse_quality() -> Metric:
             return {f"parse_{p}": float("nan") for p in PROVENANCES if p != "invalid"}
         return {f"parse_{p}": seen.count(p) / len(seen) for p in PROVENANCES if p != "invalid"}
 
-    return compute
+    return shown_as("parse_quality", compute)

@@ -27,7 +27,7 @@ from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.sensitivity.perturbations import Tolerance
 from clinical_cf.replies import read_by
-from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.scorers.metrics import parse_quality, shown_as
 from clinical_cf.solvers.sensitivity import SensitivityArms
 
 FLOOR = 1e-6
@@ -137,7 +137,7 @@ def sensitivity_profile() -> Metric:
             out[f"{kind}_under_sensitive"] = float(not invariant and rate < 0.5)
         return out
 
-    return compute
+    return shown_as("sensitivity_profile", compute)
 
 
 @scorer(metrics=[mean(), stderr(cluster="vignette_id"), sensitivity_profile(), parse_quality()])

@@ -41,7 +41,7 @@ from inspect_ai.solver import TaskState
 
 from clinical_cf.core.loading import record_field
 from clinical_cf.replies import read_by
-from clinical_cf.scorers.metrics import parse_quality
+from clinical_cf.scorers.metrics import parse_quality, shown_as
 from clinical_cf.solvers.workflow import WorkflowDecisions
 
 ECE_BINS = 10
@@ -93,7 +93,7 @@ def utility_mean() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["utility"] for m in _metas(scores)])
 
-    return compute
+    return shown_as("utility_mean", compute)
 
 
 @metric(scores="unreduced")
@@ -103,7 +103,7 @@ def missed_escalation_rate() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] != "ESCALATE" for m in _metas(scores) if m["reference_action"] == "ESCALATE"])
 
-    return compute
+    return shown_as("missed_escalation_rate", compute)
 
 
 @metric(scores="unreduced")
@@ -113,7 +113,7 @@ def unnecessary_escalation_rate() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] == "ESCALATE" for m in _metas(scores) if "ESCALATE" not in m["acceptable_actions"]])
 
-    return compute
+    return shown_as("unnecessary_escalation_rate", compute)
 
 
 @metric(scores="unreduced")
@@ -123,7 +123,7 @@ def escalate_sensitivity() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] == "ESCALATE" for m in _metas(scores) if m["reference_action"] == "ESCALATE"])
 
-    return compute
+    return shown_as("escalate_sensitivity", compute)
 
 
 @metric(scores="unreduced")
@@ -133,7 +133,7 @@ def escalate_specificity() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([m["action"] != "ESCALATE" for m in _metas(scores) if "ESCALATE" not in m["acceptable_actions"]])
 
-    return compute
+    return shown_as("escalate_specificity", compute)
 
 
 @metric
@@ -144,7 +144,7 @@ def accuracy_read() -> Metric:
         values = [float(s.score.as_float()) for s in scores if (s.score.metadata or {}).get("parse_ok")]
         return sum(values) / len(values) if values else float("nan")
 
-    return compute
+    return shown_as("accuracy_read", compute)
 
 
 @metric(scores="unreduced")
@@ -154,7 +154,7 @@ def parse_rate() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         return _rate([bool(m["parse_ok"]) for m in _metas(scores)])
 
-    return compute
+    return shown_as("parse_rate", compute)
 
 
 @metric(scores="unreduced")
@@ -166,7 +166,7 @@ def ece() -> Metric:
         conf = [m["confidence"] if m["confidence"] is not None else np.nan for m in metas]
         return expected_calibration_error(conf, [m["correct"] for m in metas])
 
-    return compute
+    return shown_as("ece", compute)
 
 
 def accuracy_by_variant() -> Metric:

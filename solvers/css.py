@@ -92,8 +92,10 @@ def stage2_prompt(summary: str, json_schema: bool = True) -> str:
     return f"Case summary:\n{summary}\n\n{RECOMMEND_PROMPT if json_schema else RECOMMEND_PROMPT_PLAIN}"
 
 
-BASELINE_SPAN = "baseline arm (unmodified packet)"
-COUNTERFACTUAL_SPAN = "counterfactual arm (edited packet)"
+BASELINE_SPAN = "baseline (unmodified packet)"
+COUNTERFACTUAL_SPAN = "counterfactual (edited packet)"
+ARM_SPAN = "arm"
+"""The arms' span type: Inspect titles a span `type: name` (the name twice when no type is given)."""
 """Transcript labels of the two arms' model calls (Inspect spans), as the viewer shows them."""
 
 
@@ -270,10 +272,10 @@ def two_stage_recommendations(
 
         key = (str(model), hashlib.sha256(baseline_packet.encode()).hexdigest(), state.epoch)
         # Named spans label each arm's model calls in the viewer's transcript.
-        async with span(BASELINE_SPAN), baseline_lock(key):
+        async with span(BASELINE_SPAN, type=ARM_SPAN), baseline_lock(key):
             arms.baseline, _ = await run_arm(model, baseline_packet, policy, stage2_config, json_schema, reader_model, limits)
 
-        async with span(COUNTERFACTUAL_SPAN):
+        async with span(COUNTERFACTUAL_SPAN, type=ARM_SPAN):
             arms.counterfactual, messages = await run_arm(model, state.input_text, False, stage2_config, json_schema, reader_model, limits)
         arms.baseline_cache_scope = cache_scope(policy)
         state.messages = messages

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from clinical_cf.catalog.css.schema import SECTIONS
 from clinical_cf.replies import resolve_reader
 from clinical_cf.solvers.css import (
+    ARM_SPAN,
     BASELINE_SPAN,
     COUNTERFACTUAL_SPAN,
     AgentTrace,
@@ -224,9 +225,9 @@ async def run_both_arms(
     active, cached = models_for_arms(policy)
     reader_model = resolve_reader(reader)
     arms = state.store_as(CSSArms)
-    async with span(BASELINE_SPAN), baseline_lock((str(active), sections_digest(baseline), state.epoch)):
+    async with span(BASELINE_SPAN, type=ARM_SPAN), baseline_lock((str(active), sections_digest(baseline), state.epoch)):
         arms.baseline, _ = await run_chart_agent(cached, state.input_text, baseline, changed, cap_bytes, limits, reader=reader_model)
-    async with span(COUNTERFACTUAL_SPAN):
+    async with span(COUNTERFACTUAL_SPAN, type=ARM_SPAN):
         arms.counterfactual, messages = await run_chart_agent(
             active, state.input_text, counterfactual, changed, cap_bytes, limits, observe=observe, reader=reader_model
         )

@@ -155,7 +155,8 @@ def test_rewards_export_and_regression_gate(tmp_path, capsys):
     code = main(["report", str(tmp_path / "candidate"), "--out", str(tmp_path / "out"), "--rewards", str(rewards),
                  "--gate", "--baseline", str(tmp_path / "reference")])
     assert code == 1
-    assert "GATE FAILED: mockllm/candidate family D" in capsys.readouterr().out
+    assert "gate failed: mockllm/candidate (judge mockllm/judge) vs baseline mockllm/reference (judge mockllm/judge), family D" \
+        in capsys.readouterr().out
     records = [json.loads(line) for line in rewards.read_text().splitlines()]
     assert len(records) == 2 and {r["css"] for r in records} == {0.0}
     assert all(len(r["prompt_sha256"]) == 64 and r["judge"] == "mockllm/judge" and r["output"] for r in records)

@@ -123,3 +123,13 @@ def test_pages_and_filters_work_on_all_tuples(tmp_path):
         assert tab.locator("#count").inner_text() == "44 tuples shown"
         assert tab.locator("td[data-model='mockllm/right']:visible").count() == 0
         browser.close()
+
+
+def test_numbered_lists_are_read_whether_inspect_kept_their_lines_or_collapsed_them():
+    from clinical_cf.analysis.side_by_side import _listed
+
+    lines = "1. FOLFOX — per guideline\n2. Radiation\n3. Trial 2. arm B — why\nNot recommended: Surgery; X"
+    flat = " ".join(lines.split())
+    for text in (lines, flat):
+        assert [i["treatment"] for i in _listed(text)] == ["FOLFOX", "Radiation", "Trial 2. arm B"]
+    assert _listed("(no recommendations)") == [] and _listed(None) is None and _listed("x" * 2000) is None
