@@ -40,11 +40,11 @@ def test_numbers_in_bounds_are_not_flagged():
 
 @pytest.mark.slow  # four small evals
 def test_a_5000_digit_integer_in_any_suite_leaves_the_sample_unscored_and_the_eval_complete():
-    css_scores = _run(css_family_d(cases=str(HANDWRITTEN_CASES)), recommendations_json("Letrozole")[:-1] + f', "n": {HUGE}}}')
+    css_scores = _run(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"), recommendations_json("Letrozole")[:-1] + f', "n": {HUGE}}}')
     assert all(s.value is None or str(s.value) == "nan" or s.metadata.get("unreadable") for s in css_scores)
     assert all("digits" in str(s.metadata.get("unreadable")) for s in css_scores)
     # the judge's verdict with a huge integer: no verdict (grader_failed), never an exception
-    judged = _run(css_family_d(cases=str(HANDWRITTEN_CASES)), recommendations_json("Letrozole"), judge_reply=f'{{"score": {HUGE}}}')
+    judged = _run(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"), recommendations_json("Letrozole"), judge_reply=f'{{"score": {HUGE}}}')
     assert all(s.metadata.get("judge_attempts") == 3 for s in judged)
     medpic_scores = _run(medpic(populations="renal", reader="none"), f'{{"rationale": "x", "answer": ["A"], "ref": {HUGE}}}')
     assert all(s.metadata["parse"] == "unreadable" and s.metadata["parsed"] is None for s in medpic_scores)

@@ -23,8 +23,9 @@ def test_css_stage_caps_are_checked_numbers():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("reader, reader_calls", [("reader", 1), ("none", 0)])
-def test_medpic_requests_structured_output_and_the_reader_can_be_turned_off(reader, reader_calls):
+# The reader is the bound `reader` role (else the judge role, else off): never the model under test reading itself.
+@pytest.mark.parametrize("reader, bound, reader_calls", [("reader", True, 1), ("reader", False, 0), ("none", True, 0)])
+def test_medpic_requests_structured_output_and_the_reader_can_be_turned_off(reader, bound, reader_calls):
     calls = {"answer": 0, "reader": 0}
     schemas = []
 
@@ -45,7 +46,8 @@ def test_medpic_requests_structured_output_and_the_reader_can_be_turned_off(read
     task = medpic_gf(populations="renal", reader=reader)
     [sample] = list(task.dataset)[:1]
     task.dataset = type(task.dataset)([sample])
-    log = eval(task, model=get_model("mockllm/model", custom_outputs=model), display="none")[0]
+    roles = {"reader": get_model("mockllm/reader", custom_outputs=model)} if bound else None  # another model than the one under test
+    log = eval(task, model=get_model("mockllm/model", custom_outputs=model), model_roles=roles, display="none")[0]
     assert log.status == "success", log.error
     assert calls == {"answer": 1, "reader": reader_calls}
     assert schemas and schemas[0].name == "medpic_answer"
