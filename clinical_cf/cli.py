@@ -245,7 +245,7 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
 
 def _model_role(get_model, name: str, role: str, config):
     """The model for a role, or one line naming what is missing (a provider's credential, its package)."""
-    from inspect_ai._util.error import PrerequisiteError
+    from clinical_cf.core.errors import PrerequisiteError
 
     try:
         return get_model(name, role=role, config=config)

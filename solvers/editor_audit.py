@@ -13,10 +13,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 @solver
 def editor_edit(role: str = "editor", max_tokens: int = 4096) -> Solver:
-    """Ask the model bound to `role` (default: the model under evaluation when the role is not bound) for the edit."""
+    """Ask the model bound to `role` for the edit (required: an unbound editor role ends the run naming it, rather than
+    auditing the model under evaluation under the editor's name)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        model = get_model(role=role)
+        model = get_model(role=role, required=True)
         output = await model.generate(state.messages, config=GenerateConfig(temperature=0.0, max_tokens=max_tokens))
         state.output = output
         state.messages.append(output.message)

@@ -80,3 +80,15 @@ def test_an_unreadable_reply_is_counted_not_scored_zero(tmp_path):
     assert metrics["unreadable"] == 6
     assert all(s.scores["editor_fidelity"].metadata["readable"] == 0 for s in log.samples)
     assert metrics["complete_rate"] != metrics["complete_rate"]  # NaN: no readable edit, no rate
+
+
+def test_editor_edit_needs_its_role_bound_and_never_audits_the_model_under_test(tmp_path):
+    """`editor_edit()` asks only the bound editor role: without one the run fails naming the role, no sample scored."""
+    from inspect_ai import Task
+
+    from clinical_cf.solvers.editor_audit import editor_edit
+
+    one = type(TASK.dataset)(list(TASK.dataset)[:1])
+    (log,) = eval(Task(dataset=one, solver=editor_edit(role="editor")), model="mockllm/model", display="none",
+                  log_dir=str(tmp_path))
+    assert log.status == "error" and "editor" in str(log.error.message)

@@ -96,3 +96,19 @@ def test_corpus_loads_every_reader_read_reply_and_rejects_a_bad_entry(tmp_path):
     bad.write_text("- {id: x, suite: chess, format: f, reply: r, truth: none}\n", encoding="utf-8")
     with pytest.raises(CatalogError, match="field 'suite'"):
         load_corpus(bad)
+
+
+def test_audit_reader_and_reader_accuracy_score_a_faithful_reader_on_a_few_replies(tmp_path):
+    """The task's own solver and scorer, on three replies the contract cannot read: a faithful reader is read right."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset
+
+    from clinical_cf.scorers.reader_audit import reader_accuracy
+    from clinical_cf.solvers.reader_audit import audit_reader
+
+    few = MemoryDataset(load_corpus(CORPUS)[:3])
+    (log,) = eval(Task(dataset=few, solver=audit_reader("reader"), scorer=reader_accuracy()), model="mockllm/model",
+                  model_roles={"reader": get_model("scripted_reader/faithful")}, display="none", log_dir=str(tmp_path))
+    assert log.status == "success", log.error
+    metrics = {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
+    assert metrics["lie_acceptance_rate"] == 0 and metrics["wrong_reading_rate"] == 0
