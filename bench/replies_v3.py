@@ -33,6 +33,8 @@ from typing import Any
 
 import yaml
 
+from clinical_cf.scorers import reader_audit
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "catalog" / "css" / "reader_audit_replies.yaml"
 SUITES = ("css", "agent", "medpic", "workflow", "sensitivity", "judge")
@@ -297,33 +299,8 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
 
 
 def same(entry: dict, got: Any, value: Any) -> bool:
-    """Whether a reading `got` states `value` (CSS: each expected name in exactly one read item, none left over)."""
-    if entry["suite"] in ("css", "agent"):
-        if not isinstance(got, dict):
-            return False
-
-        def matches(names: list[str], read: list[str]) -> bool:
-            if len(names) != len(read):
-                return False
-            used: set[int] = set()
-            for name in names:
-                hits = [i for i, text in enumerate(read) if name.lower() in text.lower() and i not in used]
-                if not hits:
-                    return False
-                used.add(hits[0])
-            return True
-
-        return matches(value.get("recommended") or [], got["recommended"]) and matches(value.get("not_recommended") or [],
-                                                                                        got["not_recommended"])
-    if entry["suite"] == "medpic":
-        return got == sorted(value)
-    if entry["suite"] == "sensitivity":
-        return isinstance(got, list) and len(got) == len(value) and all(abs(a - b) < 0.011 for a, b in zip(got, value, strict=True))
-    if entry["suite"] == "workflow":
-        return got == {"action": value["action"], "confidence": value.get("confidence")}
-    if isinstance(value, dict) and isinstance(got, dict):
-        return got == {"score": float(value["score"]), "critical_error": value["critical_error"]}
-    return got == value
+    """Whether a reading `got` states `value`: the reader audit's own comparison, so the bench and the task agree."""
+    return reader_audit.same(entry["suite"], got, value)
 
 
 # ----------------------------------------------------------------------------- classification
