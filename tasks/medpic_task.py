@@ -22,7 +22,7 @@ from clinical_cf.core.errors import CatalogError
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import medpic_answer, render_prompt
 from clinical_cf.suites import MEDPIC
-from clinical_cf.tasks.arguments import Checked, CommaList, RoleName, TaskInputError, UserFile
+from clinical_cf.tasks.arguments import Checked, CommaList, Only, RoleName, TaskInputError, UserFile
 from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 
 KINDS = ("gf", "cf")
@@ -109,7 +109,9 @@ def _task_name(name: str, value: Any) -> str:
 
 # Each MedPIC argument's type and choices, declared once: the builder and the public MedPIC tasks annotate with these.
 Kinds = Annotated[str | list[str], CommaList(KINDS)]
-Operations = Annotated[str | list[str] | None, CommaList(OPERATIONS, optional=True)]
+# What only counterfactual questions use (a variant of GF questions only does not show it).
+Operations = Annotated[str | list[str] | None, CommaList(OPERATIONS, optional=True), Only(kinds="cf")]
+RationaleJudge = Annotated[bool, Only(kinds="cf")]
 Populations = Annotated[str | list[str] | None, CommaList(POPULATIONS, optional=True)]
 TaskName = Annotated[str, Checked(_task_name, "a task name")]
 
@@ -121,7 +123,7 @@ def build_medpic_task(
     rules: UserFile = None,
     questions: UserFile = None,
     allow_unregistered: bool = False,
-    rationale_judge: bool = False,
+    rationale_judge: RationaleJudge = False,
     name: TaskName = "medpic",
     json_schema: bool = True,
     reader: RoleName = "reader",

@@ -38,7 +38,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.registration import PUBLISHED_PATH, VERSION_PATTERN, published, published_version, write_published  # noqa: F401 (published_version: re-exported)
-from clinical_cf.scoring_contract import scoring_hashes
 from clinical_cf.suites import SUITES, Suite, create_task
 
 if TYPE_CHECKING:
@@ -166,13 +165,6 @@ def _task_summary(task: str) -> str:
     return doc.strip().splitlines()[0].rstrip(".") if doc.strip() else task
 
 
-def short_title(suite: Suite) -> str:
-    """The name users call the suite by: the acronym in its title, else the title before its colon."""
-    head = suite.title.split(":")[0].strip()
-    acronym = re.search(r"\(([A-Za-z][\w-]*)\)$", head)
-    return acronym.group(1) if acronym else head
-
-
 def _paper_title(suite: Suite) -> str | None:
     """The paper's title from the suite's source, without its trailing (author year); none without a paper."""
     return re.sub(r"\s*\([^()]*\)$", "", suite.source) if suite.arxiv else None
@@ -195,7 +187,7 @@ def build_entry(
     summary = _task_summary(task)
     entry: dict[str, Any] = {
         "full_title": suite.title if main else f"{suite.title} — {summary}",
-        "common_title": short_title(suite) if main else f"{short_title(suite)} ({task})",
+        "common_title": suite.short_name if main else f"{suite.short_name} ({task})",
         "paper_title": _paper_title(suite),
         "description": suite.description if main else f"{summary}{'' if summary[-1:] in '?!' else '.'} {suite.description}",
         "arxiv": suite.arxiv,
@@ -249,7 +241,7 @@ def export_register(
         suite = SUITES[name]
         fingerprint = suite.fingerprint()
         version = next_version(previous_published.get(name), fingerprint, interface_change)
-        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes(), scoring=scoring_hashes(name))
+        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes(), scoring=suite.scoring_hashes())
     # Published first: building a task to count its samples reads its version from this record.
     write_published({name: record.version for name, record in records.items()}, published_path)
     written = []
