@@ -20,6 +20,7 @@ import pytest
 from inspect_ai.util import registry_info
 from pydantic import BaseModel
 
+from clinical_cf.core.locking import read_lock
 from clinical_cf.inputs import validate_file
 from clinical_cf.suites import SUITES, create_task, input_kinds, suite_of_task, task_folders
 from helpers import HANDWRITTEN_CASES
@@ -158,3 +159,80 @@ def test_a_public_tasks_arguments_are_its_builders_with_the_same_declarations(na
     assert not set(task.fixed) & set(declared), f"{name} shows an argument it fixes"
     changed = {a for a, p in inspect.signature(task).parameters.items() if p.default != defaults[a].default}
     assert changed <= {"tuples", "controls"} if name == "css_agent_family_d" else not changed, name
+
+
+# ---------------------------------------------------------------- every piece of a suite, each missing one named
+
+
+def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | None = None, published_path: Path | None = None) -> list[str]:
+    """What a suite lacks (docs/adding-a-suite.md), each line naming the piece and the command that makes it."""
+    import fnmatch
+
+    from test_layers import setup_module_of
+
+    from clinical_cf.exports.register import REGISTER_DIR, entry_path
+    from clinical_cf.registration import PUBLISHED_PATH, published
+    from clinical_cf.scoring_contract import part_hash
+    from clinical_cf.suites import display_path
+
+    register_dir = REGISTER_DIR if register_dir is None else register_dir
+    published_path = PUBLISHED_PATH if published_path is None else published_path
+    name, problems = suite.name, []
+    if suite.main_task not in suite.tasks:
+        problems.append(f"{name}: no main task tasks/{name}/{name}.py")
+    data_files = setup_module_of().DATA_FILES
+    for path in (*suite.catalogs, suite.data, *suite.extra_published):
+        shown = display_path(path)
+        if not path.is_file():
+            problems.append(f"{name}: {shown} is missing" + (f" (run `python -m {suite.generator}`)" if path == suite.data else ""))
+            continue
+        if not any(fnmatch.fnmatch(path.name, pattern) for pattern in data_files):
+            problems.append(f"{name}: {shown} would not be shipped: no pattern in setup.py's DATA_FILES matches it")
+        if not read_lock(path).registered:
+            problems.append(f"{name}: {shown} does not match a lock: run `clinical-cf catalog lock {shown}`")
+    if suite.data.is_file():
+        try:
+            if not suite.loader(suite.data):
+                problems.append(f"{name}: {display_path(suite.data)} has no records")
+        except Exception as ex:  # the loader's own error names the file, the entry and the field
+            problems.append(f"{name}: {display_path(suite.data)} does not load: {ex}")
+    kinds = input_kinds({**SUITES, name: suite})
+    if not suite.inputs:
+        problems.append(f"{name}: declares no input kind (Suite.inputs): `clinical-cf validate` cannot check its files")
+    for item in suite.inputs:
+        if item.bundled is not None and item.bundled.is_file():
+            try:
+                validate_file(item.bundled, kinds=kinds)
+            except Exception as ex:
+                problems.append(f"{name}: the bundled {item.kind} file is not detected and valid as {item.kind}: {ex}")
+    if not suite.scorers:
+        problems.append(f"{name}: declares no scorer (Suite.scorers)")
+    for scorer_name, metrics in suite.metrics().items():
+        if not metrics:
+            problems.append(f"{name}: scorer {scorer_name} declares no metrics (@scorer(metrics=...))")
+    parts = suite.scoring_parts()
+    if not set(suite.prompts()) <= set(parts):
+        problems.append(f"{name}: prompts {sorted(set(suite.prompts()) - set(parts))} are not parts of its scoring contract")
+    if not any(not p.startswith("clinical_cf.scoring_contract.") for p in parts):
+        problems.append(f"{name}: its scoring contract (Suite.scoring) lists nothing that decides a score")
+    for part, value in parts.items():
+        try:
+            part_hash(value)
+        except TypeError as ex:
+            problems.append(f"{name}: scoring part {part}: {ex}")
+    if not (docs_dir / f"{name}.md").is_file():
+        problems.append(f"{name}: no page docs/{name}.md (the README's task table links to it)")
+    record = published(published_path).get(name)
+    if record is None:
+        problems.append(f"{name}: no published version: run `clinical-cf export register --suite {name}`")
+    elif all(p.is_file() for p in suite.comparability_files) and record["fingerprint"] != suite.fingerprint():
+        problems.append(f"{name}: its published fingerprint is stale: run `clinical-cf export register --suite {name}`")
+    for task in suite.tasks:
+        if not entry_path(task, register_dir).is_file():
+            problems.append(f"{name}: task {task} has no Register entry register/{task}/eval.yaml: run `clinical-cf export register`")
+    return problems
+
+
+@pytest.mark.parametrize("name", list(SUITES))
+def test_every_suite_has_every_piece(name):
+    assert suite_problems(SUITES[name]) == []
