@@ -5,7 +5,7 @@ cross-judge replication, controls, paired comparisons and the side-by-side page.
 
 Logs are read once, through `clinical_cf.analysis.logs` (routed by the suite each task records;
 a log it cannot use is named with the reason and skipped). Each suite's section is registered on
-the `Suite` table (`clinical_cf.suites`, `report_section`) and built by `clinical_cf.analysis.sections`.
+the `Suite` table (`clinical_cf.suites`) and built by `clinical_cf.analysis.sections` (`SECTIONS`).
 Writes `report.md`, a self-contained `report.html`, one CSV per table and the figures. Every number
 is computed from per-tuple rows that keep their log path and sample id.
 """

@@ -366,6 +366,9 @@ class Checked:
 
 UserFile = Annotated[str | None, File()]
 RoleName = Annotated[str, Role()]
+SelfJudging = Literal["refuse", "allow"]
+"""A judged task's opt-in to the model under test judging its own replies when no judge role is bound
+(`clinical_cf.judging.missing_judge`); the default refuses to start."""
 
 
 def _split(annotation: Any) -> tuple[Any, tuple[Any, ...]]:

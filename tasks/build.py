@@ -48,6 +48,7 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
 from clinical_cf.core.locking import LockStatus, check_lock
+from clinical_cf.judging import judge_bound
 from clinical_cf.registration import Registration, published_version, register_inputs, registration_check
 from clinical_cf.suites import Suite
 from clinical_cf.tasks.arguments import (
@@ -104,6 +105,9 @@ class TaskSpec:
     """The task's name in the log where it is not the registered name (the MedPIC variants)."""
     needs_model: bool = True
     """Its solver asks the model under test (the judge audit asks only the judge role): `none/none` is refused."""
+    judged: Callable[[SimpleNamespace], bool] | None = None
+    """Whether the task (with these arguments) asks a judge role; if so its builder takes `self_judging: SelfJudging`, and
+    with no judge bound each sample stops in its setup step unless that is "allow" (`clinical_cf.judging.judge_bound`)."""
 
 
 NO_MODEL = (
@@ -146,6 +150,7 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
     checked = SimpleNamespace(**{name: check(name, args[name]) for name, check in checks.items()})
     if spec.needs_model:
         check_model_under_test()
+    judged = spec.judged is not None and spec.judged(checked)
     inputs = spec.inputs(checked)
     allow_unregistered = bool(getattr(checked, "allow_unregistered", False))
     registration = register_inputs(list(inputs.catalogs), list(inputs.data), allow_unregistered)
@@ -171,6 +176,8 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
         scorer=[*parts.scorers, registration_check()],
         config=GENERATE_DEFAULTS,
         metadata=metadata,
+        # Built outside the eval (a Python caller), the roles were not known yet: each sample checks before it starts.
+        **({"setup": judge_bound(f"this {spec.suite.short_name} task")} if judged and checked.self_judging != "allow" else {}),
         **({"name": name} if name else {}),
     )
 

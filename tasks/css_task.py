@@ -40,6 +40,7 @@ from clinical_cf.tasks.arguments import (
     Checked,
     Only,
     RoleName,
+    SelfJudging,
     TaskInputError,
     UserFile,
 )
@@ -193,6 +194,7 @@ def build_css_task(
     reader: RoleName = "reader",
     summary_max_tokens: OutputTokens = None,
     recommend_max_tokens: OutputTokens = None,
+    self_judging: SelfJudging = "refuse",
 ) -> Task:
     """A CSS task over the given intervention families.
 
@@ -238,11 +240,15 @@ def build_css_task(
             reading verified against the reply's own words; "none" turns the reader off.
         summary_max_tokens: Single-shot setting: output-token cap for stage 1 (the case summary).
         recommend_max_tokens: Single-shot setting: output-token cap for stage 2 (the recommendations).
+        self_judging: With no judge role bound (`--model-role judge=...` or `grader=...`): "refuse" (default) does not
+            start; "allow" lets the model under test judge its own replies, and every score records `self_judged`.
     """
     return build_task(SPEC, **locals())
 
 
-SPEC = TaskSpec(suite=CSS, arguments=build_css_task, inputs=_inputs, parts=_parts, setting=lambda args: args.setting)
+SPEC = TaskSpec(
+    suite=CSS, arguments=build_css_task, inputs=_inputs, parts=_parts, setting=lambda args: args.setting, judged=lambda args: True
+)
 
 def _frozen(
     path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool, unreviewed: str

@@ -236,3 +236,15 @@ def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | N
 @pytest.mark.parametrize("name", list(SUITES))
 def test_every_suite_has_every_piece(name):
     assert suite_problems(SUITES[name]) == []
+
+
+def test_catalog_lock_and_check_take_the_kind_the_validator_asks_for(tmp_path, capsys):
+    """`catalog lock` once said "pass --kind" and had no --kind; the kinds are the specs'."""
+    from clinical_cf.cli import main
+
+    path = tmp_path / "mine.jsonl"
+    path.write_text(SUITES["sensitivity"].data.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["catalog", "lock", str(path), "--kind", "vignettes"]) == 0 and (tmp_path / "mine.jsonl.lock").is_file()
+    assert main(["catalog", "check", str(path), "--kind", "vignettes"]) == 0
+    assert main(["catalog", "lock", str(path), "--kind", "rules"]) != 0
+    assert "looks like a vignettes file, not rules" in capsys.readouterr().err

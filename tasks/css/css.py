@@ -1,8 +1,6 @@
 """CSS over all intervention families (A-E) with negative controls; `-T families=AB` to choose.
 
     inspect eval tasks/css --model-role judge=<model> [--model-role judge_alt=<model>]
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

@@ -1,8 +1,6 @@
 """CSS in the agent setting: a ReAct agent reads the chart through `read_chart_section`.
 
     inspect eval tasks/css_agent --model-role judge=<model> [-T families=D]
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

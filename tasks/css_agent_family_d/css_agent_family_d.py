@@ -5,8 +5,6 @@
 The subset is the 100 Family D tuples whose ids have the smallest SHA-256 (`fixed_subset` in
 `clinical_cf.tasks.css_task`): the same tuples on every machine and run. No negative controls
 by default, as in the paper's experiment (`-T controls=per_case` adds them).
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

@@ -1,8 +1,6 @@
 """CSS Family A: biomarker flip, HER2 positive/negative, ER/PR, PD-L1 TPS.
 
     inspect eval tasks/css_family_a --model-role judge=<model> [--model-role judge_alt=<model>]
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

@@ -1,8 +1,6 @@
 """CSS Family B: prior treatment failure, progression injected on first line or on the current line.
 
     inspect eval tasks/css_family_b --model-role judge=<model> [--model-role judge_alt=<model>]
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

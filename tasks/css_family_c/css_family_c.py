@@ -1,8 +1,6 @@
 """CSS Family C: biomarker strip, HER2/ER/PR, NSCLC drivers and PD-L1, RAS/BRAF/MSI results deleted.
 
     inspect eval tasks/css_family_c --model-role judge=<model> [--model-role judge_alt=<model>]
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

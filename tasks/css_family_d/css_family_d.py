@@ -1,8 +1,6 @@
 """CSS Family D: surgery status, resection removed or added.
 
     inspect eval tasks/css_family_d --model-role judge=<model> [--model-role judge_alt=<model>]
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

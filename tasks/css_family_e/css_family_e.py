@@ -1,8 +1,6 @@
 """CSS Family E: stage perturbation, new distant metastases.
 
     inspect eval tasks/css_family_e --model-role judge=<model> [--model-role judge_alt=<model>]
-
-A variant of `build_css_task` (tasks/css_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

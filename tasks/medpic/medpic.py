@@ -1,8 +1,6 @@
 """MedPIC suite: GF and paired CF medication-safety questions (seed 002, MedPIC-Bench).
 
     inspect eval tasks/medpic [-T kinds=gf,cf] [-T rationale_judge=true --model-role judge=...]
-
-A variant of `build_medpic_task` (tasks/medpic_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

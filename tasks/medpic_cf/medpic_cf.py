@@ -1,8 +1,6 @@
 """MedPIC counterfactual pairs only (seed 002).
 
     inspect eval tasks/medpic_cf [-T operations=deactivation] [-T rationale_judge=true --model-role judge=...]
-
-A variant of `build_medpic_task` (tasks/medpic_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any

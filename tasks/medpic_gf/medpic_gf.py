@@ -1,8 +1,6 @@
 """MedPIC guideline-following questions only (seed 002).
 
     inspect eval tasks/medpic_gf
-
-A variant of `build_medpic_task` (tasks/medpic_task.py): its arguments are the builder's, described in docs/arguments.md.
 """
 
 from typing import Any
