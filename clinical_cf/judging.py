@@ -60,8 +60,8 @@ def bound_role(role: str) -> str | None:
 
 
 def missing_judge(task: str, self_judging: str, role: str = JUDGE_ROLE, fallback_role: str = FALLBACK_ROLE) -> str | None:
-    """Why a judged task must not run (one line naming the roles to bind), or None: a judge role is bound, self-judging
-    was asked for, or there is no model under test (not an eval).
+    """Why a judged task must not run (one line naming the roles to bind), or None: a judge role is bound or self-judging
+    was asked for.
 
     Asked in each sample's setup step (`judge_bound`), where the eval's roles are known whoever built the task: at
     build time they are not (a task built before `eval()`, or after another eval in the same process, sees none).
@@ -69,10 +69,6 @@ def missing_judge(task: str, self_judging: str, role: str = JUDGE_ROLE, fallback
     if self_judging not in SELF_JUDGING:
         raise ValueError(f"self_judging must be one of {', '.join(SELF_JUDGING)}, not {self_judging!r}")
     if self_judging == "allow" or bound_role(role) is not None:
-        return None
-    try:
-        get_model()
-    except Exception:  # no active model and no INSPECT_EVAL_MODEL: not inside an eval
         return None
     names = " or ".join(f"--model-role {name}=<provider>/<model>" for name in (role, *ALIASES.get(role, ())))
     return (

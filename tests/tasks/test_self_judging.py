@@ -36,8 +36,7 @@ def test_a_judged_task_with_no_judge_stops_before_asking_anything_naming_the_rol
         assert ROLES in message and "-T self_judging=allow" in message and "\n" not in message.strip()
 
 
-def test_the_refusal_names_the_roles_and_the_opt_in(monkeypatch):
-    monkeypatch.setenv("INSPECT_EVAL_MODEL", "mockllm/model")  # as inside an eval: a model under test, no role bound
+def test_the_refusal_names_the_roles_and_the_opt_in():
     message = missing_judge("this CSS task", "refuse")
     assert message.startswith("this CSS task is judged and no judge is bound") and ROLES in message
     assert "-T self_judging=allow" in message and "\n" not in message
