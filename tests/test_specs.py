@@ -213,7 +213,7 @@ def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | N
     parts = suite.scoring_parts()
     if not set(suite.prompts()) <= set(parts):
         problems.append(f"{name}: prompts {sorted(set(suite.prompts()) - set(parts))} are not parts of its scoring contract")
-    if not any(not p.startswith("clinical_cf.scoring_contract.") for p in parts):
+    if not suite.scoring():
         problems.append(f"{name}: its scoring contract (Suite.scoring) lists nothing that decides a score")
     for part, value in parts.items():
         try:
