@@ -466,9 +466,7 @@ USER_CATALOG_V5 = "bench/counterfactual_corpus_v5/user_interventions.yaml"
 
 
 def _marks_of(draft) -> list[str]:
-    from clinical_cf.catalog.css.counterfactuals import BuildResult
-
-    from clinical_cf.catalog.css.counterfactuals import render_review
+    from clinical_cf.catalog.css.counterfactuals import BuildResult, render_review
 
     return _highlighted(render_review(BuildResult(accepted=[draft])))
 
