@@ -96,7 +96,9 @@ ALTERATION = (
     r"(?:fusion|rearrang\w*|mutat\w*|mutant|variant|amplif\w*|deletion|insertion|exon\s*\d+|[A-Z]\d{2,4}[A-Z*]|"
     r"expression|overexpress\w*|IHC|status|aberrant|abnormal|loss|positive|negative|detected|wild[- ]?type|carrier)"
 )
-OPEN_MARKER = re.compile(rf"(?<![-/])\b([A-Z]{{2,}}[A-Z0-9]{{0,5}}\d[A-Z0-9]{{0,3}})\b(?=[-\s:]{{1,3}}(?:[A-Z0-9]+[-\s])?{ALTERATION})")
+OPEN_MARKER = re.compile(
+    rf"(?<![-/])\b([A-Z]{{2,}}[A-Z0-9]{{0,5}}\d[A-Z0-9]{{0,3}})\b(?=[-\s:]{{1,3}}(?:[A-Z0-9]+[-\s])?(?:not\s+)?{ALTERATION})"
+)
 """A gene-like symbol (letters with a digit: FGFR2, IDH1, PIK3CA, CDKN2A) followed by an alteration or result word."""
 NOT_GENES = frozenset({"CA19", "CA125", "CA15", "T1", "T2", "T3", "T4", "N1", "N2", "N3", "M1", "CD7", "CK7", "CK20", "COVID19", "ECOG",
                        "DOG1", "TTF1", "CDX2", "GATA3", "SOX10", "PAX8", "CD20", "CD34", "CD3", "CD10", "HMB45"})
