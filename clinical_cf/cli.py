@@ -444,7 +444,10 @@ def _cmd_answer_cases(args: argparse.Namespace) -> int:
         write_text_atomic(out, "".join(c.model_dump_json() + "\n" for c in written.values()))
     print(f"wrote {len(written)} confirmed case(s) to {out}; answers recorded in {path}")
     for cid, problems in still_open:
-        print(f"  {cid}: {len(problems)} open: " + "; ".join(p.split(':')[0] for p in problems))
+        # The whole problem, one per line: "case" alone (the text before the first colon) told the user nothing.
+        print(f"  {cid}: {len(problems)} open:")
+        for problem in problems:
+            print(f"    {problem}")
     if still_open:
         print(f"answer them: clinical-cf cases answer {path} --out {out} --set CASE:FIELD=VALUE (or --confirm CASE:FIELD)")
         return 1

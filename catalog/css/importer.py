@@ -35,7 +35,7 @@ from clinical_cf.catalog.css.assertions import HISTOLOGY_TYPES, Mention, marker_
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.residue import implication_hits
-from clinical_cf.catalog.css.schema import SECTIONS, Case
+from clinical_cf.catalog.css.schema import SECTIONS, Case, stage_metastatic
 from clinical_cf.catalog.css.sentences import logical_lines, statements
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_text, read_text_checked, split_records
@@ -317,13 +317,9 @@ def _stage(statements: list[str]) -> Inference | None:
     return None
 
 
-LOCOREGIONAL_STAGE_IV: dict[str, tuple[str, ...]] = {"head_and_neck": ("IVA", "IVB"), "cervical": ("IVA",)}
-"""Stage IV groups that are not distant spread (AJCC 8th ed. head and neck: IVC is M1; FIGO 2018 cervix: IVB is
-distant): a stage IVA larynx is locoregional."""
-
-
-def _stage_means_metastatic(stage: str, cancer_type: str | None) -> bool:
-    return stage.startswith("IV") and stage not in LOCOREGIONAL_STAGE_IV.get(cancer_type or "", ())
+def _stage_means_metastatic(stage: str, cancer_type: str | None) -> bool | None:
+    """The schema's table (`STAGE_METASTATIC`): a stage IVA larynx is locoregional, an anaplastic thyroid IVB either."""
+    return stage_metastatic(cancer_type, stage)
 
 
 def _metastatic(
@@ -338,11 +334,10 @@ def _metastatic(
     explicit = _explicit_metastatic(statements, mentions or [])
     if explicit is not None:
         return explicit
-    if stage is not None and not stage.weak:
-        return Inference(_stage_means_metastatic(stage.value, cancer_type), f"from the stage ({stage.evidence})")
-    if stage is not None:
-        return Inference(_stage_means_metastatic(stage.value, cancer_type), f"from the stage ({stage.evidence})", weak=True)
-    return None  # not settled by the text: ask
+    means = _stage_means_metastatic(stage.value, cancer_type) if stage is not None else None
+    if stage is None or means is None:
+        return None  # not settled by the text (or a stage group that may be either, e.g. thyroid IVB): ask
+    return Inference(means, f"from the stage ({stage.evidence})", weak=stage.weak)
 
 
 def _explicit_metastatic(statements: list[str], mentions: list[Mention]) -> Inference | None:
@@ -686,7 +681,7 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
     if (
         stage is not None
         and metastatic is not None
-        and metastatic.value != _stage_means_metastatic(stage.value, cancer.value if cancer else None)
+        and _stage_means_metastatic(stage.value, cancer.value if cancer else None) not in (None, metastatic.value)
     ):
         # The stage is of another time (first diagnosis) or another disease: pre-fill nothing, quote both.
         report.notes.append(f"the stated stage {stage.value} disagrees with: {metastatic.evidence}")
@@ -750,7 +745,7 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         try:
             report.case = Case.model_validate(fields)
         except ValidationError as ex:
-            report.missing.extend(f"{'.'.join(map(str, e['loc'])) or 'case'}: {e['msg']}" for e in ex.errors())
+            report.missing.extend(_problem(e) for e in ex.errors())
     return report
 
 
@@ -890,7 +885,13 @@ def answer_case(
     try:
         return record, Case.model_validate(draft), []
     except ValidationError as ex:
-        return record, None, [f"{'.'.join(map(str, e['loc'])) or 'case'}: {e['msg']}" for e in ex.errors()]
+        return record, None, [_problem(e) for e in ex.errors()]
+
+
+def _problem(error: dict) -> str:
+    """One validation problem as one line: a whole-case rule already names its case and field."""
+    msg = error["msg"].removeprefix("Value error, ")
+    return msg if not error["loc"] and msg.startswith("case '") else f"{'.'.join(map(str, error['loc'])) or 'case'}: {msg}"
 
 
 def read_packets(paths: list[str]) -> list[tuple[str, str, str]]:
