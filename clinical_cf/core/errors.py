@@ -13,7 +13,6 @@ for it; this is the one module that imports it (`tasks/arguments.py` takes it fr
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 from inspect_ai._util.error import PrerequisiteError  # no public alias; the CLI's clean-exit path checks this class
