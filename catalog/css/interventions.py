@@ -628,7 +628,8 @@ def intervention_template(cancer_type: str, marker: str, agents: list[str], inte
         "      - {kind: status, pattern: " + _yaml_quote(patterns["positive"]) + "}",
         f"  {key}_directed_therapy:",
         "    fact: " + _yaml_quote(f"{marker}-directed therapy given, running or planned"),
-        "    rationale: " + _yaml_quote(f"{marker}-directed agents are given only for {marker}-altered disease; naming one presupposes it."),
+        "    rationale: "
+        + _yaml_quote(f"{marker}-directed agents are given only for {marker}-altered disease; naming one presupposes it."),
         "    terms:",
         "      - {kind: agent, pattern: " + _yaml_quote(patterns["agent"]) + "}",
         "interventions:",
