@@ -22,6 +22,7 @@ removed, with a note), so an invisible character cannot change what is inferred.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -190,8 +191,18 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
     return {name: "\n".join(lines).strip() for name, lines in sections.items()}, notes
 
 
+@functools.cache
+def _bundled_vocabulary() -> Catalog:
+    from clinical_cf.catalog.css import CATALOG_PATH
+    from clinical_cf.catalog.css.interventions import load_catalog
+
+    return load_catalog(CATALOG_PATH)
+
+
 def _hits(catalog: Catalog, name: str, text: str, kinds: tuple[str, ...] | None = None) -> bool:
-    implication = catalog.implications[name]
+    # A user's own catalog (one intervention for their cancer type) need not restate the vocabulary the importer reads
+    # ("unresected", "treatment-naive", HER2 status): the bundled catalog's is used where it has none.
+    implication = catalog.implications.get(name) or _bundled_vocabulary().implications[name]
     return any(kinds is None or term.kind in kinds for line in text.splitlines() for term, _ in implication_hits(implication, line))
 
 
