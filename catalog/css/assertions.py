@@ -191,6 +191,13 @@ CONTEXT_RULES: list[tuple[str, str, str]] = [
 """The project's ConText rules (on top of medspaCy's defaults). "?" scopes one target ("?nodal disease");
 "carrier" is read with the family cue in the same clause ("brother ... BRCA2 carrier")."""
 
+OTHER_DISEASE_STAGE = re.compile(
+    r"(?i)\b(?:CKD|chronic kidney disease|kidney disease|renal (?:failure|impairment)|NYHA|heart failure|COPD|GOLD|"
+    r"fibrosis|cirrhosis|Child-?Pugh|pressure (?:ulcer|injury)|hypertension|lymphoedema|sleep)\W{0,3}$"
+)
+"""A stage right after these words is a comorbidity's ("CKD stage 2", "COPD GOLD stage 2"), not the cancer's: the importer
+does not read it and no regex edit rewrites it."""
+
 FAMILY_WORDS = re.compile(r"(?i)\b(?:mother|father|brother|sister|sibling|son|daughter|aunt|uncle|cousin|grand\w+|family|FHx|FH)\b")
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from clinical_cf.catalog.css.assertions import HISTOLOGY_TYPES, Mention, marker_findings, read_mentions
+from clinical_cf.catalog.css.assertions import HISTOLOGY_TYPES, OTHER_DISEASE_STAGE, Mention, marker_findings, read_mentions
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.residue import implication_hits
@@ -296,11 +296,7 @@ _M1 = re.compile(r"(?<![A-Za-z])[cp]?M1[a-d]?\b")
 _M0 = re.compile(r"(?<![A-Za-z])[cp]?M0\b")
 
 
-_OTHER_DISEASE_STAGE = re.compile(
-    r"(?i)\b(?:CKD|chronic kidney disease|kidney disease|renal (?:failure|impairment)|NYHA|heart failure|COPD|GOLD|"
-    r"fibrosis|cirrhosis|Child-?Pugh|pressure (?:ulcer|injury)|hypertension|lymphoedema|sleep)\W{0,3}$"
-)
-"""A stage right after these words is a comorbidity's ("CKD stage 2"), not the cancer's."""
+_OTHER_DISEASE_STAGE = OTHER_DISEASE_STAGE  # one vocabulary for the importer and the regex edits (assertions.py)
 
 
 def _cancer_stage_matches(statement: str):
