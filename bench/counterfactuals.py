@@ -474,7 +474,7 @@ def _marks_of(draft) -> list[str]:
 def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5) -> dict:
     """Issue 35's corpus: import as a user; deciding markers asked; drafts: verdicts, residue P/R, forbidden wording."""
     from clinical_cf.catalog.css.completeness import MustApply, _grade
-    from clinical_cf.catalog.css.counterfactuals import freeze_tuple
+    from clinical_cf.catalog.css.counterfactuals import freeze_tuple, suspect_statements
 
     packets = load_v4(path)
     user_catalog = None
@@ -533,6 +533,20 @@ def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5
                     lines.append(f"    {packet['id']} {iid}: draft called {frozen.verdict!r} but still says {surviving}")
                 t["drafts"] += 1
                 t["called_complete"] += frozen.verdict == "complete"
+                # A lazy editor that changed one statement only (the regex draft's first changed line, the rest as the
+                # baseline): does the page point the reviewer at every statement of the old fact still there?
+                lazy = _lazy_draft(frozen)
+                lazy_marks = _marks_of(lazy.model_copy(update={"suspects": suspect_statements(lazy, tup.intervention, case)}))
+                lazy_text = _visible("\n".join(lazy.counterfactual_sections.values())).lower()
+                for phrase in spec.get("absent", []):
+                    if phrase.lower() in lazy_text:
+                        t["lazy_residue"] += 1
+                        if any(phrase.lower() in m for m in lazy_marks):
+                            t["lazy_highlighted"] += 1
+                        else:
+                            lines.append(f"    {packet['id']} {iid}: (lazy edit) residue not highlighted: {phrase!r}")
+                t["lazy_marks"] += len(lazy_marks)
+                t["lazy_true_marks"] += sum(1 for m in lazy_marks if any(p.lower() in m for p in spec.get("absent", [])))
             if case is None:
                 outcome, detail = "refused_case", refused
             elif iid in kept:
@@ -577,8 +591,27 @@ def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5
     precision = t["true_marks"] / t["marks"] if t["marks"] else 1.0
     print(f"  residue highlighted (recall)             {t['highlighted']}/{t['residue']} = {recall:.2f}")
     print(f"  highlights on a listed residue (precision, lower bound) {t['true_marks']}/{t['marks']} = {precision:.2f}")
+    lazy_recall = t["lazy_highlighted"] / t["lazy_residue"] if t["lazy_residue"] else 1.0
+    lazy_precision = t["lazy_true_marks"] / t["lazy_marks"] if t["lazy_marks"] else 1.0
+    print(f"  lazy one-statement edits: residue highlighted {t['lazy_highlighted']}/{t['lazy_residue']} = {lazy_recall:.2f}; "
+          f"highlights on a listed residue {t['lazy_true_marks']}/{t['lazy_marks']} = {lazy_precision:.2f}")
     print("\n".join(lines))
     return dict(t)
+
+
+def _lazy_draft(frozen):
+    """The draft with only its first changed line kept: every other statement of the old fact is still there."""
+    sections = dict(frozen.baseline_sections)
+    for name in sections:
+        before, after = frozen.baseline_sections[name].split("\n"), frozen.counterfactual_sections[name].split("\n")
+        if before != after:
+            import difflib
+
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+                if tag != "equal":
+                    sections[name] = "\n".join(before[:i1] + after[j1:j2] + before[i2:])
+                    return frozen.model_copy(update={"counterfactual_sections": sections})
+    return frozen.model_copy(update={"counterfactual_sections": sections})
 
 
 def main() -> None:
