@@ -441,6 +441,10 @@ def case_problems(path: str | Path) -> list[str]:
             validate_strict(Case, raw)
         except ValidationError as ex:
             for e in ex.errors():
+                message = e["msg"].removeprefix("Value error, ")
+                if not e["loc"] and message.startswith("case '"):
+                    problems.append(f"line {n}: {message}")  # a whole-case rule names its case, field and allowed values
+                    continue
                 field = ".".join(map(str, e["loc"])) or "(case)"
                 got = e.get("input")
                 shown = f" (got {got!r})" if isinstance(got, (str, int, float, bool)) else ""
