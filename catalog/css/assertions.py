@@ -137,8 +137,9 @@ CANCER_WORDS: dict[str, str] = {
     "gallbladder": r"\bgallbladder (?:cancer|carcinoma|adenocarcinoma)\b",
 }
 """Words that name each cancer type (an open vocabulary: a type not listed here is asked for)."""
-HISTOLOGY_TYPES = ("cholangiocarcinoma", "gist", "hepatocellular", "mesothelioma", "sarcoma", "melanoma", "sclc", "gallbladder")
-"""Types named by their histology, whatever organ they arise in: a GIST of the stomach is a GIST, not gastric cancer."""
+HISTOLOGY_TYPES = ("gist", "cholangiocarcinoma", "hepatocellular", "mesothelioma", "sclc", "melanoma", "gallbladder", "sarcoma")
+"""Types named by their histology, whatever organ they arise in: a GIST of the stomach is a GIST, not gastric cancer.
+Most specific first: a GIST discussed at the sarcoma MDT is a GIST."""
 
 NAMED_RESULTS = {"MSS": "negative", "pMMR": "negative", "MSI-L": "negative", "MSI-H": "positive", "MSIH": "positive", "dMMR": "positive"}
 """Results that are their own name: microsatellite stable is MSI negative, mismatch-repair deficient is MSI positive."""

@@ -232,7 +232,11 @@ def _cancer_type(mentions: list[Mention]) -> Inference | None:
         first_seen.setdefault(m.name, m.line)
     if not scores:
         return None
-    ranked = sorted(scores.items(), key=lambda kv: (kv[0] not in HISTOLOGY_TYPES, -kv[1]))
+    def rank(kv: tuple[str, int]) -> tuple[bool, int, int]:
+        histology = kv[0] in HISTOLOGY_TYPES
+        return (not histology, HISTOLOGY_TYPES.index(kv[0]) if histology else 0, -kv[1])
+
+    ranked = sorted(scores.items(), key=rank)
     best, count = ranked[0]
     rest = [kv for kv in ranked[1:] if kv[0] not in HISTOLOGY_TYPES or best not in HISTOLOGY_TYPES]
     weak = bool(rest) and best not in HISTOLOGY_TYPES and rest[0][1] * 2 > count  # a close second: confirm
