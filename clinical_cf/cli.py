@@ -273,7 +273,9 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     if drafts:
         print(f"note: {drafts} are regex drafts of cases without a record: scored only once a clinician approves them")
     for reason in sorted({r.reasons[0].split(":")[0] for r in result.rejected if r.reasons}):
-        print(f"  rejected: {sum(1 for r in result.rejected if r.reasons and r.reasons[0].startswith(reason))} x {reason}")
+        group = [r for r in result.rejected if r.reasons and r.reasons[0].startswith(reason)]
+        # The whole first problem of each kind, not only its kind (rejected.jsonl has every one).
+        print(f"  rejected: {len(group)} x {reason} (first, {group[0].tuple_id}: {' '.join(group[0].reasons[0].split())[:300]})")
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
     print("review review.html, then evaluate with -T counterfactuals=" + str(paths["counterfactuals"]))
