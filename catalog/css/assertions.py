@@ -411,3 +411,29 @@ def marker_findings(mentions: list[Mention]) -> dict[str, tuple[str | None, Ment
     for name in conflicting:
         found[name] = (None, found[name][1])  # two results disagree: ask, quoting the first
     return found
+
+
+@functools.lru_cache(maxsize=8192)
+def span_status(line: str, start: int, end: int) -> AssertionStatus:
+    """The assertion status of the words line[start:end] (a vocabulary term's match), read by ConText in its line.
+
+    The importer reads the catalog's vocabulary ("unresected", "treatment-naive", HER2 status) through this, so a
+    "not" or an "if" before a term is ConText's to judge, not a word list's.
+    """
+    line = line[:MAX_LINE_CHARS]
+    if end > len(line) or start >= end:
+        return "affirmed"
+    nlp = pipeline()
+    doc = nlp.make_doc(line.replace("_", " "))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*\[W036\]")
+        for name, component in nlp.pipeline:
+            if name == "medspacy_target_matcher":
+                span = doc.char_span(start, end, label="TERM", alignment_mode="expand")
+                doc.ents = [span] if span is not None else []
+                continue
+            doc = component(doc)
+    if not doc.ents:
+        return "affirmed"
+    ent = doc.ents[0]
+    return _status(ent, ent.sent.text)

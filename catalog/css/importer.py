@@ -32,10 +32,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from clinical_cf.catalog.css.assertions import HISTOLOGY_TYPES, OTHER_DISEASE_STAGE, Mention, marker_findings, read_mentions
+from clinical_cf.catalog.css.assertions import (
+    HISTOLOGY_TYPES,
+    OTHER_DISEASE_STAGE,
+    Mention,
+    marker_findings,
+    read_mentions,
+    span_status,
+)
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog
-from clinical_cf.catalog.css.residue import implication_hits
 from clinical_cf.catalog.css.schema import SECTIONS, Case, stage_metastatic
 from clinical_cf.catalog.css.sentences import logical_lines, statements
 from clinical_cf.core.errors import CatalogError
@@ -200,10 +206,23 @@ def _bundled_vocabulary() -> Catalog:
 
 
 def _hits(catalog: Catalog, name: str, text: str, kinds: tuple[str, ...] | None = None) -> bool:
+    """Whether the catalog's vocabulary for a fact is asserted in `text`: a term's match counts unless ConText reads it
+    as negated, hypothetical, uncertain or a family member's (a term that is itself a negative statement, "no prior
+    therapy", counts as written); the term's own `unless` exception still applies."""
     # A user's own catalog (one intervention for their cancer type) need not restate the vocabulary the importer reads
     # ("unresected", "treatment-naive", HER2 status): the bundled catalog's is used where it has none.
     implication = catalog.implications.get(name) or _bundled_vocabulary().implications[name]
-    return any(kinds is None or term.kind in kinds for line in text.splitlines() for term, _ in implication_hits(implication, line))
+    for line in text.splitlines():
+        for term in implication.terms:
+            if kinds is not None and term.kind not in kinds:
+                continue
+            for m in re.finditer(term.pattern, line):
+                if term.unless and re.search(term.unless, line):
+                    continue
+                if term.negatable and span_status(line, m.start(), m.end()) in ("negated", "hypothetical", "uncertain", "family"):
+                    continue
+                return True
+    return False
 
 
 def _first(statements: list[str], test) -> str | None:
