@@ -483,6 +483,7 @@ def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5
     t = Counter()
     dropped: Counter = Counter()
     lines: list[str] = []
+    cases = []
     for packet in packets:
         from clinical_cf.catalog.css import importer
 
@@ -501,6 +502,7 @@ def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5
         drafts: dict[str, object] = {}
         kept: dict[str, object] = {}
         if case is not None:
+            cases.append(case)
             for cat in [catalog] + ([user_catalog] if user_catalog else []):
                 expansion = expand_tuples([case], cat, "regex", residue="drop")
                 kept.update({x.intervention.id: x for x in expansion.tuples})
@@ -587,6 +589,7 @@ def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5
     print(f"  drafts called complete / drafts          {t['called_complete']}/{t['drafts']}")
     print(f"  ... called complete with residue         {t['complete_with_residue']}   (goal 0)")
     print(f"  forbidden wording inserted               {t['forbidden']}   (goal 0)")
+    print(f"  unreviewed scored by default             {_default_scored(cases) if cases else 0}   (goal 0; `-T cases=` alone)")
     recall = t["highlighted"] / t["residue"] if t["residue"] else 1.0
     precision = t["true_marks"] / t["marks"] if t["marks"] else 1.0
     print(f"  residue highlighted (recall)             {t['highlighted']}/{t['residue']} = {recall:.2f}")

@@ -88,7 +88,7 @@ KNOWN_MARKERS = {
     "RET": r"\bRET\b",
     "MET": r"\bMET(?= (?:exon|amplif|mutat|fusion))",
     "Ki-67": r"(?i:\bKi-?67\b)",
-    "claudin 18.2": r"(?i:\bclaudin[- ]?18\.?2\b|\bCLDN18\.?2\b)",
+    "CLDN18.2": r"(?i:\bclaudin[- ]?18\.?2\b|\bCLDN18\.?2\b)",
 }
 """Markers with an established name; any other gene-like symbol next to an alteration word is found too."""
 

@@ -42,7 +42,7 @@ from clinical_cf.catalog.css.assertions import (
 )
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog
-from clinical_cf.catalog.css.schema import SECTIONS, Case, stage_metastatic
+from clinical_cf.catalog.css.schema import KNOWN_MARKERS, SECTIONS, Case, stage_metastatic
 from clinical_cf.catalog.css.sentences import logical_lines, statements
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_text, read_text_checked, split_records
@@ -612,6 +612,10 @@ ASK = {
     "consensus": "the treatment the board agreed on",
 }
 MARKER_ASK = "positive, negative, equivocal, not_tested, or a percentage as reported (e.g. 40%)"
+OPEN_MARKER_NOTE = (
+    "a marker outside the known names: your answer is kept in this questions file for the review, but no intervention "
+    "filter can read it until its name is added to schema.KNOWN_MARKERS"
+)
 
 
 def filter_markers(catalog: Catalog, cancer_type: str | None = None) -> list[str]:
@@ -748,8 +752,9 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         else:
             evidence = quote or f"{name} {value}"
         suggestion = value if value is not None else (None if name in markers or quote else "not_tested")
-        questions[key] = Question(key, suggestion, evidence, quote_occurs(evidence, flat), value is None, MARKER_ASK)
-    fields["biomarkers"] = {k: v for k, v in markers.items() if v not in (None, "not_tested")}
+        ask = MARKER_ASK if name in KNOWN_MARKERS else f"{MARKER_ASK}; {OPEN_MARKER_NOTE}"
+        questions[key] = Question(key, suggestion, evidence, quote_occurs(evidence, flat), value is None, ask)
+    fields["biomarkers"] = {k: v for k, v in markers.items() if v not in (None, "not_tested") and k in KNOWN_MARKERS}
     report.inferred["biomarkers"] = fields["biomarkers"] or "none recognised (add any the packet reports)"
     board, why = _board_date(flat)
     settle("board_date", board, why or ASK["board_date"])
@@ -884,6 +889,8 @@ def answer_case(
         value = q["value"]
         if name.startswith("biomarkers."):
             marker = name.split(".", 1)[1]
+            if marker not in KNOWN_MARKERS:
+                continue  # answered and kept in the questions file; the case carries canonical names only (OPEN_MARKER_NOTE)
             if value in (None, "not_tested"):
                 draft["biomarkers"].pop(marker, None)
             else:

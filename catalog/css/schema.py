@@ -170,6 +170,17 @@ def stage_problem(case_id: str, cancer_type: str, stage: str, metastatic: bool) 
             f"that fits metastatic {str(metastatic).lower()} ({', '.join(allowed)} and their A-C subgroups)")
 
 
+KNOWN_MARKERS: tuple[str, ...] = (
+    "HER2", "ER", "PR", "Ki-67", "AR", "ESR1", "PIK3CA", "BRCA1", "BRCA2", "PALB2", "ATM", "HRD",
+    "EGFR", "ALK", "ROS1", "KRAS", "NRAS", "RAS", "BRAF", "MET", "RET", "NTRK", "HER2 mutation", "PD-L1",
+    "MSI", "MMR", "TMB", "CLDN18.2", "FGFR2", "FGFR3", "IDH1", "IDH2", "KIT", "PDGFRA",
+    # Issue 35: the endometrial molecular classification (POLE, p53 IHC) that the importer reads.
+    "POLE", "p53",
+)
+"""Canonical biomarker names (the case schema's, as interventions' filters spell them; `catalog.validate` checks both).
+The importer asks about any other marker a packet turns on and records the answer in the questions file; to filter on
+it, add its name here."""
+
 BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
 
 PERCENT = r"^(?:<|>|<=|>=|≤|≥)?\s*\d{1,3}(?:\.\d+)?\s*%$"
