@@ -524,6 +524,12 @@ def _prior_lines(catalog: Catalog, statements: list[str], metastatic: Inference 
 
 
 _BOARD_LINE = re.compile(r"(?i)\b(?:MDT|MDM|tumou?r board|board|meeting|multidisciplinary)\b")
+_ADMIN_DATE = re.compile(r"(?i)\b(?:printed|exported|generated|faxed|scanned)\b[^.;|\n]{0,12}$")
+"""A date right after these words is the document's own ("slides printed 15/04/2026 by MDT coordinator"), not the board's."""
+
+
+def _not_admin(line: str, dates: list[FoundDate]) -> list[FoundDate]:
+    return [d for d in dates if not _ADMIN_DATE.search(line[max(0, d.start - 30) : d.start])]
 
 
 _COMPACT_DATE = re.compile(r"(?<![\d.])((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?:[0-2]\d[0-5]\d(?:[0-5]\d)?)?(?![\d.])")
@@ -551,14 +557,14 @@ def _board_date(text: str) -> tuple[Inference | None, str]:
     for line in text.splitlines():
         board = _BOARD_LINE.search(line)
         if board:
-            dates = _full_dates(line, order)
+            dates = _not_admin(line, _full_dates(line, order))
             if dates:
                 # The date nearest the word naming the meeting ("Breast MDT 04/03/2026 ... excision on 02/02/2026").
                 d = min(dates, key=lambda d: min(abs(d.start - board.end()), abs(board.start() - d.end)))
                 if d.ambiguous:
                     return None, f"board date {d.text!r} reads as day/month or month/day and no other date settles it"
                 return Inference(d.value, _quote(line)), ""
-    dates = _full_dates(text, order)
+    dates = _not_admin(text, _full_dates(text, order))
     if not dates:
         return None, ""
     latest = max(dates, key=lambda d: d.value)

@@ -113,3 +113,11 @@ def test_the_pipeline_is_built_once_and_long_text_is_bounded():
     mentions, notes = read_mentions("No ALK fusion " * 20_000)  # one 280,000-character line, no full stop
     assert notes and all(m.status == "negated" for m in mentions if m.name == "ALK")
     assert marker_findings(mentions)["ALK"][0] == "negative"
+
+
+def test_a_date_on_an_admin_line_is_not_the_board_date():
+    report = import_packet("Cholangiocarcinoma, stage IV, FGFR2 fusion detected.\nSecond-line decision.\n"
+                           "Admin: slides printed 15/04/2026 by MDT coordinator\nHPB MDT 2026-04-14: discussed.\n", "a", CATALOG)
+    assert report.questions["board_date"]["value"] == "2026-04-14"
+    assert import_packet("Seen 2026-04-10. NSCLC stage IV.\nPrinted 2026-04-20 by ward clerk.\n", "b",
+                         CATALOG).questions["board_date"]["value"] == "2026-04-10"
