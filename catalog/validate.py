@@ -23,19 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from clinical_cf.catalog.css.interventions import Intervention, ReplaceOp, load_catalog
-from clinical_cf.catalog.css.schema import load_cases
+from clinical_cf.catalog.css.schema import KNOWN_MARKERS, load_cases
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_entries, load_yaml
 
 MAX_SECTION_CHARS = 1_000_000
 """Largest chart section accepted (the CSS paper's whole packets are ~80,000 characters)."""
 
-KNOWN_MARKERS: tuple[str, ...] = (
-    "HER2", "ER", "PR", "Ki-67", "AR", "ESR1", "PIK3CA", "BRCA1", "BRCA2", "PALB2", "ATM", "HRD",
-    "EGFR", "ALK", "ROS1", "KRAS", "NRAS", "RAS", "BRAF", "MET", "RET", "NTRK", "HER2 mutation", "PD-L1",
-    "MSI", "MMR", "TMB", "CLDN18.2", "FGFR2", "FGFR3", "IDH1", "IDH2", "KIT", "PDGFRA",
-)
-"""Canonical biomarker names (the case schema's, as interventions' filters spell them)."""
+
 
 def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
