@@ -208,3 +208,181 @@ def wrong_labels(cases: Iterable[Case]) -> dict[str, list[str]]:
 
 def counts(classes: dict[str, list[str]]) -> dict[str, int]:
     return {name: len(ids) for name, ids in classes.items()}
+
+
+# ============================================================================= second review
+# shared/reviews/clinical-review-2.md: staging arithmetic, incomplete structured events, two scopes and
+# three histories. Each function finds every member of a class over the whole cohort or expansion.
+
+_NODE_COUNT = re.compile(r"(?i)\((\d+)/(\d+)\s*(S?LN)\)|\bSLN\s*(\d+)/(\d+)\s*positive")
+_TUMOUR_MARKERS = ("CEA", "CA 15-3", "CA 19-9", "CA-125", "LDH", "PSA")
+NON_METASTATIC_CEILING: dict[str, float] = {"CEA": 20.0, "CA 15-3": 50.0, "CA 19-9": 500.0, "LDH": 250.0, "PSA": 100.0}
+"""Upper end of a tumour marker in non-metastatic disease: above it the value suggests distant disease (CEA
+> 20 ng/mL, CA 15-3 > 50 U/mL, CA 19-9 > 500 U/mL (NCCN Pancreatic: staging laparoscopy), LDH above its
+upper limit (melanoma: AJCC 8 uses it for M1 only), PSA > 100 ng/mL). CA-125 has none: stage III ovarian
+cancer is peritoneal disease with CA-125 in the hundreds or thousands."""
+
+
+def node_count(pathology: str | None) -> tuple[int, int, bool] | None:
+    """(positive, examined, sentinel) of the node count a pathology text states, if any."""
+    m = _NODE_COUNT.search(pathology or "")
+    if m is None:
+        return None
+    if m.group(1) is not None:
+        return int(m.group(1)), int(m.group(2)), m.group(3).upper() == "SLN"
+    return int(m.group(4)), int(m.group(5)), True
+
+
+def _first_staging_scan(case: Case) -> str | None:
+    for _when, heading, text in encounter_blocks(case.sections.get("encounters", "")):
+        if heading.startswith("Radiology") and "IMPRESSION" in text:
+            return text
+    return None
+
+
+def staging_contradictions(cases: Iterable[Case]) -> dict[str, list[str]]:
+    """Baselines whose staging contradicts the record it is stated from (review 2, section 3)."""
+    from clinical_cf.catalog.css import staging
+
+    out: dict[str, list[str]] = {
+        "staging CT reports suspicious nodes before a sentinel-node biopsy": [],
+        "positive-node count contradicts the N category": [],
+        "stage group is not the AJCC 8 group of its TNM": [],
+        "M1 subcategory is not the one of the metastatic sites": [],
+        "post-neoadjuvant (yp) staging printed as the stage": [],
+        "tumour marker at a metastatic level in non-metastatic disease": [],
+    }
+    for case in cases:
+        record = case.record
+        if record is None:
+            continue
+        r = record.resection
+        scan = _first_staging_scan(case)
+        if r is not None and re.search(r"(?i)sentinel", r.procedure) and scan and re.search(r"(?i)enlarged regional LN suspicious", scan):
+            out["staging CT reports suspicious nodes before a sentinel-node biopsy"].append(case.case_id)
+        count = node_count(r.pathology if r else None)
+        if count is not None and r is not None and r.pathology:
+            try:
+                written = staging.parse_tnm(r.pathology)
+                method = "sentinel" if count[2] else "pathologic"
+                if not staging.n_agrees_with_count(case.cancer_type, written.n, count[0], method):  # type: ignore[arg-type]
+                    out["positive-node count contradicts the N category"].append(case.case_id)
+            except staging.StagingError:
+                pass
+        try:
+            expected_now = staging.current_stage(case.cancer_type, record)
+            expected_dx = staging.diagnostic_stage(case.cancer_type, record)
+        except staging.StagingError:
+            expected_now = expected_dx = None
+        stated_dx = record.initial_stage if record.metastasis_date is not None else case.stage
+        if expected_dx is not None and (stated_dx != expected_dx or case.stage != expected_now):
+            out["stage group is not the AJCC 8 group of its TNM"].append(case.case_id)
+        m = re.search(r"M1([a-d]?)", record.tnm)
+        if record.metastatic_sites and m is not None and m.group(1):
+            if staging.m_category(case.cancer_type, list(record.metastatic_sites)) != m.group(0):
+                out["M1 subcategory is not the one of the metastatic sites"].append(case.case_id)
+        if re.search(r"\byp[T][^\s,;()]*(?:\s*ypN[^\s,;()]*)?\s*\((?:AJCC\s*)?Stage", case.packet):
+            out["post-neoadjuvant (yp) staging printed as the stage"].append(case.case_id)
+        for lab in record.labs:
+            ceiling = NON_METASTATIC_CEILING.get(lab.name)
+            metastatic_then = case.metastatic and (record.metastasis_date is None or lab.date >= record.metastasis_date)
+            if ceiling is not None and not metastatic_then and lab.value > ceiling:
+                out["tumour marker at a metastatic level in non-metastatic disease"].append(case.case_id)
+                break
+    return out
+
+
+_LAB_BLOCK = re.compile(r"^Collected (\d{4}-\d{2}-\d{2})\n((?:  .*\n?)*)", re.M)
+
+
+def marker_series(labs_section: str, name: str) -> list[tuple[date, float]]:
+    """(date, value) of one marker in a rendered LABS section, in date order."""
+    out = []
+    for m in _LAB_BLOCK.finditer(labs_section + "\n"):
+        v = re.search(rf"(?<![\w-]){re.escape(name)} (\d+(?:\.\d+)?) ", m.group(2))
+        if v:
+            out.append((date.fromisoformat(m.group(1)), float(v.group(1))))
+    return sorted(out)
+
+
+def event_gaps(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
+    """Structured counterfactuals whose injected event lacks the evidence clinicians document it with (review 2, section 2)."""
+    out: dict[str, list[str]] = {
+        "B2 tumour marker falls after the injected progression": [],
+        "B3 without castrate testosterone and a rising PSA": [],
+        "A2 HER2-positive breast treated with endocrine therapy alone": [],
+    }
+    endocrine_only = re.compile(r"(?i)^(?:(?:letrozole|anastrozole|exemestane|tamoxifen|fulvestrant|aromatase inhibitor)\b[^+]*)$")
+    for t in tuples:
+        case, iid, cf = t.case, t.intervention.id, t.counterfactual
+        if iid.startswith("B2") and case.record is not None:
+            name = next((lab.name for lab in case.record.labs if lab.name in _TUMOUR_MARKERS), None)
+            scan = case.board_date + timedelta(days=t.intervention.dates.get("scan_date", -10))
+            series = marker_series(cf.sections.get("labs", ""), name) if name else []
+            before = [v for d, v in series if d < scan]
+            after = [v for d, v in series if d >= scan]
+            if before and (not after or min(after) < before[-1]):
+                out["B2 tumour marker falls after the injected progression"].append(t.id)
+        if iid.startswith("B3"):
+            labs = cf.sections.get("labs", "")
+            start = case.board_date + timedelta(days=t.intervention.dates.get("start_date", -170))
+            psa = [v for d, v in marker_series(labs, "PSA") if d >= start]
+            rising = len(psa) >= 3 and psa[-3] < psa[-2] < psa[-1]
+            if not re.search(r"(?i)testosterone[^\n]*(?:castrate|<\s*1\.7|\b0\.\d)", labs) or not rising:
+                out["B3 without castrate testosterone and a rising PSA"].append(t.id)
+        if iid.startswith("A2") and case.cancer_type == "breast" and case.record is not None:
+            if any(endocrine_only.match(ln.regimen.strip()) for ln in case.record.treatment_lines):
+                out["A2 HER2-positive breast treated with endocrine therapy alone"].append(t.id)
+    return out
+
+
+def scope_errors(tuples: Iterable[CSSTuple], cases: Iterable[Case], catalog) -> dict[str, list[str]]:  # noqa: ANN001
+    """Tuples scored where the expected change cannot be seen, and tuples wrongly left out (review 2, section 1)."""
+    out: dict[str, list[str]] = {
+        "E1 on resected EGFR/ALK NSCLC with an adjuvant TKI (the metastatic drug is the same)": [],
+        "C3 excluded on resected stage III colon (universal MMR testing, ATOMIC)": [],
+    }
+    for t in tuples:
+        case = t.case
+        if t.intervention.id.startswith("E1") and case.cancer_type == "nsclc" and case.resected and (
+            case.marker_status("EGFR") == "positive" or case.marker_status("ALK") == "positive"
+        ):
+            out["E1 on resected EGFR/ALK NSCLC with an adjuvant TKI (the metastatic drug is the same)"].append(t.id)
+    c3 = next((iv for iv in catalog.interventions if iv.id.startswith("C3")), None)
+    for case in cases:
+        if c3 is not None and case.cancer_type == "colorectal" and case.resected and not case.metastatic and case.stage.startswith("III"):
+            if c3.applies_to.matches(case) and c3.excluded_by(case):
+                out["C3 excluded on resected stage III colon (universal MMR testing, ATOMIC)"].append(f"{case.case_id}:{c3.id}")
+    return out
+
+
+_AI = re.compile(r"(?i)letrozole|anastrozole|exemestane|aromatase")
+_OFS = re.compile(r"(?i)ovarian (?:function )?suppression|\bOFS\b|goserelin|leuprorelin|triptorelin|oophorectomy")
+_ENDOCRINE = re.compile(r"(?i)letrozole|anastrozole|exemestane|tamoxifen|fulvestrant|aromatase|endocrine")
+
+
+def history_errors(cases: Iterable[Case]) -> dict[str, list[str]]:
+    """Histories and labels that contradict the case's own markers or menopausal status (review 2, sections 3-4)."""
+    out: dict[str, list[str]] = {
+        "HR+/HER2+ early breast cancer with no adjuvant endocrine therapy": [],
+        "aromatase inhibitor before menopause without ovarian suppression": [],
+        "premenopausal node-positive HR+ breast: tamoxifen alone strong": [],
+    }
+    for case in cases:
+        record = case.record
+        if record is None or case.cancer_type != "breast":
+            continue
+        hr = "positive" in (case.marker_status("ER"), case.marker_status("PR"))
+        her2 = case.marker_status("HER2") == "positive"
+        regimens = [ln.regimen for ln in record.treatment_lines]
+        curative = [ln.regimen for ln in record.treatment_lines if "metastatic" not in ln.setting]
+        if hr and her2 and record.metastasis_date is not None and curative and not any(_ENDOCRINE.search(r) for r in curative):
+            out["HR+/HER2+ early breast cancer with no adjuvant endocrine therapy"].append(case.case_id)
+        premenopausal = case.age < 50 and not re.search(r"(?i)post-?menopausal", case.packet)
+        if premenopausal and any(_AI.search(r) and not _OFS.search(r) for r in regimens):
+            out["aromatase inhibitor before menopause without ovarian suppression"].append(case.case_id)
+        node_positive = record.resection is not None and re.search(r"(?i)\by?pN[1-3]", record.resection.pathology or "")
+        strong_tamoxifen = any(c.label == "strong" and re.fullmatch(r"(?i)tamoxifen", c.treatment.strip()) for c in case.consensus)
+        if premenopausal and hr and node_positive and not case.metastatic and strong_tamoxifen:
+            out["premenopausal node-positive HR+ breast: tamoxifen alone strong"].append(case.case_id)
+    return out
