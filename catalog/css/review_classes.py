@@ -48,7 +48,6 @@ def wrong_direction(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
         "A1/A2/C1 on non-metastatic gastric": [],
         "A4 where PD-L1 TPS < 50%": [],
         "E1 on ovarian": [],
-        "C3 on resected stage III colon (debatable)": [],
         "A3 on cT1-2N0 HR+ breast before surgery (debatable)": [],
     }
     for t in tuples:
@@ -59,8 +58,8 @@ def wrong_direction(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
             out["A4 where PD-L1 TPS < 50%"].append(t.id)
         if iid.startswith("E1") and case.cancer_type == "ovarian":
             out["E1 on ovarian"].append(t.id)
-        if iid.startswith("C3") and case.resected and case.stage.startswith("III"):
-            out["C3 on resected stage III colon (debatable)"].append(t.id)
+        # "C3 on resected stage III colon" (review 1, debatable) was reversed by review 2: universal MMR testing holds
+        # there too (see `scope_errors`).
         if iid.startswith("A3") and not case.resected and not case.metastatic and case.record is not None and "N0" in case.record.tnm:
             out["A3 on cT1-2N0 HR+ breast before surgery (debatable)"].append(t.id)
     return out
@@ -258,7 +257,11 @@ def staging_contradictions(cases: Iterable[Case]) -> dict[str, list[str]]:
             continue
         r = record.resection
         scan = _first_staging_scan(case)
-        if r is not None and re.search(r"(?i)sentinel", r.procedure) and scan and re.search(r"(?i)enlarged regional LN suspicious", scan):
+        # A sentinel-node biopsy is for clinically node-negative disease; after neoadjuvant therapy it is also done for
+        # cN1 disease that responded (ACOSOG Z1071; NCCN Breast), so a node-positive staging CT is right there.
+        neoadjuvant = any("neoadjuvant" in ln.setting for ln in record.treatment_lines)
+        sentinel = r is not None and re.search(r"(?i)sentinel", r.procedure) and not neoadjuvant
+        if sentinel and scan and re.search(r"(?i)enlarged regional LN suspicious", scan):
             out["staging CT reports suspicious nodes before a sentinel-node biopsy"].append(case.case_id)
         count = node_count(r.pathology if r else None)
         if count is not None and r is not None and r.pathology:

@@ -126,7 +126,8 @@ def n_category(cancer_type: str, positive: int, method: Method = "pathologic", s
     if positive == 0:
         return "N0"
     if cancer_type == "nsclc":
-        stations = {"hilar": "N1", "peribronchial": "N1", "mediastinal": "N2", "subcarinal": "N2", "contralateral": "N3", "supraclavicular": "N3"}
+        stations = {"hilar": "N1", "peribronchial": "N1", "mediastinal": "N2", "subcarinal": "N2",
+                    "contralateral": "N3", "supraclavicular": "N3"}
         if station not in stations:
             raise StagingError(f"NSCLC N category is by nodal station, not count: give one of {', '.join(stations)}")
         return stations[station]
