@@ -360,8 +360,11 @@ def _n_from_node_count(case: Case, record: PatientRecord) -> list[str]:
     # node-negative disease, so the staging is cN0 before it; a clinical N1-3 would be a node the biopsy is not for.
     neoadjuvant = any("neoadjuvant" in line.setting.lower() for line in record.treatment_lines)
     if r is not None and re.search(r"(?i)sentinel", r.procedure) and not neoadjuvant:
-        n = _N_PART.search(record.tnm)
-        if n is not None and n.group(2) not in ("0", "x") and "c" in (n.group(1) or ""):
+        try:
+            tnm = staging.parse_tnm(record.tnm)
+        except staging.StagingError:
+            tnm = None
+        if tnm is not None and tnm.n_major not in ("N0", "Nx", "NX") and "p" not in tnm.n_prefix:
             problems.append(f"sentinel-node biopsy with clinically node-positive staging ({record.tnm})")
     return problems
 
