@@ -23,6 +23,7 @@ from clinical_cf.catalog.css.review_classes import (
     event_gaps,
     history_errors,
     incoherent,
+    narrative_contradictions,
     scope_errors,
     staging_contradictions,
     wrong_direction,
@@ -49,6 +50,7 @@ def measure(cases_path: str, catalog_path: str, mode: str) -> dict[str, object]:
         "event_gaps": counts(event_gaps(tuples)),
         "scope_errors": counts(scope_errors(tuples, cases, catalog)),
         "history_errors": counts(history_errors(cases)),
+        "narrative_contradictions": counts(narrative_contradictions(cases)),
     }
 
 
@@ -65,7 +67,7 @@ def main() -> None:
         return
     print(f"{result['cases']} cases, {result['tuples']} A-E tuples (mode {result['mode']})")
     for group in ("wrong_direction", "incoherent", "baseline_contradictions", "wrong_labels",
-                  "staging_contradictions", "event_gaps", "scope_errors", "history_errors"):
+                  "staging_contradictions", "event_gaps", "scope_errors", "history_errors", "narrative_contradictions"):
         rows = result[group]
         assert isinstance(rows, dict)
         print(f"\n{group}: {sum(rows.values())}")

@@ -96,6 +96,25 @@ TUMOR_MARKERS: dict[str, tuple[str, str, float, float]] = {
     "prostate": ("PSA", "ng/mL", 0.1, 85.0),
 }
 
+PRESENTATION_UNFIT: dict[str, tuple[tuple[str, str], ...]] = {
+    "pancreatic": ((r"body|tail", r"jaundice"),),
+    "colorectal": ((r"cecum|ascending|transverse", r"bright red blood"), (r"sigmoid|descending", r"no overt bleeding")),
+    "gastric": ((r"antrum|body", r"dysphagia"),),
+}
+"""(primary sites, presentation) pairs that do not go together: jaundice is a symptom of a pancreatic-head tumour (the
+bile duct); bright red rectal bleeding comes from the left colon, occult bleeding with anaemia from the right; dysphagia
+from the cardia and the junction (review 2)."""
+
+
+def _presentation(cancer_type: str, site: str, metastatic_at_dx: bool, rng: random.Random) -> str:
+    """A presentation that fits the primary site; a patient metastatic at diagnosis (on an opioid for cancer pain) is not
+    presented as asymptomatic."""
+    options = [p for p in PRESENTATIONS[cancer_type]
+               if not any(re.search(where, site) and re.search(what, p) for where, what in PRESENTATION_UNFIT.get(cancer_type, ()))
+               and not (metastatic_at_dx and re.search(r"(?i)asymptomatic|no bone pain", p))]
+    return rng.choice(options)
+
+
 PRESENTATIONS: dict[str, tuple[str, ...]] = {
     "breast": ("Pt reports a painless lump in the {side} breast noticed in the shower ~3 weeks ago. No nipple discharge, no skin dimpling. "
                "Menarche age 12; G2P2. Mother had breast cancer in her 60s. Referred for diagnostic mammogram and ultrasound.",
@@ -105,7 +124,9 @@ PRESENTATIONS: dict[str, tuple[str, ...]] = {
               "Incidental pulmonary nodule on CT obtained for abdominal pain in the ED. {smoke}. Mild exertional dyspnea, baseline. Pulmonology referral placed."),
     "colorectal": ("Pt reports intermittent bright red blood per rectum and change in bowel habits x 6 weeks; fatigue. Hgb low on screening labs. "
                    "Referred to GI for colonoscopy.",
-                   "Positive FIT on routine screening. Pt reports mild left lower quadrant discomfort. No prior colonoscopy. GI referral placed."),
+                   "Positive FIT on routine screening. Pt reports mild abdominal discomfort. No prior colonoscopy. GI referral placed.",
+                   "Pt c/o fatigue and exertional dyspnea x 2 months; no overt bleeding. Iron-deficiency anemia on labs. Referred to GI for "
+                   "colonoscopy."),
     "pancreatic": ("Pt presents with painless jaundice, dark urine and pruritus x 10 days; 6 kg weight loss over 2 months. New-onset hyperglycemia. "
                    "CT abdomen (pancreas protocol) ordered.",
                    "Pt c/o epigastric pain radiating to the back, early satiety and weight loss. Lipase normal. CT abdomen ordered."),
@@ -643,7 +664,10 @@ def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
         path = f"{tnm[:-2]}; SLN {positive}/{examined} positive (micrometastasis); excision margins clear"
         cons = [("adjuvant pembrolizumab or nivolumab (1 year)", "strong", "stage", "KEYNOTE-054 / CheckMate 238 / NCCN Melanoma: resected stage III -> 1 year anti-PD-1")]
         cons.append(("dabrafenib + trametinib (adjuvant, 1 year)", "tacit", "biomarker", "COMBI-AD: adjuvant BRAF/MEK for resected stage III BRAF V600") if braf else no_braf)
-        cons.append(("surveillance", "mixed", "stage", "Observation is an option for lower-risk stage IIIA after discussion"))
+        # The rationale names the case's own stage group (review 2: "lower-risk stage IIIA" was written on IIIC cases).
+        cons.append(("surveillance", "mixed", "stage", "Observation is an option for lower-risk stage IIIA after discussion"
+                     if staging.stage_group("melanoma", tnm) == "IIIA" else
+                     "NCCN Melanoma lists observation for resected stage III, but at this stage the relapse risk makes 1 year of adjuvant anti-PD-1 the usual choice"))
         return Draft(histology, site, tnm, markers, cons, "Adjuvant therapy after wide local excision and sentinel node biopsy?",
                      resection=("wide local excision with sentinel lymph node biopsy", path), nodes=(positive, examined), ecog=0)
     if scenario == "unresected":
@@ -936,11 +960,23 @@ def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, da
     return dx, board, resection, lines
 
 
-def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection: Resection | None, rng: random.Random, sex: str) -> list[Encounter]:
-    """Fact-neutral stored encounters; the renderer appends the facts each kind of note carries."""
+def _weight_loss(presentation: str) -> float | None:
+    """The weight loss (kg) a presentation states; 3 kg for an unquantified one; None if it states none."""
+    m = re.search(r"(\d+) kg (?:unintentional )?weight loss", presentation)
+    return float(m.group(1)) if m else 3.0 if re.search(r"(?i)weight loss", presentation) else None
+
+
+def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection: Resection | None, rng: random.Random, sex: str,
+                template: str, weights: list[float]) -> list[Encounter]:
+    """Fact-neutral stored encounters; the renderer appends the facts each kind of note carries. The presentation is
+    chosen by the caller (`_presentation`); the weights are the vitals' (the narrative states them, never its own)."""
     side = draft.site.split()[0] if cancer_type == "breast" else ""
     smoke = rng.choice(("Former smoker, 30 pack-years, quit 2015", "Never smoker", "Current smoker, 1 ppd", "Former smoker, 10 pack-years"))
-    presentation = rng.choice(PRESENTATIONS[cancer_type]).format(side=side, smoke=smoke, skin=draft.site)
+    presentation = template.format(side=side, smoke=smoke, skin=draft.site)
+    # The usual weight is the first measured one plus the loss the presentation states.
+    usual = round(weights[0] + (_weight_loss(presentation) or 0.0))
+    change = weights[-1] - weights[0]
+    weight_now = "Weight stable" if abs(change) <= 2 else f"Weight {'down' if change < 0 else 'up'} {abs(change):.1f} kg since diagnosis"
     who = rng.choice(("spouse", "partner", "daughter", "son", "alone"))
     social = rng.choice(SOCIAL).format(who=who, job=rng.choice(JOBS), smoke=smoke, etoh=rng.choice(("none", "social", "1-2 drinks/week")))
     pronoun = "She" if sex == "F" else "He"
@@ -979,14 +1015,14 @@ def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection
                               f"Discussed implications of germline results for the pt and relatives, GINA protections and possible variants of uncertain "
                               f"significance. Pt consented to multigene panel testing; results to be discussed with the treating team."))
     onc.append(Encounter(date=dx + timedelta(days=rng.randint(20, 40)), kind="Nutrition", author="RD",
-                         note=f"Dietitian visit. Usual weight ~{rng.randint(55, 95)} kg. Reports {rng.choice(('good', 'fair', 'reduced'))} appetite. "
+                         note=f"Dietitian visit. Usual weight ~{usual} kg. Reports {rng.choice(('good', 'fair', 'reduced'))} appetite. "
                               f"Encouraged protein 1.2 g/kg/day; oral nutrition supplement BID. Will follow."))
     if draft.sites:
         onc.append(Encounter(date=board - timedelta(days=RESTAGING_DAYS), kind="Radiology - restaging CT chest/abdomen/pelvis", author="Radiology",
                              note="Technique: CT C/A/P with IV contrast. Comparison: prior staging CT. Full findings in PACS."))
     onc.append(Encounter(date=board - timedelta(days=4), kind="Medical oncology visit (pre-tumor board)", author="Med onc",
                          note=f"Seen ahead of tumor board. Interval hx: {rng.choice(('no new complaints', 'mild fatigue', 'intermittent nausea, controlled', 'poor sleep'))}. "
-                              f"Weight stable. Reviewed labs and imaging with pt. {exam} Case to be presented at multidisciplinary tumor board; "
+                              f"{weight_now}. Reviewed labs and imaging with pt. {exam} Case to be presented at multidisciplinary tumor board; "
                               f"pt agreeable and wishes to hear all options."))
     # Stored encounters must precede the board date and stay in order.
     return sorted([e for e in onc if e.date < board], key=lambda e: e.date)
@@ -1112,9 +1148,21 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
                  metastatic=bool(draft.sites), metastases_on=metastasis_date, lines=lines, persistent_psa=draft.persistent_psa,
                  localised=_diagnostic_psa(draft) if cancer_type == "prostate" else None,
                  castration=draft.castration)
+    template = _presentation(cancer_type, draft.site, bool(draft.sites) and not draft.recurrence, _rng(seed, case_id, "presentation"))
     base_vitals = synthetic_vitals(case_id, dx - timedelta(days=30), None)
     vitals = [base_vitals] + [synthetic_vitals(case_id, d, base_vitals) for d in (dx + timedelta(days=8), board - timedelta(days=4), *[ln.start for ln in lines])]
     vitals = sorted({v.date: v for v in vitals}.values(), key=lambda v: v.date)
+    if _weight_loss(template) is not None:
+        # A patient presenting with weight loss keeps losing weight until treated, never gains it back by chance.
+        for i in range(1, len(vitals)):
+            vitals[i] = vitals[i].model_copy(update={"weight_kg": round(min(vitals[i].weight_kg, vitals[i - 1].weight_kg - 0.3), 1)})
+    if re.search(r"(?i)iron-deficiency anemia|Hgb low", template):
+        # The anaemia the presentation names is in the first blood count (iron deficiency: Hgb < 12 g/dL, microcytic).
+        first = min(lab.date for lab in labs)
+        hgb = round(_rng(seed, case_id, "anaemia").uniform(8.6, 10.6), 1)
+        labs = [lab.model_copy(update={"value": hgb, "flag": "L"}) if lab.date == first and lab.name == "Hgb"
+                else lab.model_copy(update={"value": round(hgb * 3, 1), "flag": "L"}) if lab.date == first and lab.name == "Hct" else lab
+                for lab in labs]
 
     markers = [Biomarker(name=n, status=s, result=r, method=m, date=dx + timedelta(days=6)) for n, s, r, m in draft.markers]  # type: ignore[arg-type]
     record = PatientRecord(
@@ -1138,7 +1186,8 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
         comorbidities=[c for c, _ in comorbid],
         labs=labs,
         vitals=vitals,
-        encounters=_encounters(cancer_type, draft, dx, board, resection, _rng(seed, case_id, "notes"), sex),
+        encounters=_encounters(cancer_type, draft, dx, board, resection, _rng(seed, case_id, "notes"), sex, template,
+                               [v.weight_kg for v in vitals]),
         board_question=draft.question,
     )
     # The stage groups are computed from the record (AJCC 8, `staging`), never written by a planner.

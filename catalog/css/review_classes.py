@@ -389,3 +389,49 @@ def history_errors(cases: Iterable[Case]) -> dict[str, list[str]]:
         if premenopausal and hr and node_positive and not case.metastatic and strong_tamoxifen:
             out["premenopausal node-positive HR+ breast: tamoxifen alone strong"].append(case.case_id)
     return out
+
+
+_USUAL_WEIGHT = re.compile(r"Usual weight ~(\d+) kg")
+_PRESENTATION_SITE: tuple[tuple[str, str, str], ...] = (
+    ("pancreatic", r"(?i)body|tail", r"(?i)painless jaundice"),
+    ("colorectal", r"(?i)cecum|ascending|transverse", r"(?i)bright red blood per rectum"),
+    ("gastric", r"(?i)antrum|body", r"(?i)dysphagia"),
+)
+"""(type, primary sites, presentation that does not fit them): jaundice is a pancreatic-head symptom (the bile duct);
+bright red rectal bleeding comes from the left colon and rectum; dysphagia from the cardia and junction."""
+
+
+def narrative_contradictions(cases: Iterable[Case]) -> dict[str, list[str]]:
+    """Narrative text that disagrees with the record's numbers or site (review 2, section 3, realism defects)."""
+    out: dict[str, list[str]] = {
+        "dietitian's usual weight more than 8 kg from every measured weight": [],
+        "weight loss in the history while the measured weights rise": [],
+        "anaemia in the history with a normal haemoglobin": [],
+        "asymptomatic presentation with an opioid for cancer pain at diagnosis": [],
+        "presentation does not fit the primary site": [],
+        "'weight stable' while the measured weights fall": [],
+    }
+    for case in cases:
+        record = case.record
+        if record is None:
+            continue
+        text = case.packet
+        weights = [v.weight_kg for v in sorted(record.vitals, key=lambda v: v.date)]
+        usual = _USUAL_WEIGHT.search(text)
+        if usual and weights and min(abs(float(usual.group(1)) - w) for w in weights) > 8:
+            out["dietitian's usual weight more than 8 kg from every measured weight"].append(case.case_id)
+        if re.search(r"(?i)\d+ kg (?:unintentional )?weight loss|weight loss over", text) and len(weights) > 1 and weights[-1] > weights[0]:
+            out["weight loss in the history while the measured weights rise"].append(case.case_id)
+        if re.search(r"(?i)iron-deficiency anemia|Hgb low", text):
+            first = min((lab for lab in record.labs if lab.name == "Hgb"), key=lambda lab: lab.date, default=None)
+            if first is not None and first.value >= 12.0:
+                out["anaemia in the history with a normal haemoglobin"].append(case.case_id)
+        opioid = any(m.indication == "cancer-related pain" for m in record.medications)
+        if opioid and record.metastasis_date is None and re.search(r"(?i)Pt asymptomatic", text):
+            out["asymptomatic presentation with an opioid for cancer pain at diagnosis"].append(case.case_id)
+        for cancer_type, sites, symptom in _PRESENTATION_SITE:
+            if case.cancer_type == cancer_type and re.search(sites, record.primary_site) and re.search(symptom, text):
+                out["presentation does not fit the primary site"].append(case.case_id)
+        if re.search(r"Weight stable", text) and len(weights) > 1 and weights[-1] < weights[0] - 3:
+            out["'weight stable' while the measured weights fall"].append(case.case_id)
+    return out

@@ -6,7 +6,9 @@ default task `css(controls='none')` scores (structured events, scopes). On cohor
 25 staging CTs reporting nodes before a sentinel biopsy, 9 node counts against their N, 39 stage groups, 13 M1
 subcategories, 6 yp stagings printed as the stage, 92 cases with a metastatic-level marker in non-metastatic
 disease, 8 B2 marker falls, 6 B3 without castrate testosterone, 1 A2 on endocrine therapy alone, 6 E1 on resected
-EGFR/ALK NSCLC, 12 C3 exclusions and 3 histories.
+EGFR/ALK NSCLC, 12 C3 exclusions and 3 histories; and, for the narrative the review called minor, 128 dietitian
+weights far from every measured one, 28 weight losses with rising weights, 31 anaemias with a normal haemoglobin,
+4 asymptomatic presentations on an opioid for cancer pain and 27 presentations that do not fit the primary site.
 """
 
 import pytest
@@ -14,7 +16,14 @@ import pytest
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.catalog.css.review_classes import event_gaps, history_errors, node_count, scope_errors, staging_contradictions
+from clinical_cf.catalog.css.review_classes import (
+    event_gaps,
+    history_errors,
+    narrative_contradictions,
+    node_count,
+    scope_errors,
+    staging_contradictions,
+)
 from clinical_cf.catalog.css.schema import load_cases
 
 CASES = load_cases(CASES_PATH)
@@ -89,3 +98,18 @@ def test_no_history_or_label_contradicts_its_case(name):
 )
 def test_the_node_count_is_read_as_a_pathologist_writes_it(pathology, count):
     assert node_count(pathology) == count
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dietitian's usual weight more than 8 kg from every measured weight",
+        "weight loss in the history while the measured weights rise",
+        "anaemia in the history with a normal haemoglobin",
+        "asymptomatic presentation with an opioid for cancer pain at diagnosis",
+        "presentation does not fit the primary site",
+        "'weight stable' while the measured weights fall",
+    ],
+)
+def test_no_narrative_contradicts_the_numbers_or_the_site(name):
+    assert narrative_contradictions(CASES)[name] == []
