@@ -11,7 +11,8 @@ What it computes (AJCC Cancer Staging Manual, 8th edition, 2017; ovarian with FI
   sentinel), where the edition counts nodes (breast, colorectal, gastric, pancreatic, melanoma, prostate,
   ovarian); NSCLC N is by nodal station, not count, so it takes the station.
 - `m_category`: the M1 subcategory from the metastatic sites (melanoma M1a-d, NSCLC M1a-c, colorectal
-  M1a-c, ovarian M1a/b, prostate M1a-c; M1 where the edition has no subcategory).
+  M1a-c, ovarian M1a/b, prostate M1a-c; M1 where the edition has no subcategory). A site is an organ; a site
+  that says "multiple" (`liver (multiple lesions)`) is more than one metastasis, which NSCLC M1b/M1c counts.
 - `stage_group`: the stage group from T, N, M (with Grade Group and PSA for prostate). Clinical (c) and
   pathological (p) groups differ where the edition says so (gastric, melanoma stage III); a post-neoadjuvant
   (yp) TNM is refused: it is the response to treatment, never the stage at diagnosis.
@@ -173,8 +174,8 @@ def m_category(cancer_type: str, sites: list[str]) -> str:
     """The AJCC 8 M category of distant metastases at `sites` ('M0' when there are none).
 
     Melanoma: CNS M1d > other visceral M1c > lung M1b > skin, soft tissue or distant nodes M1a (the LDH suffix
-    (0)/(1) is not written). NSCLC: contralateral lung, pleura or pericardium M1a; one extrathoracic organ M1b
-    (the record lists organs, and one organ is taken as a single metastasis); two or more M1c. Colorectal:
+    (0)/(1) is not written). NSCLC: lung (a contralateral nodule), pleura or pericardium M1a; a single
+    extrathoracic metastasis M1b (an organ site is one metastasis unless it says "multiple"); more M1c. Colorectal:
     peritoneum M1c; two or more organs M1b; one organ M1a. Ovarian: pleural effusion (pleura) M1a; parenchymal or
     extra-abdominal M1b. Prostate: non-regional nodes M1a; bone M1b; other sites M1c. Breast, gastric and
     pancreatic have no M1 subcategory.
@@ -188,11 +189,11 @@ def m_category(cancer_type: str, sites: list[str]) -> str:
             return "M1c"
         return "M1b" if _has(sites, ("lung",)) else "M1a"
     if cancer_type == "nsclc":
-        intrathoracic = ("contralateral lung", "pleura", "pericard")
-        extrathoracic = [s for s in sites if not any(w in s.lower() for w in intrathoracic)]
-        if len(extrathoracic) >= 2:
+        intrathoracic = ("lung", "pleura", "pericard")
+        lesions = sum(2 if "multiple" in s.lower() else 1 for s in sites if not any(w in s.lower() for w in intrathoracic))
+        if lesions >= 2:
             return "M1c"
-        return "M1b" if extrathoracic else "M1a"
+        return "M1b" if lesions else "M1a"
     if cancer_type == "colorectal":
         if _has(sites, ("peritone",)):
             return "M1c"

@@ -128,6 +128,8 @@ def test_a_count_against_its_n_is_checked(cancer_type, n, positive, agrees):
         ("nsclc", ["bone"], "M1b"),
         ("nsclc", ["contralateral lung", "adrenal gland"], "M1b"),
         ("nsclc", ["brain", "bone"], "M1c"),
+        ("nsclc", ["liver (multiple lesions)", "lung"], "M1c"),
+        ("nsclc", ["liver", "lung"], "M1b"),
         ("colorectal", ["liver"], "M1a"),
         ("colorectal", ["liver", "lung"], "M1b"),
         ("colorectal", ["liver", "peritoneum"], "M1c"),
