@@ -842,7 +842,9 @@ def _adjuvant(cancer_type: str, markers: dict[str, str], premenopausal: bool) ->
         "colorectal": ("CAPOX", 91),
         "pancreatic": ("modified FOLFIRINOX", 168),
         "gastric": ("CAPOX", 182),
-        "melanoma": ("pembrolizumab", 365),
+        # Nivolumab: the adjuvant anti-PD-1 approved first (CheckMate 238; US December 2017), so a 2018 start is not
+        # an anachronism (adjuvant pembrolizumab followed in February 2019; review 2, css-melanoma-022).
+        "melanoma": ("nivolumab", 365),
     }.get(cancer_type)
     return [regimen] if regimen else []
 
@@ -917,7 +919,9 @@ def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, da
         # Metachronous recurrence: primary resected years ago, adjuvant therapy completed. Years of adjuvant endocrine
         # therapy move the diagnosis earlier, so that the recurrence comes before today (a board date in the past).
         adjuvant_days = sum(days for _, days in draft.adjuvant)
-        dx = date(2018, 1, 15) - timedelta(days=max(0, adjuvant_days - 365)) + timedelta(days=rng.randint(0, 700))
+        # From mid-2018: a first line injected 180 days earlier (family B's `shift_history`) still leaves the adjuvant
+        # therapy after its approval (adjuvant nivolumab, December 2017).
+        dx = date(2018, 7, 15) - timedelta(days=max(0, adjuvant_days - 365)) + timedelta(days=rng.randint(0, 700))
     lines: list[TreatmentLine] = []
     resection = None
     cursor = dx + timedelta(days=rng.randint(18, 30))

@@ -185,6 +185,10 @@ def _resection_artifacts(case: Case, record: PatientRecord) -> list[str]:
 _WHIPPLE = re.compile(r"(?i)whipple|pancreaticoduodenectomy")
 _DISTAL = re.compile(r"(?i)distal pancreatectomy")
 _COLECTOMY_SITE: tuple[tuple[str, str], ...] = (
+    # Rectum and flexures (review 2): total mesorectal excision; the flexure goes with the hemicolectomy of its side.
+    ("rectum", r"(?i)anterior resection|abdominoperineal|proctectomy|mesorectal|TME"),
+    ("hepatic flexure", r"(?i)right hemicolectomy|segmental|colectomy with en bloc"),
+    ("splenic flexure", r"(?i)left hemicolectomy|extended right hemicolectomy|segmental|colectomy with en bloc"),
     ("sigmoid", r"(?i)sigmoid|left hemicolectomy|segmental|colectomy with en bloc"),
     ("descending", r"(?i)left hemicolectomy|segmental|colectomy with en bloc"),
     ("ascending", r"(?i)right hemicolectomy|segmental|colectomy with en bloc"),

@@ -637,11 +637,15 @@ def disease_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
     found = rec.metastasis_date
     if found is not None and rec.initial_stage is not None and metastatic_on(ctx, as_of):
         initial = re.sub(r"M1[a-d]?", "M0", rec.tnm)
+        try:  # the stage at diagnosis computed from the record (AJCC 8), the stored one for a record that lacks a fact
+            initial_stage = staging.diagnostic_stage(ctx.case.cancer_type, rec)
+        except staging.StagingError:
+            initial_stage = rec.initial_stage
         # A recurrence is disease found after a disease-free interval (here: more than 90 days after the operation).
         recurrence = rec.resection is not None and (found - rec.resection.date).days > 90
         event = "metastatic recurrence" if recurrence else "distant metastases"
         # One clause, ending "at diagnosis": the stage then is history, not a statement of the stage now (residue).
-        text += f" (stage {rec.initial_stage} {initial} at diagnosis; {event} documented {ctx.d(found)})"
+        text += f" (stage {initial_stage} {initial} at diagnosis; {event} documented {ctx.d(found)})"
     return text
 
 

@@ -314,6 +314,7 @@ def event_gaps(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
         "B2 tumour marker falls after the injected progression": [],
         "B3 without castrate testosterone and a rising PSA": [],
         "A2 HER2-positive breast treated with endocrine therapy alone": [],
+        "E1 CT after a nodal dissection reports the regional nodes it removed": [],
     }
     endocrine_only = re.compile(r"(?i)^(?:(?:letrozole|anastrozole|exemestane|tamoxifen|fulvestrant|aromatase inhibitor)\b[^+]*)$")
     for t in tuples:
@@ -336,6 +337,12 @@ def event_gaps(tuples: Iterable[CSSTuple]) -> dict[str, list[str]]:
         if iid.startswith("A2") and case.cancer_type == "breast" and case.record is not None:
             if any(endocrine_only.match(ln.regimen.strip()) for ln in case.record.treatment_lines):
                 out["A2 HER2-positive breast treated with endocrine therapy alone"].append(t.id)
+        r = case.record.resection if case.record is not None else None
+        if iid.startswith("E1") and r is not None and re.search(r"(?i)lymph|dissection|D2|sentinel", r.procedure):
+            after = [text for when, heading, text in encounter_blocks(cf.sections.get("encounters", ""))
+                     if heading.startswith("Radiology") and when > r.date]
+            if any(re.search(r"(?i)enlarged regional LN suspicious", text) for text in after):
+                out["E1 CT after a nodal dissection reports the regional nodes it removed"].append(t.id)
     return out
 
 

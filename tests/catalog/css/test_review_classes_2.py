@@ -57,6 +57,7 @@ def test_no_baseline_staging_contradicts_its_record(name):
         "B2 tumour marker falls after the injected progression",
         "B3 without castrate testosterone and a rising PSA",
         "A2 HER2-positive breast treated with endocrine therapy alone",
+        "E1 CT after a nodal dissection reports the regional nodes it removed",
     ],
 )
 def test_every_injected_event_carries_its_evidence(default_tuples, name):
