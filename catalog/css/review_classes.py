@@ -1,4 +1,4 @@
-"""The defect classes of the first clinical review (shared/reviews/clinical-review-1.md), checked over the whole cohort.
+"""The defect classes of the clinical reviews (shared/reviews/clinical-review-1.md and -2.md), checked over the whole cohort.
 
 Why this module exists: the review sampled, and named cases; its findings are classes. Each function
 here finds every member of one class in the bundled content (the cases, or the tuples of an
