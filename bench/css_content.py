@@ -1,10 +1,11 @@
-"""Before/after of the bundled CSS content, per defect class of the first clinical review.
+"""Before/after of the bundled CSS content, per defect class of the first and second clinical reviews.
 
     .venv/bin/python bench/css_content.py [--cases FILE] [--catalog FILE] [--mode auto|regex|structured] [--json]
 
 Counts, over the default task's tuples (families A-E, residue dropped, no controls) and the whole
 cohort: tuples with a wrong direction in their setting, incoherent counterfactual packets, baselines
-that contradict themselves, and wrong consensus labels (see `clinical_cf.catalog.css.review_classes`).
+that contradict themselves, wrong consensus labels, and (second review) staging that contradicts its record, structured
+events without their evidence, wrong scopes and histories (see `clinical_cf.catalog.css.review_classes`).
 The measured numbers are in docs/css-scope-audit.md.
 """
 
@@ -16,13 +17,25 @@ import json
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.catalog.css.review_classes import baseline_contradictions, counts, incoherent, wrong_direction, wrong_labels
+from clinical_cf.catalog.css.review_classes import (
+    baseline_contradictions,
+    counts,
+    event_gaps,
+    history_errors,
+    incoherent,
+    narrative_contradictions,
+    scope_errors,
+    staging_contradictions,
+    wrong_direction,
+    wrong_labels,
+)
 from clinical_cf.catalog.css.schema import load_cases
 
 
 def measure(cases_path: str, catalog_path: str, mode: str) -> dict[str, object]:
     cases = load_cases(cases_path)
-    expansion = expand_tuples(cases, load_catalog(catalog_path), mode, families="ABCDE")  # type: ignore[arg-type]
+    catalog = load_catalog(catalog_path)
+    expansion = expand_tuples(cases, catalog, mode, families="ABCDE")  # type: ignore[arg-type]
     tuples = expansion.tuples
     return {
         "mode": mode,
@@ -32,6 +45,12 @@ def measure(cases_path: str, catalog_path: str, mode: str) -> dict[str, object]:
         "incoherent": counts(incoherent(tuples)),
         "baseline_contradictions": counts(baseline_contradictions(cases)),
         "wrong_labels": counts(wrong_labels(cases)),
+        # Second review (issue 34): staging arithmetic, incomplete structured events, scopes, histories.
+        "staging_contradictions": counts(staging_contradictions(cases)),
+        "event_gaps": counts(event_gaps(tuples)),
+        "scope_errors": counts(scope_errors(tuples, cases, catalog)),
+        "history_errors": counts(history_errors(cases)),
+        "narrative_contradictions": counts(narrative_contradictions(cases)),
     }
 
 
@@ -47,7 +66,8 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['cases']} cases, {result['tuples']} A-E tuples (mode {result['mode']})")
-    for group in ("wrong_direction", "incoherent", "baseline_contradictions", "wrong_labels"):
+    for group in ("wrong_direction", "incoherent", "baseline_contradictions", "wrong_labels",
+                  "staging_contradictions", "event_gaps", "scope_errors", "history_errors", "narrative_contradictions"):
         rows = result[group]
         assert isinstance(rows, dict)
         print(f"\n{group}: {sum(rows.values())}")

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from clinical_cf.catalog.css import CASES_PATH
+from clinical_cf.catalog.css import CASES_PATH, staging
 from clinical_cf.catalog.css.render import render_case_sections, synthetic_panel, synthetic_vitals
 from clinical_cf.catalog.css.schema import (
     Biomarker,
@@ -55,11 +55,14 @@ from clinical_cf.catalog.css.schema import (
     TreatmentLine,
 )
 
-COHORT_VERSION = 2
+COHORT_VERSION = 3
 """Version of the generated cohort. 2 (issue 27): metastatic recurrences are stage I-III at diagnosis with the
 metastases dated at recurrence; no curative goals while metastatic; persistent PSA after prostatectomy restaged
 first; HER2-low / HER2-0 TNBC labels by their criteria; colectomy by segment; melanoma T from the Breslow depth;
-clinical stage at diagnosis for neoadjuvant cases; tumour markers normal after an R0 resection."""
+clinical stage at diagnosis for neoadjuvant cases; tumour markers normal after an R0 resection. 3 (issue 34): stage
+groups, N categories and M1 subcategories computed by `staging` (AJCC 8) from T, node counts, sites, Grade Group and
+PSA; tumour markers follow the disease; adjuvant endocrine therapy after HER2 blockade in HR+/HER2+ disease;
+ovarian suppression with an aromatase inhibitor before menopause; presentations that fit the primary site."""
 SEED = 20261129
 CASES_PER_TYPE = 30
 SCENARIOS: tuple[tuple[str, int], ...] = (("resected", 12), ("unresected", 6), ("met_naive", 6), ("met_pretreated", 6))
@@ -93,6 +96,25 @@ TUMOR_MARKERS: dict[str, tuple[str, str, float, float]] = {
     "prostate": ("PSA", "ng/mL", 0.1, 85.0),
 }
 
+PRESENTATION_UNFIT: dict[str, tuple[tuple[str, str], ...]] = {
+    "pancreatic": ((r"body|tail", r"jaundice"),),
+    "colorectal": ((r"cecum|ascending|transverse", r"bright red blood"), (r"sigmoid|descending", r"no overt bleeding")),
+    "gastric": ((r"antrum|body", r"dysphagia"),),
+}
+"""(primary sites, presentation) pairs that do not go together: jaundice is a symptom of a pancreatic-head tumour (the
+bile duct); bright red rectal bleeding comes from the left colon, occult bleeding with anaemia from the right; dysphagia
+from the cardia and the junction (review 2)."""
+
+
+def _presentation(cancer_type: str, site: str, metastatic_at_dx: bool, rng: random.Random) -> str:
+    """A presentation that fits the primary site; a patient metastatic at diagnosis (on an opioid for cancer pain) is not
+    presented as asymptomatic."""
+    options = [p for p in PRESENTATIONS[cancer_type]
+               if not any(re.search(where, site) and re.search(what, p) for where, what in PRESENTATION_UNFIT.get(cancer_type, ()))
+               and not (metastatic_at_dx and re.search(r"(?i)asymptomatic|no bone pain", p))]
+    return rng.choice(options)
+
+
 PRESENTATIONS: dict[str, tuple[str, ...]] = {
     "breast": ("Pt reports a painless lump in the {side} breast noticed in the shower ~3 weeks ago. No nipple discharge, no skin dimpling. "
                "Menarche age 12; G2P2. Mother had breast cancer in her 60s. Referred for diagnostic mammogram and ultrasound.",
@@ -102,7 +124,9 @@ PRESENTATIONS: dict[str, tuple[str, ...]] = {
               "Incidental pulmonary nodule on CT obtained for abdominal pain in the ED. {smoke}. Mild exertional dyspnea, baseline. Pulmonology referral placed."),
     "colorectal": ("Pt reports intermittent bright red blood per rectum and change in bowel habits x 6 weeks; fatigue. Hgb low on screening labs. "
                    "Referred to GI for colonoscopy.",
-                   "Positive FIT on routine screening. Pt reports mild left lower quadrant discomfort. No prior colonoscopy. GI referral placed."),
+                   "Positive FIT on routine screening. Pt reports mild abdominal discomfort. No prior colonoscopy. GI referral placed.",
+                   "Pt c/o fatigue and exertional dyspnea x 2 months; no overt bleeding. Iron-deficiency anemia on labs. Referred to GI for "
+                   "colonoscopy."),
     "pancreatic": ("Pt presents with painless jaundice, dark urine and pruritus x 10 days; 6 kg weight loss over 2 months. New-onset hyperglycemia. "
                    "CT abdomen (pancreas protocol) ordered.",
                    "Pt c/o epigastric pain radiating to the back, early satiety and weight loss. Lipase normal. CT abdomen ordered."),
@@ -128,27 +152,35 @@ class Draft:
 
     histology: str
     site: str
-    stage: str
     tnm: str
+    """T, N and M at diagnosis; the M category is replaced by the one of `sites` (`staging.m_category`) and the
+    stage group is computed from it (`staging`), never written here."""
     markers: list[tuple[str, str, str, str | None]]
     consensus: list[tuple[str, str, str, str]]
     question: str
     sites: list[str] = field(default_factory=list)
     resection: tuple[str, str] | None = None
+    nodes: tuple[int, int] | None = None
+    """Regional nodes of the resection specimen: (positive, examined); the pathology's N is computed from it."""
     neoadjuvant: list[str] = field(default_factory=list)
     prior_lines: list[str] = field(default_factory=list)
     castration: str | None = None
     ecog: int = 1
-    adjuvant: tuple[str, int] | None = None
-    """Completed adjuvant regimen and its duration in days (metachronous recurrences)."""
+    adjuvant: list[tuple[str, int]] = field(default_factory=list)
+    """Completed adjuvant regimens, in order, and their durations in days (metachronous recurrences)."""
     current_line: str | None = None
     """A line of therapy still running at the board (restaging on treatment)."""
     margin: str = "R0"
     """Resection margin; it agrees with the pathology text."""
     persistent_psa: bool = False
     """Prostate after radical prostatectomy: the PSA stays detectable (residual disease)."""
-    initial_stage: str | None = None
-    """Metachronous recurrence: the stage group at the first diagnosis (the case's stage is IV now)."""
+    recurrence: bool = False
+    """Metachronous recurrence: the TNM is the one at the first diagnosis (M0); metastases are dated at recurrence."""
+
+
+def _pn(cancer_type: str, positive: int, method: staging.Method = "pathologic", station: str | None = None) -> str:
+    """The pN (or ypN) category of `positive` nodes, from the staging module."""
+    return staging.n_category(cancer_type, positive, method, station)
 
 
 # --------------------------------------------------------------------------------------
@@ -170,10 +202,13 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
     side = rng.choice(("left", "right"))
     histology = "Invasive lobular carcinoma, grade 2" if hr_pos and subtype == "hr_pos" and rng.random() < 0.2 else f"Invasive ductal carcinoma, grade {rng.choice((2, 3))}"
     site = f"{side} breast"
-    premenopausal = age < 50
+    premenopausal = age < 50  # the record states it (`menopausal_status`, set in `_case` by the same rule)
     endocrine = "tamoxifen" if premenopausal else "letrozole"
     endocrine_why = ("NCCN Breast v.2026: premenopausal HR+ disease -> tamoxifen (or OFS + AI for higher risk)" if premenopausal
                      else "NCCN Breast v.2026: postmenopausal HR+ disease -> adjuvant aromatase inhibitor for 5+ years")
+    ofs_why = "SOFT/TEXT (Francis, NEJM 2018) / NCCN Breast v.2026: premenopausal node-positive HR+ disease -> OFS + endocrine therapy"
+    # Before menopause an aromatase inhibitor is given only with ovarian function suppression (NCCN Breast v.2026).
+    ai = "ovarian function suppression + letrozole" if premenopausal else "letrozole"
     no_her2 = ("trastuzumab", "refusal", "biomarker", "HER2-directed therapy has no indication in HER2-negative disease (ASCO/CAP HER2 2023; NCCN Breast)")
     no_endocrine = ("tamoxifen", "refusal", "biomarker", "Endocrine therapy is ineffective in ER/PR-negative disease (ASCO/CAP ER/PgR 2020)")
 
@@ -182,19 +217,26 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
         procedure = "lumpectomy with sentinel lymph node biopsy" if lumpectomy else f"{side} total mastectomy with sentinel lymph node biopsy"
         rt = [("whole-breast radiotherapy", "strong", "resection_status", "NCCN Breast v.2026: breast-conserving surgery is followed by whole-breast RT")] if lumpectomy else []
         if subtype == "her2_pos":
-            path = f"ypT1c ypN1a (1/{rng.randint(3, 6)} SLN), residual invasive disease after neoadjuvant therapy, margins negative"
+            examined = rng.randint(3, 6)
+            path = f"ypT1c yp{_pn('breast', 1, 'sentinel')} (1/{examined} SLN), residual invasive disease after neoadjuvant therapy, margins negative"
             cons = [("T-DM1 (trastuzumab emtansine)", "strong", "biomarker", "NCCN Breast / KATHERINE: residual invasive HER2+ disease after neoadjuvant TCHP -> adjuvant T-DM1 x 14 cycles")]
             cons += rt
-            cons.append((endocrine, "strong", "biomarker", endocrine_why) if hr_pos else no_endocrine)
+            if hr_pos and premenopausal:
+                # Residual node-positive disease before menopause: OFS with endocrine therapy (review 2, css-breast-005).
+                cons += [("ovarian function suppression + aromatase inhibitor (or tamoxifen)", "strong", "biomarker", ofs_why),
+                         ("tamoxifen", "mixed", "biomarker", "Tamoxifen alone is for lower-risk premenopausal disease; residual node-positive disease favours OFS")]
+            else:
+                cons.append((endocrine, "strong", "biomarker", endocrine_why) if hr_pos else no_endocrine)
             cons.append(("trastuzumab + pertuzumab", "mixed", "biomarker", "Continuing dual HER2 blockade instead of T-DM1 is reserved for pCR; contested with residual disease"))
             # Stage and TNM are the clinical ones at diagnosis (cT2N1, stage IIB: why neoadjuvant therapy was given);
             # the ypT/ypN staging after treatment is the pathology's.
-            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Adjuvant therapy after neoadjuvant TCHP and surgery with residual disease?",
-                         resection=(procedure, path), neoadjuvant=["TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab)"], ecog=0)
+            return Draft(histology, site, "cT2N1M0", markers, cons, "Adjuvant therapy after neoadjuvant TCHP and surgery with residual disease?",
+                         resection=(procedure, path), nodes=(1, examined), neoadjuvant=["TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab)"], ecog=0)
         if subtype == "tnbc":
             brca = rng.random() < 0.35
             markers.append(("BRCA1", "positive" if brca else "negative", "germline pathogenic variant" if brca else "no pathogenic variant", "germline panel"))
-            path = f"ypT1b ypN0 (0/{rng.randint(2, 4)} SLN), residual invasive carcinoma (RCB-II), margins negative"
+            examined = rng.randint(2, 4)
+            path = f"ypT1b ypN0 (0/{examined} SLN), residual invasive carcinoma (RCB-II), margins negative"
             cons = [("pembrolizumab (complete 1 year)", "strong", "prior_line", "KEYNOTE-522 / NCCN Breast: continue adjuvant pembrolizumab after neoadjuvant chemo-immunotherapy")]
             if brca:
                 cons.append(("olaparib", "strong", "biomarker", "OlympiA / NCCN Breast: gBRCA carriers with residual disease -> adjuvant olaparib x 1 year"))
@@ -203,18 +245,17 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
                 cons.append(("capecitabine", "strong", "stage", "CREATE-X / NCCN Breast: residual TNBC after neoadjuvant chemotherapy -> adjuvant capecitabine"))
             cons += rt
             cons.append(no_endocrine)
-            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Adjuvant therapy for residual triple-negative disease after neoadjuvant therapy?",
-                         resection=(procedure, path), neoadjuvant=["pembrolizumab + carboplatin + paclitaxel, then AC (KEYNOTE-522)"], ecog=0)
+            return Draft(histology, site, "cT2N1M0", markers, cons, "Adjuvant therapy for residual triple-negative disease after neoadjuvant therapy?",
+                         resection=(procedure, path), nodes=(0, examined), neoadjuvant=["pembrolizumab + carboplatin + paclitaxel, then AC (KEYNOTE-522)"], ecog=0)
         nodes = rng.random() < 0.4
         t = rng.choice(("1c", "2"))
-        path = f"pT{t} pN{'1a (2/3 SLN)' if nodes else '0 (0/3 SLN)'}, margins negative"
-        # AJCC 8 anatomic stage: T1N0 IA, T1N1 / T2N0 IIA, T2N1 IIB.
-        stage = {("1c", False): "IA", ("1c", True): "IIA", ("2", False): "IIA", ("2", True): "IIB"}[(t, nodes)]
-        tnm = f"pT{t}N{'1a' if nodes else '0'}M0"
+        positive, examined = (rng.randint(1, 2) if nodes else 0), 3
+        n = _pn("breast", positive, "sentinel")
+        path = f"pT{t} p{n} ({positive}/{examined} SLN), margins negative"
+        tnm = f"pT{t}{n}M0"
         if premenopausal and nodes:
             # Node-positive premenopausal HR+ disease: ovarian function suppression with endocrine therapy (SOFT/TEXT).
-            cons = [("ovarian function suppression + aromatase inhibitor (or tamoxifen)", "strong", "biomarker",
-                     "SOFT/TEXT (Francis, NEJM 2018) / NCCN Breast v.2026: premenopausal node-positive HR+ disease -> OFS + endocrine therapy"),
+            cons = [("ovarian function suppression + aromatase inhibitor (or tamoxifen)", "strong", "biomarker", ofs_why),
                     ("tamoxifen", "mixed", "biomarker", "Tamoxifen alone is for lower-risk premenopausal disease; node involvement favours OFS")]
         else:
             cons = [(endocrine, "strong", "biomarker", endocrine_why)]
@@ -229,7 +270,8 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
         else:
             cons.append(("21-gene recurrence score (Oncotype DX) testing", "tacit", "biomarker", "NCCN Breast v.2026 / TAILORx: genomic assay guides adjuvant chemotherapy in HR+ HER2- pN0 disease"))
         cons.append(no_her2)
-        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant systemic therapy recommendation after surgery?", resection=(procedure, path), ecog=0)
+        return Draft(histology, site, tnm, markers, cons, "Adjuvant systemic therapy recommendation after surgery?", resection=(procedure, path),
+                     nodes=(positive, examined), ecog=0)
 
     if scenario == "unresected":
         if subtype == "her2_pos":
@@ -237,21 +279,22 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
                     ("surgery after neoadjuvant therapy", "strong", "stage", "Definitive surgery follows neoadjuvant systemic therapy"),
                     (("tamoxifen" if not hr_pos else "trastuzumab emtansine (T-DM1) upfront"), "refusal" if not hr_pos else "mixed", "biomarker",
                      "No endocrine therapy for HR-negative disease" if not hr_pos else "T-DM1 is a post-neoadjuvant option for residual disease, not first therapy")]
-            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Initial management of newly diagnosed HER2-positive breast cancer?", ecog=0)
+            return Draft(histology, site, "cT2N1M0", markers, cons, "Initial management of newly diagnosed HER2-positive breast cancer?", ecog=0)
         if subtype == "tnbc":
             cons = [("neoadjuvant pembrolizumab + carboplatin + paclitaxel (KEYNOTE-522)", "strong", "biomarker", "NCCN Breast / KEYNOTE-522: stage II-III TNBC -> neoadjuvant chemo-immunotherapy"),
                     ("surgery after neoadjuvant therapy", "strong", "stage", "Definitive surgery follows neoadjuvant systemic therapy"), no_endocrine, no_her2]
-            return Draft(histology, site, "IIB", "cT2N1M0", markers, cons, "Initial management of newly diagnosed triple-negative breast cancer?", ecog=0)
+            return Draft(histology, site, "cT2N1M0", markers, cons, "Initial management of newly diagnosed triple-negative breast cancer?", ecog=0)
         cons = [("surgery (lumpectomy with sentinel lymph node biopsy)", "strong", "stage", "NCCN Breast: cT1-2N0 HR+ HER2- disease -> primary surgery, adjuvant therapy by pathology"),
                 ("neoadjuvant endocrine therapy", "mixed", "biomarker", "Neoadjuvant endocrine therapy is an option mainly for postmenopausal pts who are poor surgical candidates"),
                 no_her2]
-        return Draft(histology, site, "IA", "cT1cN0M0", markers, cons, "Initial management of newly diagnosed early breast cancer?", ecog=0)
+        return Draft(histology, site, "cT1cN0M0", markers, cons, "Initial management of newly diagnosed early breast cancer?", ecog=0)
 
     sites = rng.choice((["bone"], ["liver", "bone"], ["lung", "bone"], ["liver"]))
     bone = ("zoledronic acid or denosumab", "tacit", "stage", "NCCN Breast: bone metastases -> bone-modifying agent to reduce skeletal events")
     if scenario == "met_naive":
         if subtype == "hr_pos":
-            cons = [("letrozole + CDK4/6 inhibitor (palbociclib/ribociclib/abemaciclib)", "strong", "biomarker", "NCCN Breast / PALOMA-2, MONALEESA-2, MONARCH-3: first-line AI + CDK4/6i for HR+ HER2- MBC"), no_her2]
+            cons = [(f"{ai} + CDK4/6 inhibitor (palbociclib/ribociclib/abemaciclib)", "strong", "biomarker",
+                     "NCCN Breast / PALOMA-2, MONALEESA-2, MONARCH-3 (MONALEESA-7 before menopause, with OFS): first-line AI + CDK4/6i for HR+ HER2- MBC"), no_her2]
         elif subtype == "her2_pos":
             cons = [("docetaxel + trastuzumab + pertuzumab (THP)", "strong", "biomarker", "NCCN Breast / CLEOPATRA: first-line THP for HER2+ MBC"),
                     (no_endocrine if not hr_pos else ("endocrine therapy after THP induction", "tacit", "biomarker", "Maintenance endocrine therapy with HER2 blockade in HR+ HER2+ MBC"))]
@@ -266,16 +309,18 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
             cons.append(no_endocrine)
         if "bone" in sites:
             cons.append(bone)
-        return Draft(histology, site, "IV", "cT2N1M1", markers, cons, "First-line treatment for newly diagnosed metastatic breast cancer?", sites=sites, ecog=rng.choice((0, 1)))
+        return Draft(histology, site, "cT2N1M1", markers, cons, "First-line treatment for newly diagnosed metastatic breast cancer?", sites=sites, ecog=rng.choice((0, 1)))
 
     # met_pretreated
     if subtype == "hr_pos":
         pik3ca = rng.random() < 0.45
         markers.append(("PIK3CA", "positive" if pik3ca else "negative", "H1047R" if pik3ca else "wild-type", "NGS (ctDNA)"))
-        first = "letrozole + palbociclib"
-        cons = [(("fulvestrant + capivasertib", "strong", "biomarker", "CAPItello-291 / NCCN: PIK3CA/AKT1/PTEN-altered HR+ MBC after AI + CDK4/6i -> fulvestrant + capivasertib") if pik3ca
-                 else ("fulvestrant + everolimus", "tacit", "prior_line", "NCCN Breast: after AI + CDK4/6i without actionable alteration -> fulvestrant-based therapy (e.g. + everolimus)")),
-                ("letrozole + palbociclib", "refusal", "prior_line", "Progression on AI + CDK4/6i: do not repeat the failed regimen"),
+        first = f"{ai} + palbociclib"
+        # Before menopause fulvestrant-based therapy, too, is given with ovarian function suppression (NCCN Breast v.2026).
+        with_ofs = " (with ovarian function suppression)" if premenopausal else ""
+        cons = [((f"fulvestrant + capivasertib{with_ofs}", "strong", "biomarker", "CAPItello-291 / NCCN: PIK3CA/AKT1/PTEN-altered HR+ MBC after AI + CDK4/6i -> fulvestrant + capivasertib") if pik3ca
+                 else (f"fulvestrant + everolimus{with_ofs}", "tacit", "prior_line", "NCCN Breast: after AI + CDK4/6i without actionable alteration -> fulvestrant-based therapy (e.g. + everolimus)")),
+                (first, "refusal", "prior_line", "Progression on AI + CDK4/6i: do not repeat the failed regimen"),
                 ("capecitabine", "mixed", "prior_line", "Chemotherapy is an option when endocrine resistance or visceral crisis is suspected"), no_her2]
     elif subtype == "her2_pos":
         first = "docetaxel + trastuzumab + pertuzumab"
@@ -297,10 +342,10 @@ def _breast(scenario: str, rng: random.Random, age: int) -> Draft:
         cons += [("carboplatin + paclitaxel", "refusal", "prior_line", "Progression on platinum-taxane: do not repeat the failed regimen"), no_endocrine]
         if "bone" in sites:
             cons.append(bone)
-        return Draft(histology, site, "IV", "cT2N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=prior, ecog=1)
+        return Draft(histology, site, "cT2N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=prior, ecog=1)
     if "bone" in sites:
         cons.append(bone)
-    return Draft(histology, site, "IV", "cT2N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+    return Draft(histology, site, "cT2N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
 def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
@@ -321,8 +366,11 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
         egfr = rng.choice(("exon 19 deletion", "L858R")) if kind == "egfr" else None
         tps = rng.choice((0, 5, 30, 60))
         markers = panel(egfr, kind == "alk", tps)
-        stage, tnm = rng.choice((("IIB", "pT2bN1M0"), ("IIIA", "pT2aN2M0"), ("IIA", "pT2bN0M0")))
-        path = f"{tnm[:-2]} ({rng.randint(1, 3)}/{rng.randint(12, 20)} LN), margins negative"
+        # N is the nodal station (N1 hilar, N2 mediastinal); N0 means no positive node (AJCC 8).
+        t, station = rng.choice((("T2b", "hilar"), ("T2a", "mediastinal"), ("T2b", None)))
+        positive, examined = (rng.randint(1, 3) if station else 0), rng.randint(12, 20)
+        tnm = f"p{t}{_pn('nsclc', positive, station=station)}M0"
+        path = f"{tnm[:-2]} ({positive}/{examined} LN), margins negative"
         chemo = ("cisplatin + pemetrexed (adjuvant, 4 cycles)", "strong" if kind == "neg" and age < 75 else "tacit" if age < 75 else "mixed", "stage",
                  "NCCN NSCLC v.2026 / LACE: resected stage II-IIIA -> adjuvant cisplatin-based chemotherapy" if age < 75 else
                  "LACE: cisplatin benefit at >= 75 years is uncertain (few patients); carboplatin substitution or no chemotherapy is debated")
@@ -338,17 +386,18 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
                   "pembrolizumab (adjuvant, after chemotherapy)", "tacit", "biomarker",
                   "PEARLS/KEYNOTE-091: adjuvant pembrolizumab regardless of PD-L1; atezolizumab (IMpower010) is approved only for PD-L1 >=1%")
             cons = [chemo, io, no_egfr_tki]
-        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after lobectomy?", resection=("VATS lobectomy with mediastinal lymph node dissection", path), ecog=rng.choice((0, 1)))
+        return Draft(histology, site, tnm, markers, cons, "Adjuvant therapy after lobectomy?", resection=("VATS lobectomy with mediastinal lymph node dissection", path),
+                     nodes=(positive, examined), ecog=rng.choice((0, 1)))
 
     if scenario == "unresected":
         markers = panel(None, False, rng.choice((5, 20, 60)))
         if variant % 2 == 0:
             cons = [("neoadjuvant nivolumab + platinum-doublet chemotherapy, then lobectomy", "strong", "stage", "CheckMate 816 / NCCN NSCLC: resectable stage II-IIIA driver-negative -> neoadjuvant chemo-IO then surgery"),
                     ("surgery (lobectomy)", "strong", "stage", "Resectable disease: anatomic lobectomy with nodal dissection"), no_egfr_tki]
-            return Draft(histology, site, "IIB", "cT3N0M0", markers, cons, "Initial management of resectable non-small cell lung cancer?", ecog=0)
+            return Draft(histology, site, "cT3N0M0", markers, cons, "Initial management of resectable non-small cell lung cancer?", ecog=0)
         cons = [("concurrent chemoradiation (carboplatin + paclitaxel with thoracic radiotherapy)", "strong", "stage", "NCCN NSCLC / PACIFIC: unresectable stage III -> definitive concurrent chemoradiation"),
                 ("durvalumab consolidation", "strong", "stage", "PACIFIC: durvalumab for 12 months after chemoradiation without progression"), no_egfr_tki]
-        return Draft(histology, site, "IIIB", "cT3N2M0", markers, cons, "Management of unresectable stage III NSCLC?", ecog=1)
+        return Draft(histology, site, "cT3N2M0", markers, cons, "Management of unresectable stage III NSCLC?", ecog=1)
 
     sites = rng.choice((["liver", "bone"], ["contralateral lung", "adrenal gland"], ["brain", "bone"], ["bone"]))
     if scenario == "met_naive":
@@ -371,7 +420,7 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
             markers = panel(None, False, rng.choice((5, 20, 40)))
             cons = [("carboplatin + pemetrexed + pembrolizumab", "strong", "biomarker", "KEYNOTE-189 / NCCN NSCLC: PD-L1 1-49%, no driver -> platinum doublet + pembrolizumab"),
                     ("pembrolizumab", "mixed", "biomarker", "Single-agent pembrolizumab at TPS 1-49% (KEYNOTE-042) is inferior to chemo-IO for fit patients"), no_egfr_tki]
-        return Draft(histology, site, "IVB" if len(sites) > 1 else "IVA", "cT2bN2M1c" if len(sites) > 1 else "cT2bN2M1b", markers, cons,
+        return Draft(histology, site, "cT2bN2M1", markers, cons,
                      "First-line treatment for metastatic NSCLC?", sites=sites, ecog=rng.choice((0, 1)))
 
     if variant % 2 == 0:
@@ -387,7 +436,7 @@ def _nsclc(scenario: str, rng: random.Random, age: int, variant: int) -> Draft:
                 ("pembrolizumab", "refusal", "prior_line", "Do not rechallenge the checkpoint inhibitor on which disease progressed"),
                 ("clinical trial", "tacit", "prior_line", "Trial enrolment is preferred after progression on chemo-IO")]
         first = "carboplatin + pemetrexed + pembrolizumab"
-    return Draft(histology, site, "IVB", "cT2bN2M1c", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+    return Draft(histology, site, "cT2bN2M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
 COLECTOMY: dict[str, str] = {
@@ -417,19 +466,22 @@ def _colorectal(scenario: str, rng: random.Random, age: int) -> Draft:
     if scenario == "resected":
         procedure = COLECTOMY[site]
         if msi and rng.random() < 0.5:
-            path = f"pT3 pN0 (0/{rng.randint(14, 24)} LN), margins negative, no LVI"
+            examined = rng.randint(14, 24)
+            path = f"pT3 pN0 (0/{examined} LN), margins negative, no LVI"
             cons = [("surveillance", "strong", "biomarker", "NCCN Colon: stage II dMMR/MSI-H -> observation; fluoropyrimidine alone gives no benefit"),
                     ("capecitabine", "refusal", "biomarker", "Single-agent fluoropyrimidine is not used for stage II MSI-H colon cancer")]
-            return Draft(histology, site, "IIA", "pT3N0M0", markers, cons, "Adjuvant therapy after colectomy?", resection=(procedure, path), ecog=0)
+            return Draft(histology, site, "pT3N0M0", markers, cons, "Adjuvant therapy after colectomy?", resection=(procedure, path), nodes=(0, examined), ecog=0)
         high_risk = rng.random() < 0.5
-        path = f"pT{'4a' if high_risk else '3'} pN{'2a (5' if high_risk else '1a (1'}/{rng.randint(14, 24)} LN), margins negative"
-        stage, tnm = ("IIIC", "pT4aN2aM0") if high_risk else ("IIIB", "pT3N1aM0")
+        positive, examined = (rng.randint(4, 6) if high_risk else rng.randint(1, 3)), rng.randint(14, 24)
+        t, n = ("T4a" if high_risk else "T3"), _pn("colorectal", positive)
+        path = f"p{t} p{n} ({positive}/{examined} LN), margins negative"
+        tnm = f"p{t}{n}M0"
         cons = [("CAPOX (adjuvant)" if not high_risk else "FOLFOX or CAPOX (adjuvant, 6 months)", "strong", "stage",
                  "IDEA / NCCN Colon: low-risk stage III -> 3 months CAPOX" if not high_risk else "IDEA / NCCN Colon: high-risk stage III (T4 or N2) -> 6 months oxaliplatin doublet"),
                 ("FOLFOX (adjuvant)" if not high_risk else "capecitabine alone", "tacit" if not high_risk else "mixed", "comorbidity",
                  "FOLFOX is the infusional alternative" if not high_risk else "Fluoropyrimidine alone only if oxaliplatin is contraindicated"),
                 ("bevacizumab (adjuvant)", "refusal", "stage", "NSABP C-08 / AVANT: no role for bevacizumab in the adjuvant setting")]
-        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after colectomy?", resection=(procedure, path), ecog=0)
+        return Draft(histology, site, tnm, markers, cons, "Adjuvant therapy after colectomy?", resection=(procedure, path), nodes=(positive, examined), ecog=0)
 
     if scenario == "unresected":
         cons = [("surgery (colectomy with en bloc lymphadenectomy)", "strong", "stage", "NCCN Colon: resectable non-metastatic colon cancer -> colectomy with en bloc lymphadenectomy"),
@@ -438,11 +490,10 @@ def _colorectal(scenario: str, rng: random.Random, age: int) -> Draft:
             cons.append(("neoadjuvant immunotherapy (pembrolizumab or nivolumab + ipilimumab)", "mixed", "biomarker", "NICHE-2: neoadjuvant IO in dMMR colon cancer; not yet standard outside trials"))
         else:
             cons.append(("neoadjuvant FOLFOX", "mixed", "stage", "FOxTROT: neoadjuvant chemotherapy for radiologic T4 colon cancer; contested"))
-        return Draft(histology, site, "IIIB", "cT3N1M0", markers, cons, "Initial management of newly diagnosed colon cancer?", ecog=0)
+        return Draft(histology, site, "cT3N1M0", markers, cons, "Initial management of newly diagnosed colon cancer?", ecog=0)
 
     sites = rng.choice((["liver"], ["liver", "lung"], ["peritoneum"], ["liver", "peritoneum"]))
-    stage = "IVC" if "peritoneum" in sites else ("IVB" if len(sites) > 1 else "IVA")
-    tnm = f"cT3N1M1{'c' if stage == 'IVC' else 'b' if stage == 'IVB' else 'a'}"
+    tnm = "cT3N1M1"
     if scenario == "met_naive":
         if msi:
             cons = [("pembrolizumab", "strong", "biomarker", "KEYNOTE-177 / NCCN Colon: MSI-H/dMMR mCRC -> first-line pembrolizumab"),
@@ -460,7 +511,7 @@ def _colorectal(scenario: str, rng: random.Random, age: int) -> Draft:
         else:
             cons = [("FOLFOX + bevacizumab", "strong", "histology", "NCCN Colon: right-sided primary -> bevacizumab preferred over anti-EGFR even if RAS wild-type"),
                     ("FOLFOX + cetuximab", "mixed", "histology", "Anti-EGFR benefit is limited in right-sided primaries")]
-        return Draft(histology, site, stage, tnm, markers, cons, "First-line treatment for metastatic colorectal cancer?", sites=sites, ecog=rng.choice((0, 1)))
+        return Draft(histology, site, tnm, markers, cons, "First-line treatment for metastatic colorectal cancer?", sites=sites, ecog=rng.choice((0, 1)))
 
     if braf:
         first = "FOLFOX + bevacizumab"
@@ -476,7 +527,7 @@ def _colorectal(scenario: str, rng: random.Random, age: int) -> Draft:
             cons.append(("FOLFIRI + panitumumab", "tacit", "biomarker", "RAS wild-type: anti-EGFR may be added in second line if not used before"))
     if msi:
         cons = [("pembrolizumab", "strong", "biomarker", "NCCN Colon: IO-naive MSI-H mCRC after chemotherapy -> pembrolizumab"), *cons[1:]]
-    return Draft(histology, site, stage, tnm, markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+    return Draft(histology, site, tnm, markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
 def _pancreatic(scenario: str, rng: random.Random, age: int) -> Draft:
@@ -489,19 +540,22 @@ def _pancreatic(scenario: str, rng: random.Random, age: int) -> Draft:
     ecog = rng.choice((0, 1, 1))
     if scenario == "resected":
         procedure = "pancreaticoduodenectomy (Whipple)" if site == "pancreatic head" else "distal pancreatectomy with splenectomy"
-        stage, tnm = rng.choice((("IIB", "pT2N1M0"), ("IIA", "pT3N0M0"), ("IB", "pT2N0M0")))
-        path = f"{tnm[:-2]} ({0 if 'N0' in tnm else rng.randint(1, 3)}/{rng.randint(14, 24)} LN), margins negative"
+        t, node_positive = rng.choice((("T2", True), ("T3", False), ("T2", False)))
+        positive, examined = (rng.randint(1, 3) if node_positive else 0), rng.randint(14, 24)
+        tnm = f"p{t}{_pn('pancreatic', positive)}M0"
+        path = f"{tnm[:-2]} ({positive}/{examined} LN), margins negative"
         cons = [("modified FOLFIRINOX (adjuvant, 6 months)", "strong", "resection_status", "PRODIGE 24 / NCCN Pancreatic: resected PDAC, ECOG 0-1 -> adjuvant mFOLFIRINOX"),
                 ("gemcitabine + capecitabine (adjuvant)", "tacit", "performance_status", "ESPAC-4: alternative when mFOLFIRINOX is not suitable"),
                 ("olaparib", "refusal", "biomarker", "PARP inhibitors have no adjuvant role in PDAC (POLO is a metastatic maintenance trial)")]
-        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after pancreatic resection?", resection=(procedure, path), ecog=ecog)
+        return Draft(histology, site, tnm, markers, cons, "Adjuvant therapy after pancreatic resection?", resection=(procedure, path),
+                     nodes=(positive, examined), ecog=ecog)
     if scenario == "unresected":
         tnm = rng.choice(("cT2N1M0", "cT3N1M0"))
         upfront = "upfront pancreaticoduodenectomy" if site == "pancreatic head" else "upfront distal pancreatectomy"
         cons = [("neoadjuvant FOLFIRINOX, then restaging for resection", "strong", "stage", "NCCN Pancreatic: borderline resectable PDAC -> neoadjuvant chemotherapy (+/- RT) before surgery"),
                 ("gemcitabine + nab-paclitaxel (neoadjuvant)", "tacit", "performance_status", "Alternative neoadjuvant regimen for less fit patients"),
                 (upfront, "refusal", "stage", "Upfront surgery is not recommended for borderline resectable disease (NCCN)")]
-        return Draft(histology, site, "IIB" if "N1" in tnm else "IIA", tnm, markers, cons, "Initial management of borderline resectable pancreatic cancer?", ecog=0)
+        return Draft(histology, site, tnm, markers, cons, "Initial management of borderline resectable pancreatic cancer?", ecog=0)
     sites = rng.choice((["liver"], ["liver", "peritoneum"], ["lung"]))
     if scenario == "met_naive":
         cons = [("FOLFIRINOX", "strong", "performance_status", "PRODIGE 4 / NCCN Pancreatic: metastatic PDAC, ECOG 0-1 -> FOLFIRINOX (or NALIRIFOX)"),
@@ -510,7 +564,7 @@ def _pancreatic(scenario: str, rng: random.Random, age: int) -> Draft:
             cons.append(("olaparib maintenance after >=16 weeks of platinum without progression", "tacit", "biomarker", "POLO: gBRCA metastatic PDAC -> olaparib maintenance after platinum"))
         else:
             cons.append(("olaparib", "refusal", "biomarker", "PARP inhibitor maintenance needs a germline BRCA1/2 mutation"))
-        return Draft(histology, site, "IV", "cT3N1M1", markers, cons, "First-line treatment for metastatic pancreatic cancer?", sites=sites, ecog=ecog)
+        return Draft(histology, site, "cT3N1M1", markers, cons, "First-line treatment for metastatic pancreatic cancer?", sites=sites, ecog=ecog)
     first = rng.choice(("FOLFIRINOX", "gemcitabine + nab-paclitaxel"))
     if first == "FOLFIRINOX":
         cons = [("gemcitabine + nab-paclitaxel", "strong", "prior_line", "NCCN Pancreatic: after fluoropyrimidine-based first line -> gemcitabine-based second line"),
@@ -519,7 +573,7 @@ def _pancreatic(scenario: str, rng: random.Random, age: int) -> Draft:
         cons = [("liposomal irinotecan + 5-FU/leucovorin", "strong", "prior_line", "NAPOLI-1 / NCCN Pancreatic: after gemcitabine-based first line -> nal-IRI + 5-FU/LV"),
                 ("gemcitabine + nab-paclitaxel", "refusal", "prior_line", "Progression on gemcitabine/nab-paclitaxel: do not repeat")]
     cons.append(("best supportive care", "mixed", "performance_status", "BSC alone is reasonable if performance status declines"))
-    return Draft(histology, site, "IV", "cT3N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+    return Draft(histology, site, "cT3N1M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
 def _gastric(scenario: str, rng: random.Random, age: int) -> Draft:
@@ -537,23 +591,27 @@ def _gastric(scenario: str, rng: random.Random, age: int) -> Draft:
         periop = rng.random() < 0.6
         # Perioperative FLOT: stage and TNM are the clinical ones that indicated it (cT3N1, stage III); the
         # pathology carries the ypT/ypN after treatment.
-        stage, tnm = (("III", "cT3N1M0") if periop else ("IIIB", "pT3N2M0"))
-        path = f"{'ypT3N1' if periop else tnm[:-2]} ({rng.randint(1, 6)}/{rng.randint(18, 32)} LN), R0"
+        positive, examined = rng.randint(1, 6), rng.randint(18, 32)
+        n = _pn("gastric", positive)
+        tnm = "cT3N1M0" if periop else f"pT3{n}M0"
+        path = f"{'ypT3 yp' if periop else 'pT3 p'}{n} ({positive}/{examined} LN), R0"
+        # Distal (subtotal) gastrectomy for an antral primary, total gastrectomy for the body and the junction (NCCN Gastric v.2026).
+        gastrectomy = "distal gastrectomy with D2 lymphadenectomy" if site == "gastric antrum" else "total gastrectomy with D2 lymphadenectomy"
         if periop:
             cons = [("FLOT (complete the 4 postoperative cycles)", "strong", "prior_line", "FLOT4 / NCCN Gastric: perioperative FLOT -> complete adjuvant cycles after gastrectomy"),
                     ("nivolumab (adjuvant)", "mixed", "stage", "CheckMate 577 applies to esophageal/GEJ cancer after chemoradiation, not to this setting"),
                     no_her2 if not her2 else ("trastuzumab (adjuvant)", "mixed", "biomarker", "Adding trastuzumab perioperatively is investigational (PETRARCA)")]
-            return Draft(histology, site, stage, tnm, markers, cons, "Postoperative therapy after perioperative FLOT and gastrectomy?",
-                         resection=("total gastrectomy with D2 lymphadenectomy", path), neoadjuvant=["FLOT (perioperative)"], ecog=0)
+            return Draft(histology, site, tnm, markers, cons, "Postoperative therapy after perioperative FLOT and gastrectomy?",
+                         resection=(gastrectomy, path), nodes=(positive, examined), neoadjuvant=["FLOT (perioperative)"], ecog=0)
         cons = [("CAPOX (adjuvant, 6 months)", "strong", "stage", "CLASSIC / NCCN Gastric: upfront D2 gastrectomy, stage II-III -> adjuvant CAPOX"),
                 ("S-1 (adjuvant)", "tacit", "stage", "ACTS-GC: adjuvant S-1 (mainly in Asia)"),
                 no_her2 if not her2 else ("trastuzumab (adjuvant)", "mixed", "biomarker", "No adjuvant trastuzumab indication in gastric cancer")]
-        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after gastrectomy?", resection=("total gastrectomy with D2 lymphadenectomy", path), ecog=0)
+        return Draft(histology, site, tnm, markers, cons, "Adjuvant therapy after gastrectomy?", resection=(gastrectomy, path), nodes=(positive, examined), ecog=0)
     if scenario == "unresected":
         cons = [("perioperative FLOT, then gastrectomy", "strong", "stage", "FLOT4 / NCCN Gastric: cT2+ or N+ resectable gastric cancer -> perioperative FLOT"),
                 ("surgery (gastrectomy with D2 lymphadenectomy)", "strong", "stage", "Definitive gastrectomy after neoadjuvant chemotherapy"),
                 ("pembrolizumab + FLOT (perioperative)", "mixed", "biomarker", "KEYNOTE-585 was negative for EFS; not standard")]
-        return Draft(histology, site, "III", "cT3N1M0", markers, cons, "Initial management of newly diagnosed gastric cancer?", ecog=0)
+        return Draft(histology, site, "cT3N1M0", markers, cons, "Initial management of newly diagnosed gastric cancer?", ecog=0)
     sites = rng.choice((["liver"], ["peritoneum"], ["liver", "distant lymph nodes"]))
     if scenario == "met_naive":
         if her2:
@@ -568,7 +626,7 @@ def _gastric(scenario: str, rng: random.Random, age: int) -> Draft:
         else:
             cons = [("FOLFOX", "strong", "biomarker", "NCCN Gastric: HER2-, low PD-L1, CLDN18.2-negative -> fluoropyrimidine-platinum doublet"),
                     ("FOLFOX + nivolumab", "mixed", "biomarker", "IO benefit at CPS <5 is small and contested"), no_her2]
-        return Draft(histology, site, "IV", "cT3N2M1", markers, cons, "First-line treatment for metastatic gastric cancer?", sites=sites, ecog=rng.choice((0, 1)))
+        return Draft(histology, site, "cT3N2M1", markers, cons, "First-line treatment for metastatic gastric cancer?", sites=sites, ecog=rng.choice((0, 1)))
     if her2:
         first = "CAPOX + trastuzumab + pembrolizumab"
         cons = [("trastuzumab deruxtecan (T-DXd)", "strong", "biomarker", "DESTINY-Gastric01/04 / NCCN Gastric: HER2+ after trastuzumab-based first line -> T-DXd"),
@@ -577,7 +635,7 @@ def _gastric(scenario: str, rng: random.Random, age: int) -> Draft:
         first = "FOLFOX + nivolumab"
         cons = [("paclitaxel + ramucirumab", "strong", "prior_line", "RAINBOW / NCCN Gastric: second line after fluoropyrimidine-platinum -> paclitaxel + ramucirumab"),
                 ("FOLFOX + nivolumab", "refusal", "prior_line", "Progression on FOLFOX-nivolumab: do not repeat"), no_her2]
-    return Draft(histology, site, "IV", "cT3N2M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+    return Draft(histology, site, "cT3N2M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
 def _melanoma_t(histology: str) -> str:
@@ -590,15 +648,6 @@ def _melanoma_t(histology: str) -> str:
     return f"T{t}{'b' if m.group(2) == 'ulcerated' else 'a'}"
 
 
-def _melanoma_stage(t: str, n: str) -> str:
-    """AJCC 8 pathological/clinical stage III group of melanoma from T and N (N1a, N2a: sentinel-node; N1b: clinical)."""
-    if t in ("T3b", "T4a") or (t == "T4b" and n[:2] in ("N1", "N2")):
-        return "IIIC"
-    if t in ("T1a", "T1b", "T2a"):
-        return "IIIA" if n in ("N1a", "N2a") else "IIIB"
-    return "IIIB"  # T2b, T3a with N1a-N2b
-
-
 def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
     site = rng.choice(("upper back", "left calf", "right shoulder", "scalp", "left forearm", "right thigh"))
     braf = rng.random() < 0.45
@@ -608,22 +657,26 @@ def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
     histology = f"Cutaneous melanoma, superficial spreading type, Breslow {breslow} mm, {'ulcerated' if rng.random() < 0.5 else 'non-ulcerated'}"
     no_braf = ("dabrafenib + trametinib", "refusal", "biomarker", "BRAF/MEK inhibitors have no activity in BRAF wild-type melanoma")
     if scenario == "resected":
-        t, n = _melanoma_t(histology), rng.choice(("N1a", "N1a", "N2a"))
-        stage, tnm = _melanoma_stage(t, n), f"p{t}{n}M0"
-        positive = 1 if n == "N1a" else 2  # N1a: one occult node; N2a: two or three (AJCC 8)
-        path = f"{tnm[:-2]}; SLN {positive}/{rng.randint(positive + 1, 4)} positive (micrometastasis); excision margins clear"
+        t, positive = _melanoma_t(histology), rng.choice((1, 1, 2))
+        examined = rng.randint(positive + 1, 4)
+        n = _pn("melanoma", positive, "sentinel")  # occult nodes: N1a one, N2a two or three (AJCC 8)
+        tnm = f"p{t}{n}M0"
+        path = f"{tnm[:-2]}; SLN {positive}/{examined} positive (micrometastasis); excision margins clear"
         cons = [("adjuvant pembrolizumab or nivolumab (1 year)", "strong", "stage", "KEYNOTE-054 / CheckMate 238 / NCCN Melanoma: resected stage III -> 1 year anti-PD-1")]
         cons.append(("dabrafenib + trametinib (adjuvant, 1 year)", "tacit", "biomarker", "COMBI-AD: adjuvant BRAF/MEK for resected stage III BRAF V600") if braf else no_braf)
-        cons.append(("surveillance", "mixed", "stage", "Observation is an option for lower-risk stage IIIA after discussion"))
-        return Draft(histology, site, stage, tnm, markers, cons, "Adjuvant therapy after wide local excision and sentinel node biopsy?",
-                     resection=("wide local excision with sentinel lymph node biopsy", path), ecog=0)
+        # The rationale names the case's own stage group (review 2: "lower-risk stage IIIA" was written on IIIC cases).
+        cons.append(("surveillance", "mixed", "stage", "Observation is an option for lower-risk stage IIIA after discussion"
+                     if staging.stage_group("melanoma", tnm) == "IIIA" else
+                     "NCCN Melanoma lists observation for resected stage III, but at this stage the relapse risk makes 1 year of adjuvant anti-PD-1 the usual choice"))
+        return Draft(histology, site, tnm, markers, cons, "Adjuvant therapy after wide local excision and sentinel node biopsy?",
+                     resection=("wide local excision with sentinel lymph node biopsy", path), nodes=(positive, examined), ecog=0)
     if scenario == "unresected":
         cons = [("neoadjuvant pembrolizumab, then surgery", "strong", "stage", "SWOG S1801 / NCCN Melanoma: clinically node-positive resectable stage III -> neoadjuvant pembrolizumab then resection"),
                 ("wide local excision with therapeutic lymph node dissection", "tacit", "stage", "Upfront surgery followed by adjuvant therapy remains acceptable")]
         if not braf:
             cons.append(no_braf)
         t = _melanoma_t(histology)  # the T comes from the diagnostic excision; the node is clinically detected (N1b)
-        return Draft(histology, site, _melanoma_stage(t, "N1b"), f"p{t} cN1b M0", markers, cons, "Management of newly diagnosed node-positive melanoma?", ecog=0)
+        return Draft(histology, site, f"p{t} cN1b M0", markers, cons, "Management of newly diagnosed node-positive melanoma?", ecog=0)
     sites = rng.choice((["lung", "liver"], ["lung"], ["brain", "lung"], ["subcutaneous tissue", "liver"]))
     if scenario == "met_naive":
         cons = [("nivolumab + ipilimumab", "strong", "stage", "CheckMate 067 / NCCN Melanoma: first-line combination anti-PD-1/CTLA-4 for fit pts"),
@@ -631,7 +684,7 @@ def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
         cons.append(("dabrafenib + trametinib", "mixed", "biomarker", "DREAMseq: immunotherapy first is preferred; BRAF/MEK first line only in selected cases") if braf else no_braf)
         # T from the excisional biopsy (pT); the nodes were found clinically (cN1b): N1a needs a sentinel-node biopsy.
         t = _melanoma_t(histology)
-        return Draft(histology, site, "IV", f"p{t} cN1b M1c" if "liver" in sites else f"p{t} cN1b M1b", markers, cons, "First-line treatment for metastatic melanoma?", sites=sites, ecog=rng.choice((0, 1)))
+        return Draft(histology, site, f"p{t} cN1b M1", markers, cons, "First-line treatment for metastatic melanoma?", sites=sites, ecog=rng.choice((0, 1)))
     first = "nivolumab + ipilimumab"
     if braf:
         cons = [("dabrafenib + trametinib", "strong", "biomarker", "NCCN Melanoma: BRAF V600 melanoma progressing after first-line IO -> BRAF/MEK inhibitors"),
@@ -640,7 +693,7 @@ def _melanoma(scenario: str, rng: random.Random, age: int) -> Draft:
         cons = [("clinical trial", "strong", "prior_line", "NCCN Melanoma: BRAF wild-type progression after anti-PD-1/CTLA-4 -> clinical trial preferred"),
                 ("carboplatin + paclitaxel", "mixed", "prior_line", "Chemotherapy has low response rates; used when no trial is available"),
                 ("nivolumab + ipilimumab", "refusal", "prior_line", "Progression on nivolumab + ipilimumab: do not repeat"), no_braf]
-    return Draft(histology, site, "IV", f"p{_melanoma_t(histology)} cN1b M1c", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
+    return Draft(histology, site, f"p{_melanoma_t(histology)} cN1b M1", markers, cons, "Next line of therapy after progression?", sites=sites, prior_lines=[first], ecog=1)
 
 
 def _ovarian(scenario: str, rng: random.Random, age: int) -> Draft:
@@ -654,31 +707,29 @@ def _ovarian(scenario: str, rng: random.Random, age: int) -> Draft:
                    else ("olaparib + bevacizumab maintenance", "strong", "biomarker", "PAOLA-1 / NCCN Ovarian: HRD-positive -> olaparib + bevacizumab maintenance") if hrd
                    else ("niraparib maintenance", "tacit", "biomarker", "PRIMA: niraparib maintenance regardless of HRD, smaller benefit in HR-proficient disease"))
     if scenario == "resected":
-        stage, tnm = rng.choice((("IIIC", "pT3cN0M0"), ("IIIB", "pT3bN1M0"), ("IIIA", "pT3aN0M0")))
-        path = f"{tnm[:-2]}; HGSC involving both ovaries and omentum; optimal cytoreduction (no gross residual disease)"
+        # The debulking removes no regional nodes (TAH/BSO and omentectomy; LION: no systematic lymphadenectomy with
+        # clinically negative nodes), so N stays the clinical one from the staging CT.
+        t, n = rng.choice((("T3c", "N0"), ("T3b", "N1"), ("T3a", "N0")))
+        tnm = f"p{t} c{n} M0"
+        path = f"p{t}; HGSC involving both ovaries and omentum; optimal cytoreduction (no gross residual disease); regional lymph nodes not sampled"
         cons = [("carboplatin + paclitaxel (6 cycles)", "strong", "stage", "GOG-158 / NCCN Ovarian: stage II-IV HGSC after cytoreduction -> carboplatin + paclitaxel x 6"), maintenance,
                 ("surveillance", "refusal", "stage", "Observation without chemotherapy is inappropriate for stage III HGSC")]
-        return Draft(histology, site, stage, tnm, markers, cons, "Postoperative therapy after primary cytoreductive surgery?",
+        return Draft(histology, site, tnm, markers, cons, "Postoperative therapy after primary cytoreductive surgery?",
                      resection=("total abdominal hysterectomy, bilateral salpingo-oophorectomy and omentectomy (TAH/BSO)", path), ecog=rng.choice((0, 1)))
     if scenario == "unresected":
         cons = [("neoadjuvant carboplatin + paclitaxel, then interval debulking surgery", "strong", "stage", "EORTC 55971 / NCCN Ovarian: not a candidate for optimal primary cytoreduction -> NACT then interval debulking"),
                 ("primary cytoreductive surgery", "mixed", "stage", "Primary debulking is preferred only when complete resection is judged feasible"), maintenance]
-        return Draft(histology, site, "IIIC", "cT3cN1M0", markers, cons, "Initial management of advanced ovarian cancer?", ecog=1)
+        return Draft(histology, site, "cT3cN1M0", markers, cons, "Initial management of advanced ovarian cancer?", ecog=1)
     sites = rng.choice((["pleura"], ["liver parenchyma"], ["pleura", "liver parenchyma"]))
     if scenario == "met_naive":
         cons = [("carboplatin + paclitaxel (neoadjuvant), then interval debulking surgery", "strong", "stage", "NCCN Ovarian: stage IV -> neoadjuvant platinum-taxane, interval debulking if response"),
                 ("carboplatin + paclitaxel + bevacizumab", "tacit", "stage", "ICON7 / GOG-218: bevacizumab adds PFS in high-risk stage IV"), maintenance]
-        return Draft(histology, site, "IVB" if "liver parenchyma" in sites else "IVA", "cT3cN1M1", markers, cons, "First-line treatment for stage IV ovarian cancer?", sites=sites, ecog=1)
+        return Draft(histology, site, "cT3cN1M1", markers, cons, "First-line treatment for stage IV ovarian cancer?", sites=sites, ecog=1)
     first = "carboplatin + paclitaxel"
     cons = [("weekly paclitaxel + bevacizumab", "strong", "prior_line", "AURELIA / NCCN Ovarian: platinum-resistant recurrence -> non-platinum single agent + bevacizumab"),
             ("pegylated liposomal doxorubicin + bevacizumab", "tacit", "prior_line", "AURELIA: PLD is an alternative partner for bevacizumab"),
             ("carboplatin + paclitaxel", "refusal", "prior_line", "Platinum re-treatment is not indicated for platinum-resistant (<6 months) recurrence")]
-    return Draft(histology, site, "IVB", "cT3cN1M1", markers, cons, "Treatment of platinum-resistant recurrence?", sites=sites, prior_lines=[first], ecog=1)
-
-
-def _prostate_stage(gleason: str) -> str:
-    """AJCC 8 prostate stage of pT3 N0 M0 disease: IIIB at Grade Group 1-4, IIIC at Grade Group 5."""
-    return "IIIC" if "Grade Group 5" in gleason else "IIIB"
+    return Draft(histology, site, "cT3cN1M1", markers, cons, "Treatment of platinum-resistant recurrence?", sites=sites, prior_lines=[first], ecog=1)
 
 
 def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
@@ -690,8 +741,8 @@ def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
     if scenario == "resected":
         persistent = rng.random() < 0.6
         tnm = "pT3bN0M0" if persistent else "pT3aN0M0"
-        stage = _prostate_stage(gleason)
-        path = f"{tnm[:-2]}, Gleason {gleason}; {'positive margin at the apex' if persistent else 'margins negative'}; 0/{rng.randint(8, 16)} LN"
+        examined = rng.randint(8, 16)
+        path = f"{tnm[:-2]}, Gleason {gleason}; {'positive margin at the apex' if persistent else 'margins negative'}; 0/{examined} LN"
         if persistent:
             # The labs carry a PSA that stays detectable (0.4-1.8 ng/mL) 6-8 weeks after the operation (`_labs`).
             cons = [("PSMA PET/CT restaging before salvage therapy", "strong", "stage",
@@ -706,14 +757,14 @@ def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
             # The labs carry an undetectable PSA (<0.1 ng/mL) after the operation (`_labs`).
             cons = [("surveillance (PSA monitoring)", "strong", "stage", "RADICALS-RT / NCCN Prostate: undetectable PSA after prostatectomy -> observation with early salvage RT if PSA rises"),
                     ("adjuvant radiotherapy", "mixed", "stage", "Adjuvant RT for pT3 disease was not better than early salvage (RADICALS, RAVES, GETUG-AFU 17)")]
-        return Draft(histology, site, stage, tnm, markers, cons, "Post-prostatectomy management?",
-                     resection=("robotic-assisted radical prostatectomy with pelvic lymph node dissection", path), ecog=0,
+        return Draft(histology, site, tnm, markers, cons, "Post-prostatectomy management?",
+                     resection=("robotic-assisted radical prostatectomy with pelvic lymph node dissection", path), nodes=(0, examined), ecog=0,
                      margin="R1" if persistent else "R0", persistent_psa=persistent)
     if scenario == "unresected":
         cons = [("radiotherapy + ADT (18-36 months)", "strong", "stage", "NCCN Prostate: high-risk localized disease -> external-beam RT with long-term ADT"),
                 ("radical prostatectomy with pelvic lymph node dissection", "tacit", "stage", "Surgery is an accepted alternative for high-risk localized disease"),
                 ("abiraterone + ADT with radiotherapy", "mixed", "stage", "STAMPEDE: abiraterone for very-high-risk localized disease")]
-        return Draft(histology, site, "IIIA", "cT2cN0M0", markers, cons, "Initial management of high-risk localized prostate cancer?", ecog=0)
+        return Draft(histology, site, "cT2cN0M0", markers, cons, "Initial management of high-risk localized prostate cancer?", ecog=0)
     sites = rng.choice((["bone"], ["bone", "retroperitoneal lymph nodes"], ["bone", "liver"]))
     if scenario == "met_naive":
         cons = [("ADT + androgen receptor pathway inhibitor (abiraterone/enzalutamide/apalutamide)", "strong", "castration_status",
@@ -721,7 +772,7 @@ def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
                 ("ADT + docetaxel + darolutamide", "tacit", "castration_status", "ARASENS: triplet for high-volume mCSPC in fit pts")]
         if brca2:
             cons.append(("olaparib", "mixed", "biomarker", "PARP inhibitors are used in mCRPC, not yet in castration-sensitive disease"))
-        return Draft(histology, site, "IVB", "cT3aN1M1b", markers, cons, "Treatment of newly diagnosed metastatic castration-sensitive prostate cancer?",
+        return Draft(histology, site, "cT3aN1M1", markers, cons, "Treatment of newly diagnosed metastatic castration-sensitive prostate cancer?",
                      sites=sites, castration="sensitive", ecog=rng.choice((0, 1)))
     first = "ADT + abiraterone"
     cons = [("docetaxel (continue ADT)", "strong", "castration_status", "NCCN Prostate: mCRPC after ARPI without prior docetaxel -> docetaxel")]
@@ -729,7 +780,7 @@ def _prostate(scenario: str, rng: random.Random, age: int) -> Draft:
         cons.insert(0, ("olaparib (continue ADT)", "strong", "biomarker", "PROfound / NCCN Prostate: BRCA2-mutated mCRPC after ARPI -> olaparib"))
     cons += [("enzalutamide", "refusal", "castration_status", "Switching ARPI after abiraterone has low activity (cross-resistance; CARD)"),
              ("lutetium-177 PSMA-617", "mixed", "castration_status", "VISION/PSMAfore: PSMA-positive mCRPC; sequencing before or after taxane debated")]
-    return Draft(histology, site, "IVB", "cT3aN1M1b", markers, cons, "Treatment of metastatic castration-resistant prostate cancer?",
+    return Draft(histology, site, "cT3aN1M1", markers, cons, "Treatment of metastatic castration-resistant prostate cancer?",
                  sites=sites, prior_lines=[first], castration="resistant", ecog=1)
 
 
@@ -755,40 +806,47 @@ def _scenarios(cancer_type: str) -> list[tuple[str, int]]:
     return [(scenario, i) for scenario, n in plan.items() for i in range(n)]
 
 
-RECURRENCE: dict[str, tuple[str, str, str, str]] = {
-    "breast": ("lumpectomy with sentinel lymph node biopsy", "pT2 pN1a (1/3 SLN), margins negative", "pT2N1aM0", "IIB"),
-    "nsclc": ("VATS lobectomy with mediastinal lymph node dissection", "pT2a pN1 (1/14 LN), margins negative", "pT2aN1M0", "IIB"),
-    "colorectal": ("laparoscopic segmental colectomy", "pT3 pN1a (1/18 LN), margins negative", "pT3N1aM0", "IIIB"),
-    "pancreatic": ("pancreaticoduodenectomy (Whipple)", "pT2 pN1 (2/19 LN), margins negative", "pT2N1M0", "IIB"),
-    "gastric": ("total gastrectomy with D2 lymphadenectomy", "pT3 pN1 (2/27 LN), R0", "pT3N1M0", "IIIA"),
-    "melanoma": ("wide local excision with sentinel lymph node biopsy", "pT3a pN1a; SLN 1/2 positive; margins clear", "pT3aN1aM0", "IIIB"),
-    "prostate": ("robotic-assisted radical prostatectomy with pelvic lymph node dissection", "pT3a pN0 (0/12 LN), margins negative", "pT3aN0M0", "IIIB"),
+RECURRENCE: dict[str, tuple[str, str, int, int]] = {
+    "breast": ("lumpectomy with sentinel lymph node biopsy", "T2", 1, 3),
+    "nsclc": ("VATS lobectomy with mediastinal lymph node dissection", "T2a", 1, 14),
+    "colorectal": ("laparoscopic segmental colectomy", "T3", 1, 18),
+    "pancreatic": ("pancreaticoduodenectomy (Whipple)", "T2", 2, 19),
+    "gastric": ("total gastrectomy with D2 lymphadenectomy", "T3", 2, 27),
+    "melanoma": ("wide local excision with sentinel lymph node biopsy", "T3a", 1, 2),
+    "prostate": ("robotic-assisted radical prostatectomy with pelvic lymph node dissection", "T3a", 0, 12),
 }
-"""Primary resection, pathology, pathologic TNM and AJCC 8 stage group at the first diagnosis of a
-metachronous recurrence: stage I-III then, resected with curative intent; distant metastases are
-documented at the restaging CT before the board (`record.metastasis_date`), so the case is stage IV
-now and treatment-naive for metastatic disease. Ovarian recurrences are platinum-sensitivity
-decisions with other consensus, so the ovarian cohort has none. The Whipple is for head tumours
-only (`_as_recurrence` uses a distal pancreatectomy for body/tail primaries)."""
+"""Primary resection, pT and regional nodes (positive, examined) at the first diagnosis of a metachronous
+recurrence: stage I-III then (computed by `staging`), resected with curative intent; distant metastases are
+documented at the restaging CT before the board (`record.metastasis_date`), so the case is stage IV now and
+treatment-naive for metastatic disease. Ovarian recurrences are platinum-sensitivity decisions with other
+consensus, so the ovarian cohort has none. The Whipple is for head tumours only (`_as_recurrence` uses a distal
+pancreatectomy for body/tail primaries); melanoma takes its T from the Breslow depth; the NSCLC node is hilar (N1)."""
 
 
-def _adjuvant(cancer_type: str, markers: dict[str, str]) -> tuple[str, int] | None:
-    """The adjuvant regimen completed before a metachronous recurrence, with its duration."""
+def _adjuvant(cancer_type: str, markers: dict[str, str], premenopausal: bool) -> list[tuple[str, int]]:
+    """The adjuvant regimens completed before a metachronous recurrence, in order, with their durations."""
     if cancer_type == "breast":
-        # HER2 first: HER2-positive pT2N1 disease gets chemotherapy with HER2 blockade (NCCN Breast v.2026; APT's
-        # paclitaxel + trastuzumab is for small node-negative tumours), whatever the hormone receptors.
+        # Node-positive (pN1a) disease. HER2 first: HER2-positive pT2N1 disease gets chemotherapy with HER2 blockade
+        # (NCCN Breast v.2026; APT's paclitaxel + trastuzumab is for small node-negative tumours); hormone-receptor-
+        # positive disease then gets 5 years of endocrine therapy, after menopause an aromatase inhibitor, before it
+        # ovarian function suppression with an aromatase inhibitor (SOFT/TEXT, node-positive).
+        hr = "positive" in (markers.get("ER"), markers.get("PR"))
+        endocrine = [("ovarian function suppression + exemestane" if premenopausal else "letrozole", 1826)] if hr else []
         if markers.get("HER2") == "positive":
-            return "TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab), then trastuzumab to complete 1 year", 365
-        if markers.get("ER") == "positive":
-            return "letrozole", 1826
-        return "AC-T (doxorubicin, cyclophosphamide, then paclitaxel)", 150
-    return {
+            return [("TCHP (docetaxel, carboplatin, trastuzumab, pertuzumab), then trastuzumab to complete 1 year", 365), *endocrine]
+        if hr:
+            return endocrine
+        return [("AC-T (doxorubicin, cyclophosphamide, then paclitaxel)", 150)]
+    regimen = {
         "nsclc": ("cisplatin + pemetrexed", 84),
         "colorectal": ("CAPOX", 91),
         "pancreatic": ("modified FOLFIRINOX", 168),
         "gastric": ("CAPOX", 182),
-        "melanoma": ("pembrolizumab", 365),
+        # Nivolumab: the adjuvant anti-PD-1 approved first (CheckMate 238; US December 2017), so a 2018 start is not
+        # an anachronism (adjuvant pembrolizumab followed in February 2019; review 2, css-melanoma-022).
+        "melanoma": ("nivolumab", 365),
     }.get(cancer_type)
+    return [regimen] if regimen else []
 
 
 def _is_recurrence(cancer_type: str, scenario: str, variant: int) -> bool:
@@ -798,20 +856,28 @@ def _is_recurrence(cancer_type: str, scenario: str, variant: int) -> bool:
     return variant in (4, 6, 8) if cancer_type == "nsclc" else variant % 2 == 1
 
 
-def _as_recurrence(draft: Draft, cancer_type: str) -> Draft:
-    procedure, pathology, tnm, initial = RECURRENCE[cancer_type]
+def _as_recurrence(draft: Draft, cancer_type: str, premenopausal: bool) -> Draft:
+    procedure, t, positive, examined = RECURRENCE[cancer_type]
     if cancer_type == "pancreatic" and draft.site != "pancreatic head":
         procedure = "distal pancreatectomy with splenectomy"
     if cancer_type == "colorectal":
         procedure = COLECTOMY[draft.site]
-    if cancer_type == "prostate":
-        initial = _prostate_stage(draft.histology)
+    if cancer_type == "gastric" and draft.site == "gastric antrum":
+        procedure = "distal gastrectomy with D2 lymphadenectomy"
     if cancer_type == "melanoma":
         t = _melanoma_t(draft.histology)
-        pathology, tnm, initial = f"p{t} pN1a; SLN 1/2 positive; margins clear", f"p{t}N1aM0", _melanoma_stage(t, "N1a")
-    markers = {n: s for n, s, _, _ in draft.markers}
-    draft.resection, draft.tnm, draft.initial_stage = (procedure, pathology), tnm, initial
-    draft.adjuvant = _adjuvant(cancer_type, markers)
+    method: staging.Method = "sentinel" if "sentinel" in procedure else "pathologic"
+    n = _pn(cancer_type, positive, method, station="hilar")
+    margins = "R0" if cancer_type == "gastric" else "margins negative"
+    if cancer_type == "melanoma":
+        pathology = f"p{t} p{n}; SLN {positive}/{examined} positive; margins clear"
+    elif cancer_type == "prostate":
+        pathology = f"p{t} p{n}, {draft.histology.split(', ')[-1]}; margins negative; {positive}/{examined} LN"
+    else:
+        pathology = f"p{t} p{n} ({positive}/{examined} {'SLN' if method == 'sentinel' else 'LN'}), {margins}"
+    markers = {name: status for name, status, _, _ in draft.markers}
+    draft.resection, draft.nodes, draft.tnm, draft.recurrence = (procedure, pathology), (positive, examined), f"p{t}{n}M0", True
+    draft.adjuvant = _adjuvant(cancer_type, markers, premenopausal)
     draft.question = "First-line treatment for metastatic recurrence?"
     return draft
 
@@ -849,9 +915,13 @@ that documents the distant metastases (`record.metastasis_date`)."""
 def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, date, Resection | None, list[TreatmentLine]]:
     """Diagnosis date, board date, resection and treatment lines, in forward order."""
     dx = date(2023, 6, 1) + timedelta(days=rng.randint(0, 480))
-    if draft.adjuvant is not None or (draft.resection is not None and draft.sites):
-        # Metachronous recurrence: primary resected years ago, adjuvant therapy completed.
-        dx = date(2018, 1, 15) + timedelta(days=rng.randint(0, 700))
+    if draft.recurrence:
+        # Metachronous recurrence: primary resected years ago, adjuvant therapy completed. Years of adjuvant endocrine
+        # therapy move the diagnosis earlier, so that the recurrence comes before today (a board date in the past).
+        adjuvant_days = sum(days for _, days in draft.adjuvant)
+        # From mid-2018: a first line injected 180 days earlier (family B's `shift_history`) still leaves the adjuvant
+        # therapy after its approval (adjuvant nivolumab, December 2017).
+        dx = date(2018, 7, 15) - timedelta(days=max(0, adjuvant_days - 365)) + timedelta(days=rng.randint(0, 700))
     lines: list[TreatmentLine] = []
     resection = None
     cursor = dx + timedelta(days=rng.randint(18, 30))
@@ -861,12 +931,13 @@ def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, da
         cursor = end + timedelta(days=rng.randint(21, 35))
     if draft.resection is not None:
         procedure, pathology = draft.resection
-        resection = Resection(procedure=procedure, date=cursor, margin=draft.margin, pathology=pathology)
+        positive, examined = draft.nodes if draft.nodes is not None else (None, None)
+        resection = Resection(procedure=procedure, date=cursor, margin=draft.margin, pathology=pathology,
+                              nodes_positive=positive, nodes_examined=examined)
         board = cursor + timedelta(days=rng.randint(24, 45))
         if draft.sites:  # recurrence
             cursor += timedelta(days=rng.randint(28, 42))
-            if draft.adjuvant is not None:
-                regimen, days = draft.adjuvant
+            for regimen, days in draft.adjuvant:
                 end = cursor + timedelta(days=days)
                 lines.append(TreatmentLine(regimen=regimen, setting="adjuvant", start=cursor, end=end, outcome="completed"))
                 cursor = end
@@ -893,11 +964,23 @@ def _timeline(draft: Draft, scenario: str, rng: random.Random) -> tuple[date, da
     return dx, board, resection, lines
 
 
-def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection: Resection | None, rng: random.Random, sex: str) -> list[Encounter]:
-    """Fact-neutral stored encounters; the renderer appends the facts each kind of note carries."""
+def _weight_loss(presentation: str) -> float | None:
+    """The weight loss (kg) a presentation states; 3 kg for an unquantified one; None if it states none."""
+    m = re.search(r"(\d+) kg (?:unintentional )?weight loss", presentation)
+    return float(m.group(1)) if m else 3.0 if re.search(r"(?i)weight loss", presentation) else None
+
+
+def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection: Resection | None, rng: random.Random, sex: str,
+                template: str, weights: list[float]) -> list[Encounter]:
+    """Fact-neutral stored encounters; the renderer appends the facts each kind of note carries. The presentation is
+    chosen by the caller (`_presentation`); the weights are the vitals' (the narrative states them, never its own)."""
     side = draft.site.split()[0] if cancer_type == "breast" else ""
     smoke = rng.choice(("Former smoker, 30 pack-years, quit 2015", "Never smoker", "Current smoker, 1 ppd", "Former smoker, 10 pack-years"))
-    presentation = rng.choice(PRESENTATIONS[cancer_type]).format(side=side, smoke=smoke, skin=draft.site)
+    presentation = template.format(side=side, smoke=smoke, skin=draft.site)
+    # The usual weight is the first measured one plus the loss the presentation states.
+    usual = round(weights[0] + (_weight_loss(presentation) or 0.0))
+    change = weights[-1] - weights[0]
+    weight_now = "Weight stable" if abs(change) <= 2 else f"Weight {'down' if change < 0 else 'up'} {abs(change):.1f} kg since diagnosis"
     who = rng.choice(("spouse", "partner", "daughter", "son", "alone"))
     social = rng.choice(SOCIAL).format(who=who, job=rng.choice(JOBS), smoke=smoke, etoh=rng.choice(("none", "social", "1-2 drinks/week")))
     pronoun = "She" if sex == "F" else "He"
@@ -936,14 +1019,14 @@ def _encounters(cancer_type: str, draft: Draft, dx: date, board: date, resection
                               f"Discussed implications of germline results for the pt and relatives, GINA protections and possible variants of uncertain "
                               f"significance. Pt consented to multigene panel testing; results to be discussed with the treating team."))
     onc.append(Encounter(date=dx + timedelta(days=rng.randint(20, 40)), kind="Nutrition", author="RD",
-                         note=f"Dietitian visit. Usual weight ~{rng.randint(55, 95)} kg. Reports {rng.choice(('good', 'fair', 'reduced'))} appetite. "
+                         note=f"Dietitian visit. Usual weight ~{usual} kg. Reports {rng.choice(('good', 'fair', 'reduced'))} appetite. "
                               f"Encouraged protein 1.2 g/kg/day; oral nutrition supplement BID. Will follow."))
     if draft.sites:
         onc.append(Encounter(date=board - timedelta(days=RESTAGING_DAYS), kind="Radiology - restaging CT chest/abdomen/pelvis", author="Radiology",
                              note="Technique: CT C/A/P with IV contrast. Comparison: prior staging CT. Full findings in PACS."))
     onc.append(Encounter(date=board - timedelta(days=4), kind="Medical oncology visit (pre-tumor board)", author="Med onc",
                          note=f"Seen ahead of tumor board. Interval hx: {rng.choice(('no new complaints', 'mild fatigue', 'intermittent nausea, controlled', 'poor sleep'))}. "
-                              f"Weight stable. Reviewed labs and imaging with pt. {exam} Case to be presented at multidisciplinary tumor board; "
+                              f"{weight_now}. Reviewed labs and imaging with pt. {exam} Case to be presented at multidisciplinary tumor board; "
                               f"pt agreeable and wishes to hear all options."))
     # Stored encounters must precede the board date and stay in order.
     return sorted([e for e in onc if e.date < board], key=lambda e: e.date)
@@ -960,25 +1043,78 @@ TUMOR_MARKER_NORMAL: dict[str, tuple[float, float]] = {
 marker then would mean residual disease, which the case's labels do not assume."""
 
 
-def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random, resected_on: date | None = None,
-          metastases_on: date | None = None, persistent_psa: bool = False) -> list[LabResult]:
+LOCALISED_MARKER_RANGE: dict[str, tuple[float, float]] = {
+    "breast": (10.0, 40.0),      # CA 15-3: normal or mildly raised in early breast cancer
+    "nsclc": (1.0, 8.0),         # CEA
+    "colorectal": (1.0, 12.0),   # CEA: raised in a minority of stage II-III colon cancers, rarely above 20
+    "pancreatic": (20.0, 400.0),  # CA 19-9: above 500 U/mL suggests occult metastases (NCCN Pancreatic: staging laparoscopy)
+    "gastric": (1.0, 10.0),      # CEA
+    "melanoma": (140.0, 240.0),  # LDH within its reference range (AJCC 8 uses LDH only for M1)
+    "ovarian": (150.0, 1400.0),  # CA-125: stage III ovarian cancer is peritoneal disease
+    "prostate": (6.0, 40.0),     # PSA: overwritten by the stage's own range (`_diagnostic_psa`)
+}
+"""Pre-treatment tumour marker in non-metastatic disease (review 2: markers were drawn in metastatic ranges
+whatever the stage). `TUMOR_MARKERS` holds the metastatic range; `invariants.NON_METASTATIC_CEILING` the
+ceiling every non-metastatic value stays under."""
+
+
+def _diagnostic_psa(draft: Draft) -> tuple[float, float]:
+    """The PSA range of the diagnostic work-up. High-risk localised disease (the unresected scenario) is high-risk
+    by Grade Group 4-5 or by PSA > 20 ng/mL (NCCN Prostate v.2026); Grade Group 3 needs the PSA."""
+    gg = staging.grade_group(draft.histology)
+    if draft.resection is None and not draft.sites and gg == 3:
+        return (20.5, 40.0)
+    if draft.sites:
+        return (25.0, 85.0)
+    return (5.0, 40.0) if draft.resection is None else (6.0, 25.0)
+
+
+def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random, *, resected_on: date | None,
+          metastatic: bool, metastases_on: date | None, lines: list[TreatmentLine], persistent_psa: bool = False,
+          localised: tuple[float, float] | None = None, castration: str | None = None) -> list[LabResult]:
+    """CBC/CMP panels on every date and the type's tumour marker on every other date, following the disease.
+
+    The marker follows the disease state at each date (review 2, "markers agree with the disease state"):
+    within its reference range after an R0 resection until a recurrence; in its localised range before treatment
+    of non-metastatic disease; in its metastatic range once metastatic; rising at a progression (a line ended by
+    progression and no new line started since), falling while a line is running (response), about level otherwise.
+    """
     labs: list[LabResult] = []
     for d in dates:
         labs += synthetic_panel(case_id, d)
     name, unit, lo, hi = TUMOR_MARKERS[cancer_type]
+    progressions = sorted(ln.end for ln in lines if ln.outcome == "progression" and ln.end is not None)
+    prev: float | None = None
+    prev_metastatic = False
     for d in dates[1::2]:
-        disease_free = resected_on is not None and d > resected_on and (metastases_on is None or d < metastases_on)
+        metastatic_then = metastatic and (metastases_on is None or d >= metastases_on)
+        disease_free = resected_on is not None and d > resected_on and not metastatic_then
+        last_progression = max((p for p in progressions if p <= d), default=None)
+        progressing = last_progression is not None and not any(last_progression < ln.start <= d for ln in lines)
+        responding = any(ln.start < d and (ln.end is None or d < ln.end) for ln in lines)
         if disease_free and name == "PSA":
             # After radical prostatectomy the PSA is undetectable (<0.1 ng/mL) unless disease persists (AUA/ASTRO 2019:
             # persistent PSA = detectable 6-8 weeks after the operation).
             value = round(rng.uniform(0.4, 1.8), 1) if persistent_psa else round(rng.uniform(0.01, 0.08), 2)
         elif disease_free:
             value = round(rng.uniform(*TUMOR_MARKER_NORMAL[name]), 1)
-        elif name == "PSA" and metastases_on is not None:
-            value = round(rng.uniform(4.0, hi), 1)  # a metastatic recurrence after prostatectomy has a raised PSA
+        elif not metastatic_then:
+            value = round(rng.uniform(*(localised or LOCALISED_MARKER_RANGE[cancer_type])), 1)
+            if prev is not None and responding:
+                value = round(min(value, prev * rng.uniform(0.5, 0.85)), 1)
+        elif prev is None or not prev_metastatic:
+            value = round(max(rng.uniform(lo, hi), (prev or 0.0) * rng.uniform(1.5, 2.5)), 1)
+        elif progressing:
+            value = round(prev * rng.uniform(1.3, 1.8), 1)
+        elif responding:
+            value = round(prev * rng.uniform(0.55, 0.85), 1)
         else:
-            value = round(rng.uniform(lo, hi), 1)
+            value = round(prev * rng.uniform(1.0, 1.15), 1)
         labs.append(LabResult(date=d, name=name, value=value, unit=unit))
+        prev, prev_metastatic = value, metastatic_then
+    if castration == "resistant":
+        # Castration resistance is progression with castrate testosterone (< 1.7 nmol/L, PCWG3): measured at each progression.
+        labs += [LabResult(date=p, name="Testosterone", value=round(rng.uniform(0.3, 1.2), 1), unit="nmol/L", flag="L") for p in progressions]
     return labs
 
 
@@ -989,8 +1125,10 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
     age = rng.randint(38, 82) if cancer_type != "breast" else rng.randint(34, 80)
     planner = PLANNERS[cancer_type]
     draft = planner(scenario, rng, age, variant) if cancer_type == "nsclc" else planner(scenario, rng, age)
+    # Menopausal status by age (the record states it; NCCN Breast defines menopause clinically, 50 is the usual cut).
+    premenopausal = cancer_type == "breast" and age < 50
     if _is_recurrence(cancer_type, scenario, variant):
-        draft = _as_recurrence(draft, cancer_type)
+        draft = _as_recurrence(draft, cancer_type, premenopausal)
     elif scenario == "met_pretreated" and variant % 2 == 1:
         draft = _as_on_treatment(draft)
     dx, board, resection, lines = _timeline(draft, scenario, _rng(seed, case_id, "timeline"))
@@ -1009,12 +1147,26 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
     lab_dates = sorted({dx - timedelta(days=12), dx + timedelta(days=8), board - timedelta(days=5),
                         *([resection.date - timedelta(days=3)] if resection else []),
                         *[ln.start - timedelta(days=1) for ln in lines], *[ln.end for ln in lines if ln.end]})
-    metastasis_date = board - timedelta(days=RESTAGING_DAYS) if draft.initial_stage is not None else None
-    labs = _labs(case_id, cancer_type, lab_dates, _rng(seed, case_id, "labs"), resection.date if resection else None,
-                 metastasis_date, draft.persistent_psa)
+    metastasis_date = board - timedelta(days=RESTAGING_DAYS) if draft.recurrence else None
+    labs = _labs(case_id, cancer_type, lab_dates, _rng(seed, case_id, "labs"), resected_on=resection.date if resection else None,
+                 metastatic=bool(draft.sites), metastases_on=metastasis_date, lines=lines, persistent_psa=draft.persistent_psa,
+                 localised=_diagnostic_psa(draft) if cancer_type == "prostate" else None,
+                 castration=draft.castration)
+    template = _presentation(cancer_type, draft.site, bool(draft.sites) and not draft.recurrence, _rng(seed, case_id, "presentation"))
     base_vitals = synthetic_vitals(case_id, dx - timedelta(days=30), None)
     vitals = [base_vitals] + [synthetic_vitals(case_id, d, base_vitals) for d in (dx + timedelta(days=8), board - timedelta(days=4), *[ln.start for ln in lines])]
     vitals = sorted({v.date: v for v in vitals}.values(), key=lambda v: v.date)
+    if _weight_loss(template) is not None:
+        # A patient presenting with weight loss keeps losing weight until treated, never gains it back by chance.
+        for i in range(1, len(vitals)):
+            vitals[i] = vitals[i].model_copy(update={"weight_kg": round(min(vitals[i].weight_kg, vitals[i - 1].weight_kg - 0.3), 1)})
+    if re.search(r"(?i)iron-deficiency anemia|Hgb low", template):
+        # The anaemia the presentation names is in the first blood count (iron deficiency: Hgb < 12 g/dL, microcytic).
+        first = min(lab.date for lab in labs)
+        hgb = round(_rng(seed, case_id, "anaemia").uniform(8.6, 10.6), 1)
+        labs = [lab.model_copy(update={"value": hgb, "flag": "L"}) if lab.date == first and lab.name == "Hgb"
+                else lab.model_copy(update={"value": round(hgb * 3, 1), "flag": "L"}) if lab.date == first and lab.name == "Hct" else lab
+                for lab in labs]
 
     markers = [Biomarker(name=n, status=s, result=r, method=m, date=dx + timedelta(days=6)) for n, s, r, m in draft.markers]  # type: ignore[arg-type]
     record = PatientRecord(
@@ -1023,12 +1175,13 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
         histology=draft.histology,
         primary_site=draft.site,
         diagnosis_date=dx,
-        tnm=draft.tnm,
+        # The M category at diagnosis: from the sites when metastatic then, M0 for a later recurrence (dated).
+        tnm=draft.tnm if draft.recurrence else staging.with_m(draft.tnm, staging.m_category(cancer_type, draft.sites)),
         metastatic_sites=draft.sites,
         metastasis_date=metastasis_date,
-        initial_stage=draft.initial_stage,
         ecog=draft.ecog,
         castration_status=draft.castration,  # type: ignore[arg-type]
+        menopausal_status=("premenopausal" if premenopausal else "postmenopausal") if cancer_type == "breast" else None,
         biomarkers=markers,
         resection=resection,
         treatment_lines=lines,
@@ -1037,17 +1190,22 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
         comorbidities=[c for c, _ in comorbid],
         labs=labs,
         vitals=vitals,
-        encounters=_encounters(cancer_type, draft, dx, board, resection, _rng(seed, case_id, "notes"), sex),
+        encounters=_encounters(cancer_type, draft, dx, board, resection, _rng(seed, case_id, "notes"), sex, template,
+                               [v.weight_kg for v in vitals]),
         board_question=draft.question,
     )
+    # The stage groups are computed from the record (AJCC 8, `staging`), never written by a planner.
+    stage = staging.current_stage(cancer_type, record)
+    if draft.recurrence:
+        record = record.model_copy(update={"initial_stage": staging.diagnostic_stage(cancer_type, record)})
     prior = sum(1 for ln in lines if "metastatic" in ln.setting)
     case = Case(
         case_id=case_id,
         cancer_type=cancer_type,  # type: ignore[arg-type]
         sex=sex,  # type: ignore[arg-type]
         age=age,
-        stage=draft.stage,
-        metastatic=draft.stage.startswith("IV"),
+        stage=stage,
+        metastatic=stage.startswith("IV"),
         resected=resection is not None,
         prior_lines=prior,
         biomarkers={n: s for n, s, _, _ in draft.markers},  # type: ignore[misc]

@@ -291,8 +291,8 @@ class Implication(_Strict):
 
 
 STRUCTURED_OP_NAMES = (
-    "set_biomarker", "remove_biomarkers", "add_treatment_line", "progress_ongoing_line", "set_castration_status",
-    "remove_resection", "add_resection", "set_stage", "add_encounter", "shift_history", "render",
+    "set_biomarker", "remove_biomarkers", "add_treatment_line", "progress_ongoing_line", "marker_progression", "set_lab_course",
+    "set_castration_status", "remove_resection", "add_resection", "set_stage", "add_encounter", "shift_history", "render",
 )
 """The record operations a catalog may name; `catalog.css.mutate.STRUCTURED_OPS` implements exactly these (it checks so
 on import). Named here, where the catalog is validated, so validating does not import the mutation code."""

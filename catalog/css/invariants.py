@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
+from clinical_cf.catalog.css import staging
 from clinical_cf.catalog.css.schema import Case, PatientRecord, TreatmentLine
 
 
@@ -141,8 +142,8 @@ _N_PART = re.compile(r"(?:(?<=[0-9a-dsx])|(?<![A-Za-z]))(y?[pc])?N([0-3x])([a-c]
 """The N category of a TNM string, written apart ('pT3b cN1b') or run on ('pT3bN1aM0': it inherits the T prefix)."""
 
 
-_NODAL_OPERATION = re.compile(r"(?i)lymph|sentinel|SLN|node|dissection|D2|Whipple|pancreat|colectomy|gastrectomy|omentectomy")
-"""Operations that remove regional lymph nodes (and so produce a pN)."""
+_NODAL_OPERATION = re.compile(r"(?i)lymph|sentinel|SLN|node|dissection|D2|Whipple|pancreat|colectomy|gastrectomy")
+"""Operations that remove regional lymph nodes (and so produce a pN). An omentectomy removes none (review 2)."""
 
 
 def _resection_artifacts(case: Case, record: PatientRecord) -> list[str]:
@@ -184,6 +185,10 @@ def _resection_artifacts(case: Case, record: PatientRecord) -> list[str]:
 _WHIPPLE = re.compile(r"(?i)whipple|pancreaticoduodenectomy")
 _DISTAL = re.compile(r"(?i)distal pancreatectomy")
 _COLECTOMY_SITE: tuple[tuple[str, str], ...] = (
+    # Rectum and flexures (review 2): total mesorectal excision; the flexure goes with the hemicolectomy of its side.
+    ("rectum", r"(?i)anterior resection|abdominoperineal|proctectomy|mesorectal|TME"),
+    ("hepatic flexure", r"(?i)right hemicolectomy|segmental|colectomy with en bloc"),
+    ("splenic flexure", r"(?i)left hemicolectomy|extended right hemicolectomy|segmental|colectomy with en bloc"),
     ("sigmoid", r"(?i)sigmoid|left hemicolectomy|segmental|colectomy with en bloc"),
     ("descending", r"(?i)left hemicolectomy|segmental|colectomy with en bloc"),
     ("ascending", r"(?i)right hemicolectomy|segmental|colectomy with en bloc"),
@@ -287,6 +292,20 @@ def _drug_needs_marker(case: Case, record: PatientRecord) -> list[str]:
             blockade = _HER2_AGENT.search(line.regimen) or DRUG_MARKERS[1][1].search(line.regimen)
             if _SYSTEMIC_NOT_ENDOCRINE.search(line.regimen) and not blockade:
                 problems.append(f"{line.regimen} without HER2-directed therapy in HER2-positive disease")
+            # Endocrine therapy alone (review 2, css-breast-024:A2): in HER2-positive disease it follows a completed
+            # course of HER2 blockade (adjuvant), or goes with it (metastatic: NCCN Breast v.2026, HR+/HER2+ MBC).
+            endocrine = DRUG_MARKERS[2][1].search(line.regimen) and not _SYSTEMIC_NOT_ENDOCRINE.search(line.regimen)
+            earlier_blockade = any(_HER2_AGENT.search(o.regimen) and o.start <= line.start and not _for_metastatic(o)
+                                   for o in record.treatment_lines)
+            if case.cancer_type == "breast" and endocrine and not blockade and (_for_metastatic(line) or not earlier_blockade):
+                problems.append(f"{line.regimen} (endocrine therapy alone) in HER2-positive disease, with no HER2-directed therapy")
+    # A marker-positive case is not treated as marker-negative: hormone-receptor-positive early breast cancer that
+    # completed adjuvant treatment has had endocrine therapy (5 years; NCCN Breast v.2026; review 2, css-breast-020).
+    hr_positive = "positive" in (_status(record, case, "ER"), _status(record, case, "PR"))
+    adjuvant = [line for line in record.treatment_lines if _is_adjuvant(line)]
+    if case.cancer_type == "breast" and hr_positive and adjuvant and not any(DRUG_MARKERS[2][1].search(a.regimen) for a in adjuvant):
+        given = ", ".join(a.regimen for a in adjuvant)
+        problems.append(f"hormone-receptor-positive breast cancer with adjuvant {given} and no endocrine therapy")
     return problems
 
 
@@ -319,6 +338,130 @@ def _marker_after_test(case: Case, record: PatientRecord) -> list[str]:
     return problems
 
 
+# --------------------------------------------------------------------------- 8. N from the node count
+
+_COUNT_TEXT = re.compile(r"(?i)\((\d+)/(\d+)\s*S?LN\)|\bSLN\s*(\d+)/(\d+)|;\s*(\d+)/(\d+)\s*LN\b")
+
+
+def _n_from_node_count(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    r = record.resection
+    if r is not None and r.pathology:
+        m = _COUNT_TEXT.search(r.pathology)
+        stated = tuple(int(g) for g in m.groups() if g is not None) if m else None
+        if stated and r.nodes_positive is not None and stated != (r.nodes_positive, r.nodes_examined):
+            problems.append(f"the pathology states {stated[0]}/{stated[1]} nodes, the record {r.nodes_positive}/{r.nodes_examined}")
+        positive = r.nodes_positive if r.nodes_positive is not None else (stated[0] if stated else None)
+        try:
+            written = staging.parse_tnm(r.pathology)
+        except staging.StagingError:
+            written = None
+        if positive is not None and written is not None and written.n_prefix.endswith("p"):
+            method = "sentinel" if re.search(r"(?i)sentinel|SLN", r.procedure + r.pathology) else "pathologic"
+            if not staging.n_agrees_with_count(case.cancer_type, written.n, positive, method):  # type: ignore[arg-type]
+                problems.append(f"{written.n_prefix}{written.n} with {positive} positive node(s) (AJCC 8)")
+    # Imaging before staging agrees with N: a sentinel-node biopsy (without neoadjuvant therapy) is for clinically
+    # node-negative disease, so the staging is cN0 before it; a clinical N1-3 would be a node the biopsy is not for.
+    neoadjuvant = any("neoadjuvant" in line.setting.lower() for line in record.treatment_lines)
+    if r is not None and re.search(r"(?i)sentinel", r.procedure) and not neoadjuvant:
+        try:
+            tnm = staging.parse_tnm(record.tnm)
+        except staging.StagingError:
+            tnm = None
+        if tnm is not None and tnm.n_major not in ("N0", "Nx", "NX") and "p" not in tnm.n_prefix:
+            problems.append(f"sentinel-node biopsy with clinically node-positive staging ({record.tnm})")
+    return problems
+
+
+# --------------------------------------------------------------------------- 9-11. stage group, M1 subcategory, y-prefix
+
+
+def _stage_group_computed(case: Case, record: PatientRecord) -> list[str]:
+    try:
+        now = staging.current_stage(case.cancer_type, record)
+        at_diagnosis = staging.diagnostic_stage(case.cancer_type, record)
+    except staging.StagingError:
+        return []  # the record lacks a fact the edition needs (a user's case): nothing to compare
+    problems = []
+    if case.stage != now:
+        problems.append(f"stage {case.stage}, but {record.tnm} with {record.metastatic_sites or 'no metastases'} is AJCC 8 stage {now}")
+    if record.initial_stage is not None and record.initial_stage != at_diagnosis:
+        problems.append(f"stage at diagnosis {record.initial_stage}, but {record.tnm} is AJCC 8 stage {at_diagnosis}")
+    return problems
+
+
+def _m_from_sites(case: Case, record: PatientRecord) -> list[str]:
+    m = re.search(r"M1([a-d]?)", record.tnm)
+    if m is None or not m.group(1) or not record.metastatic_sites:
+        return []
+    expected = staging.m_category(case.cancer_type, list(record.metastatic_sites))
+    return [] if expected == m.group(0) else [f"{m.group(0)} with metastases to {', '.join(record.metastatic_sites)} (AJCC 8: {expected})"]
+
+
+def _y_prefix(case: Case, record: PatientRecord) -> list[str]:
+    problems = []
+    if re.search(r"(?<![A-Za-z])y[pc]?[TN]", record.tnm):
+        problems.append(f"the stage at diagnosis is a post-treatment (y) TNM ({record.tnm})")
+    r = record.resection
+    neoadjuvant = any("neoadjuvant" in line.setting.lower() and line.start < r.date for line in record.treatment_lines) if r else False
+    if r is not None and r.pathology:
+        y = re.search(r"(?<![A-Za-z])yp[TN]", r.pathology) is not None
+        if y and not neoadjuvant:
+            problems.append("ypTNM without neoadjuvant therapy before the resection")
+        if neoadjuvant and re.search(r"(?<![A-Za-z])p[TN][0-4]", r.pathology) and not y:
+            problems.append("pTNM (not ypTNM) after neoadjuvant therapy")
+    return problems
+
+
+# --------------------------------------------------------------------------- 12. tumour markers follow the disease
+
+TUMOUR_MARKERS: tuple[str, ...] = ("CEA", "CA 15-3", "CA 19-9", "CA-125", "LDH", "PSA")
+NON_METASTATIC_CEILING: dict[str, float] = {"CEA": 20.0, "CA 15-3": 50.0, "CA 19-9": 500.0, "LDH": 250.0, "PSA": 100.0}
+"""Upper end of a tumour marker in non-metastatic disease: above it the value suggests distant disease (CEA > 20
+ng/mL, CA 15-3 > 50 U/mL, CA 19-9 > 500 U/mL (NCCN Pancreatic: staging laparoscopy), LDH above its upper limit
+(melanoma: AJCC 8 uses it for M1 only), PSA > 100 ng/mL). CA-125 has none: stage III ovarian cancer is peritoneal
+disease with CA-125 in the hundreds or thousands."""
+
+
+def _marker_course(case: Case, record: PatientRecord) -> list[str]:
+    problems: list[str] = []
+    since = _metastatic_since(case, record)
+    lines = record.treatment_lines
+    progressions = sorted(line.end for line in lines if line.outcome == "progression" and line.end is not None)
+    for name in TUMOUR_MARKERS:
+        series = sorted((lab for lab in record.labs if lab.name == name), key=lambda lab: lab.date)
+        for lab in series:
+            ceiling = NON_METASTATIC_CEILING.get(name)
+            if ceiling is not None and (since is None or lab.date < since) and lab.value > ceiling:
+                problems.append(f"{name} {lab.value:g} on {lab.date} in non-metastatic disease (above {ceiling:g})")
+        for earlier, later in zip(series, series[1:], strict=False):
+            # At a progression (a line ended by it, no new line since) the marker rises or stays high, never falls.
+            p = max((d for d in progressions if earlier.date <= d <= later.date), default=None)
+            restarted = p is not None and any(p < line.start <= later.date for line in lines)
+            if p is not None and not restarted and later.value < earlier.value * 0.9:
+                problems.append(f"{name} falls from {earlier.value:g} to {later.value:g} across the progression of {p}")
+            # A fall needs a response: a line running, or a resection, between the two values.
+            treated = any(line.start <= later.date and (line.end is None or line.end >= earlier.date) for line in lines)
+            operated = record.resection is not None and earlier.date <= record.resection.date <= later.date
+            if later.value < earlier.value * 0.5 and not treated and not operated and p is None:
+                problems.append(f"{name} falls from {earlier.value:g} to {later.value:g} with no treatment between")
+    return problems
+
+
+# --------------------------------------------------------------------------- 13. menopausal status and endocrine therapy
+
+_AROMATASE = re.compile(r"(?i)letrozole|anastrozole|exemestane|aromatase")
+_OVARIAN_SUPPRESSION = re.compile(r"(?i)ovarian (?:function )?suppression|\bOFS\b|goserelin|leuprorelin|triptorelin|oophorectomy")
+
+
+def _menopause_endocrine(case: Case, record: PatientRecord) -> list[str]:
+    if case.cancer_type != "breast":
+        return []
+    premenopausal = record.menopausal_status == "premenopausal" or (record.menopausal_status is None and case.age < 50)
+    return [f"{line.regimen}: an aromatase inhibitor before menopause without ovarian suppression" for line in record.treatment_lines
+            if premenopausal and _AROMATASE.search(line.regimen) and not _OVARIAN_SUPPRESSION.search(line.regimen)]
+
+
 RULES: tuple[Rule, ...] = (
     Rule("dates_run_forward", "Diagnosis precedes treatment and surgery, a line ends after it starts, and lines for advanced "
          "disease follow one another (a later line starts after the earlier one ended).", _dates_run_forward),
@@ -340,6 +483,22 @@ RULES: tuple[Rule, ...] = (
          _drug_needs_marker),
     Rule("marker_after_test", "A marker result exists only after its specimen and before the board, and a drug chosen by it starts "
          "after the result.", _marker_after_test),
+    Rule("n_from_node_count", "The pathologic N follows the positive-node count (AJCC 8: gastric N1 1-2, N2 3-6; colorectal N1a 1, "
+         "N1b 2-3; melanoma N1a one occult node; N0 none) and the count the pathology states is the record's; a sentinel-node biopsy "
+         "without neoadjuvant therapy is for clinically node-negative disease, so the staging imaging before it is cN0.",
+         _n_from_node_count),
+    Rule("stage_group_computed", "The stage group (now, and at diagnosis for a later recurrence) is the AJCC 8 group of the record's "
+         "T, N and M, with Grade Group and PSA for prostate (catalog.css.staging); a typed group drifts from its TNM.",
+         _stage_group_computed),
+    Rule("m_from_sites", "The M1 subcategory is the one of the metastatic sites (AJCC 8: melanoma brain M1d, lung only M1b; NSCLC "
+         "one extrathoracic organ M1b, more M1c; colorectal peritoneum M1c).", _m_from_sites),
+    Rule("y_prefix_after_neoadjuvant", "A ypTNM exists only after neoadjuvant therapy, every pathologic TNM after neoadjuvant therapy "
+         "is yp, and the stage at diagnosis is never a post-treatment (y) TNM (AJCC 8, post-therapy classification).", _y_prefix),
+    Rule("marker_course", "Tumour markers agree with the disease at their date: below the metastatic range without metastases, rising "
+         "or staying high at a progression, falling only on treatment or after a resection (review 2: CEA 150 in stage III colon "
+         "cancer; a marker falling after an injected progression).", _marker_course),
+    Rule("menopause_endocrine", "Before menopause an aromatase inhibitor is given only with ovarian function suppression (NCCN Breast "
+         "v.2026; SOFT/TEXT): the record's menopausal status agrees with its endocrine therapy.", _menopause_endocrine),
 )
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
 

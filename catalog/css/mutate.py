@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from clinical_cf.catalog.css import staging
 from clinical_cf.catalog.css.assertions import OTHER_DISEASE_STAGE
 from clinical_cf.catalog.css.dates import Order as DateOrder
 from clinical_cf.catalog.css.dates import entry_dates, numeric_order, reformat_dates
@@ -34,6 +35,7 @@ from clinical_cf.catalog.css.schema import (
     SECTIONS,
     Biomarker,
     Case,
+    LabResult,
     PatientRecord,
     Resection,
     TreatmentLine,
@@ -367,6 +369,36 @@ def _progress_ongoing_line(case: Case, values: dict[str, str], days: int) -> Cas
     return _update(case, {}, {"treatment_lines": lines})
 
 
+def _tumour_marker(record: PatientRecord) -> str | None:
+    """The name of the record's tumour marker (a lab outside the CBC/CMP that is not testosterone)."""
+    return next((lab.name for lab in record.labs if lab.name not in REFERENCE_RANGES and lab.name != "Testosterone"), None)
+
+
+def _marker_progression(case: Case, values: dict[str, str], days: int, factor: float = 1.5) -> Case:
+    """The tumour marker at an injected progression: the last value before the scan (board date + `days`), raised by
+    `factor` on the scan date, and no later value that would read as a response (review 2: after a structured B2 the
+    marker fell in 5 of 21 tuples). Progression is documented by imaging and by the marker's course."""
+    record = _record(case)
+    name = _tumour_marker(record)
+    scan = _days(case, days)
+    before = sorted((lab for lab in record.labs if lab.name == name and lab.date < scan), key=lambda lab: lab.date)
+    if name is None or not before:
+        return case
+    rise = LabResult(date=scan, name=name, value=round(before[-1].value * factor, 1), unit=before[-1].unit)
+    labs = [lab for lab in record.labs if not (lab.name == name and lab.date >= scan)] + [rise]
+    return _update(case, {}, {"labs": sorted(labs, key=lambda lab: lab.date)})
+
+
+def _set_lab_course(case: Case, values: dict[str, str], name: str, unit: str, points: list[list[float]], since_days: int) -> Case:
+    """A lab's course from board date + `since_days` on: its values there are replaced by `points` ([days, value] pairs),
+    e.g. the PSA nadir and rise and the castrate testosterone of castration resistance (PCWG3)."""
+    record = _record(case)
+    since = _days(case, since_days)
+    kept = [lab for lab in record.labs if not (lab.name == name and lab.date >= since)]
+    added = [LabResult(date=_days(case, int(d)), name=name, value=float(v), unit=unit) for d, v in points]
+    return _update(case, {}, {"labs": sorted([*kept, *added], key=lambda lab: lab.date)})
+
+
 def _set_castration_status(case: Case, values: dict[str, str], status: str) -> Case:
     """Castration status on the record ("sensitive" or "resistant"); the packet renders it."""
     return _update(case, {}, {"castration_status": status})
@@ -390,7 +422,24 @@ def _remove_resection(case: Case, values: dict[str, str]) -> Case:
         # A sentinel-node biopsy is done only in clinically node-negative disease (NCCN Melanoma, Breast v.2026): without
         # it the nodes are cN0, and the stage group is the one of T with N0.
         tnm, facts["stage"] = clinical_before_sentinel(case.cancer_type, tnm, case.stage)
-    return _update(case, facts, {"resection": None, "treatment_lines": lines, "tnm": tnm, "labs": labs})
+    mutated = _update(case, facts, {"resection": None, "treatment_lines": lines, "tnm": tnm, "labs": labs})
+    # The clinical stage group can differ from the pathological one (gastric cT3N2 III, pT3N2 IIIA): computed again.
+    return _restaged(mutated)
+
+
+def _restaged(case: Case, prefix: str | None = None) -> Case:
+    """The case with its stage group (and `initial_stage`) computed from its record by `staging` (AJCC 8), when the record
+    has every fact the edition needs and, with `prefix`, the computed group is in it ('IV' -> 'IVB'); else unchanged."""
+    record = _record(case)
+    try:
+        stage = staging.current_stage(case.cancer_type, record)
+        initial = staging.diagnostic_stage(case.cancer_type, record) if record.metastasis_date is not None else None
+    except staging.StagingError:
+        return case
+    if prefix is not None and not stage.startswith(prefix):
+        return case
+    update = {"initial_stage": initial} if initial is not None else {}
+    return _update(case, {"stage": stage}, update)
 
 
 def _is_adjuvant(setting: str) -> bool:
@@ -430,7 +479,11 @@ def _set_stage(
         update |= {"metastasis_date": _days(case, found_days), "initial_stage": case.stage}  # type: ignore[arg-type]
     elif not metastatic:
         update |= {"metastasis_date": None, "initial_stage": None}
-    return _update(case, {"stage": stage, "metastatic": metastatic}, update)
+    if metastatic and not dated and metastatic_sites:
+        # The M subcategory of the new sites (AJCC 8: colorectal M1b for liver and lung), not a bare M1.
+        update["tnm"] = staging.with_m(update["tnm"], staging.m_category(case.cancer_type, list(metastatic_sites)))
+    # The group is computed from the new record (stage IV -> IVB for NSCLC metastases to liver and lung).
+    return _restaged(_update(case, {"stage": stage, "metastatic": metastatic}, update), prefix=stage)
 
 
 def _add_encounter(case: Case, values: dict[str, str], kind: str, author: str, note: str, days: int) -> Case:
@@ -498,6 +551,8 @@ STRUCTURED_OPS: dict[str, Callable[..., Case]] = {
     "remove_biomarkers": _remove_biomarkers,
     "add_treatment_line": _add_treatment_line,
     "progress_ongoing_line": _progress_ongoing_line,
+    "marker_progression": _marker_progression,
+    "set_lab_course": _set_lab_course,
     "set_castration_status": _set_castration_status,
     "remove_resection": _remove_resection,
     "add_resection": _add_resection,

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Literal, TypeVar
 
+from clinical_cf.catalog.css import staging
 from clinical_cf.catalog.css.schema import SECTIONS, Biomarker, Case, Encounter, LabResult, PatientRecord, TreatmentLine, Vitals
 
 DateFormat = Literal["iso", "us"]
@@ -545,39 +546,57 @@ def path_tnm(ctx: _Ctx) -> str | None:
     return m.group(0) if m else None
 
 
-MELANOMA_N0_STAGE: dict[str, str] = {
-    "T1a": "IA", "T1b": "IA", "T2a": "IB", "T2b": "IIA", "T3a": "IIA", "T3b": "IIB", "T4a": "IIB", "T4b": "IIC",
-}
-BREAST_N0_STAGE: dict[str, str] = {"T1": "IA", "T2": "IIA", "T3": "IIB"}
-"""AJCC 8 stage groups of T with N0 M0 (melanoma; breast anatomic stage): the clinical stage before a sentinel-node
-biopsy, which is done only in clinically node-negative disease."""
-
-
 def clinical_before_sentinel(cancer_type: str, tnm: str, stage: str) -> tuple[str, str]:
-    """(TNM, stage) before a sentinel-node biopsy found the nodes: N0, and the stage group of T N0 where known."""
+    """(TNM, stage) before a sentinel-node biopsy found the nodes: cN0 (the biopsy is done only in clinically
+    node-negative disease), and the AJCC 8 stage group of that clinical TNM (`staging`; `stage` if it cannot be computed)."""
+    tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", tnm)
     tnm = re.sub(r"N[1-3x][a-c]?", "N0", tnm)
-    t = re.search(r"T([1-4][a-d]?)", tnm)
-    table = MELANOMA_N0_STAGE if cancer_type == "melanoma" else BREAST_N0_STAGE if cancer_type == "breast" else {}
-    key = f"T{t.group(1)}" if t else ""
-    return tnm, table.get(key) or table.get(key[:2]) or stage
+    try:
+        return tnm, staging.stage_group(cancer_type, tnm)
+    except staging.StagingError:
+        return tnm, stage
+
+
+def _computed(ctx: _Ctx, tnm: str, fallback: str) -> str:
+    """The AJCC 8 stage group of `tnm` with the record's Grade Group and PSA; `fallback` (the case's key fact) when the
+    record lacks a fact the edition needs (a user's case)."""
+    try:
+        return staging.stage_group(ctx.case.cancer_type, tnm, grade_group=staging.grade_group(ctx.rec.histology),
+                                   psa=staging.pretreatment_psa(ctx.rec))
+    except staging.StagingError:
+        return fallback
+
+
+def staging_on(ctx: _Ctx, as_of: date | None = None) -> tuple[str, str]:
+    """(TNM, stage group) as known on `as_of` (None = now), each computed from the record.
+
+    Metastatic then: the M category of the metastatic sites. Before the operation there is no specimen: the staging
+    is clinical (cT/cN, no pathologic N subcategory), and nodes a sentinel-node biopsy will find are not known yet
+    (the biopsy is for clinically node-negative disease). A post-neoadjuvant (yp) TNM is never the stage."""
+    metastatic = metastatic_on(ctx, as_of)
+    stated = ctx.case.stage if metastatic or ctx.rec.initial_stage is None else ctx.rec.initial_stage
+    tnm = current_tnm(ctx, as_of)
+    if metastatic and ctx.rec.metastatic_sites:
+        m = staging.m_category(ctx.case.cancer_type, list(ctx.rec.metastatic_sites))
+        tnm = staging.with_m(tnm, m if m != "M0" else "M1")
+    resection = ctx.rec.resection
+    operated = resection is not None and (as_of is None or as_of >= resection.date)
+    if not operated:
+        pathologic = re.search(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", tnm) is not None
+        tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", tnm)
+        tnm = re.sub(r"(N[1-3])[a-c]", r"\1", tnm)
+        if pathologic and resection is not None and re.search(r"(?i)sentinel", resection.procedure) and not metastatic:
+            tnm, _ = clinical_before_sentinel(ctx.case.cancer_type, tnm, stated)
+    return tnm, _computed(ctx, tnm, stated)
 
 
 def stage_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
     """The stage on `as_of` (None = now) as this case writes it (one of four styles, chosen per case)."""
     metastatic = metastatic_on(ctx, as_of)
-    stage = ctx.case.stage if metastatic or ctx.rec.initial_stage is None else ctx.rec.initial_stage
     style = ctx.pick("stage", (0, 1, 2, 3))
-    tnm = current_tnm(ctx, as_of)
+    tnm, stage = staging_on(ctx, as_of)
     resection = ctx.rec.resection
     operated = resection is not None and (as_of is None or as_of >= resection.date)
-    if not operated:
-        # Before an operation there is no specimen: the staging is clinical (cT/cN, no pathologic N subcategory), and
-        # nodes a sentinel-node biopsy will find are not known yet (the biopsy is for clinically node-negative disease).
-        pathologic = re.search(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", tnm) is not None
-        tnm = re.sub(r"(?<![A-Za-z])y?p(?=[TN][0-4isx])", "c", tnm)
-        tnm = re.sub(r"(N[1-3])[a-c]", r"\1", tnm)
-        if pathologic and resection is not None and re.search(r"(?i)sentinel", resection.procedure) and not metastatic:
-            tnm, stage = clinical_before_sentinel(ctx.case.cancer_type, tnm, stage)
     if style == 0:
         return f"Stage {stage}"
     if style == 1:
@@ -585,6 +604,8 @@ def stage_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
     if style == 2:
         return f"{tnm}, stage {stage}"
     ptnm = path_tnm(ctx) if not metastatic and operated else None
+    if ptnm is not None and ptnm.startswith("y"):
+        ptnm = None  # the response to neoadjuvant therapy (ypTN) is stated by the pathology, not as the stage
     return f"{ptnm or tnm} (Stage {stage})"
 
 
@@ -616,11 +637,15 @@ def disease_phrase(ctx: _Ctx, as_of: date | None = None) -> str:
     found = rec.metastasis_date
     if found is not None and rec.initial_stage is not None and metastatic_on(ctx, as_of):
         initial = re.sub(r"M1[a-d]?", "M0", rec.tnm)
+        try:  # the stage at diagnosis computed from the record (AJCC 8), the stored one for a record that lacks a fact
+            initial_stage = staging.diagnostic_stage(ctx.case.cancer_type, rec)
+        except staging.StagingError:
+            initial_stage = rec.initial_stage
         # A recurrence is disease found after a disease-free interval (here: more than 90 days after the operation).
         recurrence = rec.resection is not None and (found - rec.resection.date).days > 90
         event = "metastatic recurrence" if recurrence else "distant metastases"
         # One clause, ending "at diagnosis": the stage then is history, not a statement of the stage now (residue).
-        text += f" (stage {rec.initial_stage} {initial} at diagnosis; {event} documented {ctx.d(found)})"
+        text += f" (stage {initial_stage} {initial} at diagnosis; {event} documented {ctx.d(found)})"
     return text
 
 
@@ -770,6 +795,8 @@ def render_diagnoses(ctx: _Ctx) -> str:
     castration = castration_phrase(ctx)
     if castration:
         rows.append(f"   Castration status: {castration}.")
+    if rec.menopausal_status:
+        rows.append(f"   Menopausal status: {rec.menopausal_status}.")
     rows.append(f"   Performance status: ECOG {rec.ecog}.")
     for i, condition in enumerate(rec.comorbidities, start=2):
         rows.append(f"{i}. {condition}")
@@ -846,12 +873,20 @@ def _radiology_impression(ctx: _Ctx, as_of: date) -> str:
         primary = f"Post-surgical changes, {resection_phrase(ctx)}; no evidence of local recurrence."
     else:
         primary = f"Primary lesion, {rec.primary_site}, consistent with known malignancy."
-    n = re.search(r"N(\d)", current_tnm(ctx, as_of))
-    nodes = (
-        "Enlarged regional LN suspicious for nodal involvement." if n and n.group(1) != "0" else "No pathologically enlarged regional LN."
-    )
+    # The nodes the scan reports are the clinical N known on its date (a sentinel-node biopsy finds nodes a CT did not).
+    n = re.search(r"N(\d)", staging_on(ctx, as_of)[0])
+    operated = r is not None and r.date <= as_of
+    if n and n.group(1) != "0" and not operated:
+        nodes = "Enlarged regional LN suspicious for nodal involvement."
+    else:
+        nodes = "No pathologically enlarged regional LN."
     metastatic = metastatic_on(ctx, as_of)
-    if metastatic and rec.metastatic_sites:
+    progressed = [ln for ln in lines(ctx) if ln.outcome == "progression" and -3 <= (as_of - progression_date(ctx, ln)).days <= 14]
+    if metastatic and rec.metastatic_sites and progressed:
+        # Progression is documented on imaging against the prior scan (RECIST 1.1).
+        distant = (f"Progressive disease compared with the prior CT (new and enlarging lesions, RECIST 1.1): metastatic disease "
+                   f"involving {_join(rec.metastatic_sites)}.")
+    elif metastatic and rec.metastatic_sites:
         distant = f"Findings consistent with metastatic disease involving {_join(rec.metastatic_sites)}."
     elif metastatic:
         distant = "Findings consistent with distant metastatic disease."
@@ -1076,6 +1111,8 @@ def render_overview(ctx: _Ctx) -> str:
               f"{case.age}-year-old {who} with {disease_phrase(ctx)}, diagnosed {ctx.d(rec.diagnosis_date)}. ECOG {rec.ecog}."]
     subtype = breast_subtype(ctx)
     lines_.append(f"Biomarkers: {subtype + '; ' if subtype else ''}{markers_sentence(ctx)}")
+    if rec.menopausal_status:
+        lines_.append(f"Menopausal status: {rec.menopausal_status}.")
     lines_.append(f"Surgery: {surgery_status(ctx)}.")
     lines_.append(therapy_sentence(ctx))
     last = [ln for ln in lines(ctx) if ln.outcome == "progression"]

@@ -226,6 +226,8 @@ class Resection(_Strict):
     date: date
     margin: str | None = Field(default=None, description="R0, R1, R2")
     pathology: str | None = Field(default=None, description="Pathologic stage and key findings, e.g. 'ypT2N1 (3/18 LN)'.")
+    nodes_positive: int | None = Field(default=None, ge=0, description="Regional lymph nodes with metastasis (the pN is computed from it).")
+    nodes_examined: int | None = Field(default=None, ge=0, description="Regional lymph nodes examined.")
 
 
 class TreatmentLine(_Strict):
@@ -292,6 +294,10 @@ class PatientRecord(_Strict):
     )
     ecog: int = Field(ge=0, le=4)
     castration_status: Literal["sensitive", "resistant"] | None = None
+    menopausal_status: Literal["premenopausal", "postmenopausal"] | None = Field(
+        default=None,
+        description="Breast cancer: decides the endocrine therapy (an aromatase inhibitor before menopause needs ovarian suppression).",
+    )
     biomarkers: list[Biomarker]
     resection: Resection | None = None
     treatment_lines: list[TreatmentLine] = Field(default_factory=list)

@@ -29,7 +29,6 @@ def default_tuples():
         "A1/A2/C1 on non-metastatic gastric",
         "A4 where PD-L1 TPS < 50%",
         "E1 on ovarian",
-        "C3 on resected stage III colon (debatable)",
         "A3 on cT1-2N0 HR+ breast before surgery (debatable)",
     ],
 )

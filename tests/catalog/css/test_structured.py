@@ -67,7 +67,7 @@ def test_upstaging_rewrites_the_current_stage_everywhere_and_dates_the_metastase
     assert not [t for t in current if stage_i_iii.search(t)]
     assert any(stage_i_iii.search(text) for when, _, text in encounter_blocks(packet.sections["encounters"]) if when < found)
     assert "liver" in packet.sections["diagnoses"] and "liver" in packet.sections["overview"]
-    assert "metastatic disease involving liver and lung" in packet.sections["encounters"]
+    assert "metastatic disease involving liver (multiple lesions) and lung" in packet.sections["encounters"]
     assert f"documented {found.isoformat()}" in packet.sections["overview"]
     # The scan that found them and the biopsy that proved them are in the chart on their dates.
     assert f"[{found.isoformat()}] Radiology" in packet.sections["encounters"] and "IR-guided liver biopsy" in packet.sections["encounters"]
