@@ -617,3 +617,59 @@ def test_a_selection_with_no_samples_names_the_input_and_the_argument(task, args
         create_task(task, cases=str(HANDWRITTEN_CASES), **args)
     message = str(info.value)
     assert "dataset is empty" not in message and HANDWRITTEN_CASES.name in message and named in message, message
+
+
+# ---------------------------------------------------------------- dates a calendar holds but a board cannot (issue 38)
+
+@pytest.mark.parametrize("board_date", ["0001-01-01", "9999-12-31", "1000-06-15", "2999-01-01"])
+@pytest.mark.parametrize("command", [
+    ["cases", "validate", "{path}"],
+    ["validate", "{path}"],
+    ["catalog", "summary", "--cases", "{path}"],
+    ["counterfactuals", "build", "--cases", "{path}", "--editor", "regex", "--out", "{out}"],
+], ids=["cases-validate", "validate", "summary", "build"])
+def test_a_board_date_outside_the_readable_years_is_one_clear_message(board_date, command, tmp_path, capsys):
+    path = jsonl(CASES_SRC, set_("board_date", board_date))(tmp_path)
+    argv = [a.replace("{path}", str(path)).replace("{out}", str(tmp_path / "out")) for a in command]
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and "board_date" in err and path.name in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_board_date_outside_the_readable_years_is_refused_at_task_build(tmp_path):
+    path = jsonl(CASES_SRC, set_("board_date", "0001-01-01"))(tmp_path)
+    with pytest.raises(CatalogError) as info:
+        create_task("css_family_d", cases=str(path))
+    assert info.value.field == "board_date", info.value
+
+
+# ---------------------------------------------------------------- an editor whose endpoint refuses (issue 38)
+
+@pytest.fixture
+def refusing_endpoint(monkeypatch):
+    """An OpenAI-compatible base URL on a local port nothing listens on: every connection is refused."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    return port
+
+
+@pytest.mark.timeout(120)
+def test_an_editor_whose_endpoint_refuses_is_one_message_and_writes_nothing(refusing_endpoint, tmp_path, capsys):
+    out = tmp_path / "set"
+    code = main(["counterfactuals", "build", "--cases", str(CASES_SRC), "--editor", "openai/gpt-4o-mini", "--out", str(out),
+                 "--max-retries", "0", "--timeout", "5", "--limit", "2", "--retries", "0"])
+    captured = capsys.readouterr()
+    err = captured.err
+    assert code == 2, err
+    assert "Traceback" not in err + captured.out, err
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) <= 2, err
+    assert "--editor" in err and "openai/gpt-4o-mini" in err and "connect" in err.lower(), err
+    assert not out.exists() or not any(out.iterdir())
