@@ -258,9 +258,16 @@ def _model_role(get_model, name: str, role: str, config):
 
 def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
     """Re-lock a frozen set after review (approvals), validating it first."""
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual, review_counts, write_set_and_lock
+    from clinical_cf.core.locking import exclusive
 
     path = resolve_user_path(args.path)
+    with exclusive(path, "counterfactuals lock"):  # not while a review of the set is being recorded
+        return _relock_counterfactuals(path)
+
+
+def _relock_counterfactuals(path: Path) -> int:
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual, review_counts, write_set_and_lock
+
     entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
     # Locking never approves: a decision made on other text than the entry now holds is dropped, so an entry
     # edited after review (and re-locked, or with its lock deleted and re-created) must be reviewed again.
