@@ -61,12 +61,13 @@ def validation_errors(
     return CatalogError(file, message, entry=entry, field=first_field, line=line)
 
 
-def shown(value: object, keep: int = 3, whole_up_to: int = 8) -> str:
+def shown(value: object, keep: int = 3, whole_up_to: int = 12) -> str:
     """A value named in an error message without echoing it whole.
 
     A value that failed validation may be a secret pasted into the wrong place (an API key in
     `CLINICAL_CF_WORKERS`, a token in `--seed`): a short value (a typo such as `-1`, `abc`, `1e9`) is shown as
-    it is, a longer one only by its first characters and its length, which is enough to recognise it.
+    it is (API keys and tokens are longer), a longer one only by its first characters and its length, which is
+    enough to recognise it.
     """
     text = str(value)
     if len(text) <= whole_up_to:

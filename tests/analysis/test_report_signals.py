@@ -57,10 +57,14 @@ def many_logs(tmp_path_factory):
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
 @pytest.mark.parametrize("sig,status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_ends_the_report_and_its_workers(many_logs, tmp_path, sig, status):
-    env = {**os.environ, "CLINICAL_CF_WORKERS": "2", "CLINICAL_CF_CACHE_DIR": str(tmp_path / "cache")}
+    # PYTHONFAULTHANDLER: a report that hangs is made to print where (SIGABRT) before the test fails.
+    env = {**os.environ, "CLINICAL_CF_WORKERS": "2", "CLINICAL_CF_CACHE_DIR": str(tmp_path / "cache"), "PYTHONFAULTHANDLER": "1"}
     cli = Path(sys.executable).parent / "clinical-cf"
-    proc = subprocess.Popen([str(cli), "report", str(many_logs), "--out", str(tmp_path / "r"), "--no-cache"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Output to files, not pipes: a worker left running would hold a pipe open and hide whether the report ended.
+    stderr = tmp_path / "stderr.txt"
+    with open(stderr, "w") as err_file:
+        proc = subprocess.Popen([str(cli), "report", str(many_logs), "--out", str(tmp_path / "r"), "--no-cache"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=err_file)
     workers: set[int] = set()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -71,10 +75,15 @@ def test_a_signal_ends_the_report_and_its_workers(many_logs, tmp_path, sig, stat
     assert proc.poll() is None and workers, "the report ended before its workers could be seen: give it more logs"
     proc.send_signal(sig)
     try:
-        _, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        raise AssertionError("the report did not end after the signal") from None
+        proc.send_signal(signal.SIGABRT)
+        proc.wait(timeout=30)
+        for w in workers:
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
+        raise AssertionError(f"the report did not end after {sig.name}:\n{stderr.read_text()[-6000:]}") from None
+    err = stderr.read_text()
     assert proc.returncode in (status, -sig), (proc.returncode, err)
     assert "Traceback" not in err, err
     gone_by = time.monotonic() + 20
