@@ -248,3 +248,21 @@ def test_a_value_that_fails_validation_is_not_echoed_in_full(tmp_path, capsys, a
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err, err
     assert SECRET not in err and SECRET[:16] not in err, err
+
+
+@pytest.mark.writes_checkout
+def test_an_out_folder_holding_a_link_into_the_bundled_data_is_refused(tmp_path, capsys, bundled_unchanged):
+    """`export dataset` writes OUT/cases.jsonl: a link planted there would be followed into the bundled cohort."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "cases.jsonl").symlink_to(_bundled("css", "cases.jsonl"))
+    _refused(capsys, ["export", "dataset", "--suite", "css", "--out", str(out)], "--out")
+
+
+def test_an_out_beside_the_bundled_data_is_not_refused(tmp_path):
+    """The guard is about the bundled folder itself: a sibling whose name starts the same is an ordinary folder."""
+    from clinical_cf.core.outputs import refuse_bundled
+
+    sibling = _bundled().parent / (_bundled().name + "-exports")
+    assert refuse_bundled(sibling) == sibling
+    assert refuse_bundled(tmp_path / "out") == tmp_path / "out"
