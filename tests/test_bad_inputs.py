@@ -673,3 +673,46 @@ def test_an_editor_whose_endpoint_refuses_is_one_message_and_writes_nothing(refu
     assert len(lines) <= 2, err
     assert "--editor" in err and "openai/gpt-4o-mini" in err and "connect" in err.lower(), err
     assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.fixture
+def unauthorised_endpoint(monkeypatch):
+    """A local OpenAI-compatible endpoint that answers every call 401 (a revoked or mistyped key)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-revoked-key-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    yield
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("roles", [["--editor", "openai/gpt-4o-mini"], ["--editor", "openai/gpt-4o-mini", "--checker", "openai/gpt-4o"]],
+                         ids=["editor", "editor-and-checker"])
+def test_an_editor_endpoint_that_refuses_the_key_is_one_message(unauthorised_endpoint, roles, tmp_path, capsys):
+    out = tmp_path / "set"
+    code = main(["counterfactuals", "build", "--cases", str(CASES_SRC), *roles, "--out", str(out),
+                 "--max-retries", "0", "--timeout", "5", "--limit", "1", "--retries", "0"])
+    captured = capsys.readouterr()
+    assert code == 2 and "Traceback" not in captured.err + captured.out, captured.err
+    assert len([line for line in captured.err.splitlines() if line.strip()]) <= 2, captured.err
+    assert "--editor openai/gpt-4o-mini" in captured.err and "sk-test-revoked-key-0123456789" not in captured.err, captured.err
+    assert not out.exists() or not any(out.iterdir())
