@@ -62,7 +62,7 @@ def test_a_signal_ends_the_report_and_its_workers(many_logs, tmp_path, sig, stat
     cli = Path(sys.executable).parent / "clinical-cf"
     # Output to files, not pipes: a worker left running would hold a pipe open and hide whether the report ended.
     stderr = tmp_path / "stderr.txt"
-    with open(stderr, "w") as err_file:
+    with open(stderr, "w", encoding="utf-8") as err_file:
         proc = subprocess.Popen([str(cli), "report", str(many_logs), "--out", str(tmp_path / "r"), "--no-cache"],
                                 env=env, stdout=subprocess.DEVNULL, stderr=err_file)
     workers: set[int] = set()
@@ -82,8 +82,8 @@ def test_a_signal_ends_the_report_and_its_workers(many_logs, tmp_path, sig, stat
         for w in workers:
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
-        raise AssertionError(f"the report did not end after {sig.name}:\n{stderr.read_text()[-6000:]}") from None
-    err = stderr.read_text()
+        raise AssertionError(f"the report did not end after {sig.name}:\n{stderr.read_text(encoding="utf-8")[-6000:]}") from None
+    err = stderr.read_text(encoding="utf-8")
     assert proc.returncode in (status, -sig), (proc.returncode, err)
     assert "Traceback" not in err, err
     gone_by = time.monotonic() + 20
