@@ -82,7 +82,8 @@ def test_a_signal_ends_the_report_and_its_workers(many_logs, tmp_path, sig, stat
         for w in workers:
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
-        raise AssertionError(f"the report did not end after {sig.name}:\n{stderr.read_text(encoding="utf-8")[-6000:]}") from None
+        said = stderr.read_text(encoding="utf-8")[-6000:]
+        raise AssertionError(f"the report did not end after {sig.name}:\n{said}") from None
     err = stderr.read_text(encoding="utf-8")
     assert proc.returncode in (status, -sig), (proc.returncode, err)
     assert "Traceback" not in err, err
