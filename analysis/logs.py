@@ -225,7 +225,7 @@ def label_map(labels: Sequence[str] | None, read: Sequence[str] | None = None) -
     for entry in labels or []:
         name, sep, where = _split_label(entry)
         if not sep or not name.strip() or not where.strip():
-            raise CatalogError("--label", f"{entry!r} is not NAME=LOG_OR_DIR")
+            raise CatalogError("--label", f"{shown(entry)} is not NAME=LOG_OR_DIR")
         name = name.strip()
         found = [as_read.get(_resolved(p), p) for p in list_logs(where.strip(), strict=True)]
         for path in found:

@@ -582,14 +582,15 @@ def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, m
     A family fails when the new model's CSS is lower by more than `margin` and the paired
     difference is significant (case-clustered 95% interval entirely below zero). Returns the
     table and whether every family passed. A baseline holding several models, one sharing no
-    tuple (and judge) with the candidate, or a non-finite or negative margin is a `CatalogError`.
+    tuple (and judge) with the candidate, or a margin outside 0 to 1 (or not finite) is a `CatalogError`.
     """
     import math
 
     from clinical_cf.core.errors import CatalogError
 
-    if not isinstance(margin, (int, float)) or not math.isfinite(margin) or margin < 0:
-        raise CatalogError("--margin", f"must be a finite number >= 0 (got {margin!r})")
+    if not isinstance(margin, (int, float)) or not math.isfinite(margin) or not 0 <= margin <= 1:
+        # CSS lies in [0, 1]: a larger margin would pass every candidate (the CLI's --margin has the same range).
+        raise CatalogError("--margin", f"must be a finite number from 0 to 1 (got {margin!r})")
     new = css_rows(suite_samples(paths, "css")).rows
     base_read = baseline if isinstance(baseline, LogRows) else read_logs(baseline, suites=["css"], strict=True)
     base = css_rows(base_read.suite("css")).rows
