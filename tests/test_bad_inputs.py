@@ -716,3 +716,22 @@ def test_an_editor_endpoint_that_refuses_the_key_is_one_message(unauthorised_end
     assert len([line for line in captured.err.splitlines() if line.strip()]) <= 2, captured.err
     assert "--editor openai/gpt-4o-mini" in captured.err and "sk-test-revoked-key-0123456789" not in captured.err, captured.err
     assert not out.exists() or not any(out.iterdir())
+
+
+SECRET = "sk-proj-Zq8vN3xR7tLw2Y9bK4mP6sD1fH5jG0cA"
+
+
+@pytest.mark.parametrize("task,args", [
+    ("css_family_d", {"mutation_mode": SECRET}),
+    ("css_family_d", {"scale": SECRET}),
+    ("css_family_d", {"families": [SECRET, "D"]}),
+    ("workflow", {"cost_ratio": SECRET}),
+    ("medpic", {"kinds": SECRET}),
+    ("css_agent", {"tuples": SECRET}),
+], ids=["choice", "number", "list", "cost-ratio", "selection", "count"])
+def test_a_task_argument_that_fails_validation_is_not_echoed_whole(task, args):
+    with pytest.raises(TaskInputError) as info:
+        create_task(task, **args)
+    message = str(info.value)
+    argument = next(iter(args))
+    assert f"'{argument}'" in message and SECRET not in message and SECRET[:16] not in message, message
