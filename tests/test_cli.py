@@ -154,8 +154,10 @@ RANGE_PROBES = [
 
 
 @pytest.mark.parametrize("argv, named", RANGE_PROBES, ids=[f"{n}={a[-1]}-{i}" for i, (a, n) in enumerate(RANGE_PROBES)])
-def test_a_number_out_of_its_range_is_refused_in_one_line(argv, named, capsys):
-    """Refused while the command line is read: nothing runs, nothing is written."""
+def test_a_number_out_of_its_range_is_refused_in_one_line(argv, named, capsys, tmp_path, monkeypatch):
+    """Refused while the command line is read: nothing runs, nothing is written (the relative paths land in tmp_path if
+    a range were missing, never in the checkout)."""
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as info:
         main(argv)
     err = capsys.readouterr().err
@@ -164,7 +166,8 @@ def test_a_number_out_of_its_range_is_refused_in_one_line(argv, named, capsys):
     assert named in err, err
 
 
-def test_the_workflow_controller_names_its_own_range_on_the_range_error(capsys):
+def test_the_workflow_controller_names_its_own_range_on_the_range_error(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
         main(["workflow-controller", "logs", "--cost-ratio", "0.5"])
     err = capsys.readouterr().err

@@ -239,7 +239,8 @@ def test_a_secret_in_the_workers_variable_is_not_echoed(css_log, tmp_path, capsy
     ["workflow-controller", "LOGS", "--cost-ratio", SECRET],
     ["catalog", "summary", "--families", SECRET],
 ], ids=["n", "seed", "margin", "limit", "cost-ratio", "families"])
-def test_a_value_that_fails_validation_is_not_echoed_in_full(tmp_path, capsys, argv):
+def test_a_value_that_fails_validation_is_not_echoed_in_full(tmp_path, capsys, argv, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     argv = [str(tmp_path) if a in ("LOGS", "C") else str(tmp_path / "o") if a == "O" else a for a in argv]
     try:
         code = main(argv)
