@@ -23,6 +23,7 @@ or a list of {role, text} for chat inputs), `metadata_<key>` for every sample me
 from __future__ import annotations
 
 import math
+import signal
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from inspect_ai.log import (
 )
 
 from clinical_cf.analysis.cache_keys import _file_hash, _local, cache_dir
-from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.errors import CatalogError, shown
 
 EXCLUDED_FIELDS: frozenset[str] = frozenset({"events", "messages", "attachments", "output", "timelines"})
 """EvalSample fields no consumer reads; `read_eval_log` skips them while parsing."""
@@ -224,7 +225,7 @@ def label_map(labels: Sequence[str] | None, read: Sequence[str] | None = None) -
     for entry in labels or []:
         name, sep, where = _split_label(entry)
         if not sep or not name.strip() or not where.strip():
-            raise CatalogError("--label", f"{entry!r} is not NAME=LOG_OR_DIR")
+            raise CatalogError("--label", f"{shown(entry)} is not NAME=LOG_OR_DIR")
         name = name.strip()
         found = [as_read.get(_resolved(p), p) for p in list_logs(where.strip(), strict=True)]
         for path in found:
@@ -403,7 +404,7 @@ def worker_count(jobs: int) -> int:
     setting = os.environ.get("CLINICAL_CF_WORKERS", "").strip()
     if setting:
         if not setting.isdigit() or int(setting) < 1:
-            raise CatalogError("CLINICAL_CF_WORKERS", f"must be a whole number >= 1 (got {setting!r})")
+            raise CatalogError("CLINICAL_CF_WORKERS", f"must be a whole number >= 1 (got {shown(setting)})")
         return min(jobs, int(setting))
     return min(jobs, os.cpu_count() or 1)
 
@@ -421,25 +422,49 @@ def _summaries_in_parallel(files: list[str], labels: dict[str, str] | None, want
     yield from in_workers(_summary_job, jobs, workers)
 
 
-def ignore_interrupts() -> None:
-    """Worker processes leave Ctrl-C to the report's own process, which ends with one line (no worker tracebacks)."""
-    import signal
+INTERRUPTS = {signal.SIGINT, signal.SIGTERM}
 
+
+def ignore_interrupts() -> None:
+    """Worker processes leave Ctrl-C to the report's own process, which ends with one line (no worker tracebacks),
+    and end quietly on SIGTERM (the report's pool terminating them; not the handler the CLI process installed)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)  # blocked by `in_workers` while it forked this worker
+
+
+def _call(job: tuple) -> Any:
+    function, args = job
+    return function(*args)
 
 
 def in_workers(function, jobs: list[tuple], workers: int) -> Iterator:
-    """`function(*job)` for every job, in order, in `workers` processes; on Ctrl-C (or any error) the queued jobs
-    are cancelled and the workers released at once."""
-    from concurrent.futures import ProcessPoolExecutor
+    """`function(*job)` for every job, in order, in `workers` processes.
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=ignore_interrupts)
+    On Ctrl-C, SIGTERM (`core.errors.Terminated`), any error, or a caller that stops reading, the pool is
+    terminated: its workers are ended at once, mid-job included (`multiprocessing.Pool.terminate`; a
+    `concurrent.futures` pool has no public way to end a running worker, and one left reading a log after its
+    report ended is an orphan)."""
+    from multiprocessing import Pool
+
+    # A signal that lands while the pool forks its workers would be raised inside Pool() (no pool to terminate yet)
+    # or inside an at-fork callback, where Python ignores exceptions (the report then ran on, its signal lost): it
+    # is held back until the pool exists, then raised here, where the pool is terminated.
+    mask = hasattr(signal, "pthread_sigmask")
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS) if mask else None
+    pool = None
     try:
-        yield from pool.map(function, *zip(*jobs, strict=False))
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+        pool = Pool(processes=workers, initializer=ignore_interrupts)
+        if mask:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            mask = False
+        yield from pool.imap(_call, [(function, job) for job in jobs])
+    finally:
+        if mask:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if pool is not None:
+            pool.terminate()  # ends every worker now, mid-job included
 
 
 def iter_logs(

@@ -30,6 +30,7 @@ from clinical_cf.analysis.logs import (
 from clinical_cf.analysis.stats import (
     cluster_bootstrap_ci,
     cluster_resample_means,
+    epoch_mode,
     equivalence_upper,
     holm,
     mcnemar_exact,
@@ -97,7 +98,7 @@ def reduce_epochs(values: pd.Series, reducer: str) -> float:
     if reducer == "median":
         return float(scored.median())
     if reducer == "mode":
-        return float(scored.mode().iloc[0])
+        return epoch_mode(scored.to_numpy())  # ties as Inspect breaks them: the value first seen in epoch order
     if reducer == "max":
         return float(scored.max())
     if reducer.startswith("at_least_"):
@@ -115,7 +116,9 @@ def _reduced(verdicts: pd.DataFrame, grouped, rows: pd.DataFrame) -> np.ndarray:
             out = np.where(reducers == name, values, out)
     other = ~np.isin(reducers, ["mean", "median", "max"])
     if other.any():
-        slow = grouped.apply(lambda g: reduce_epochs(g["css"], g["reducer"].iloc[0]), include_groups=False).to_numpy()
+        # In epoch order (the rows come in the log's order): the mode's ties go to the earliest epoch, as in Inspect.
+        slow = grouped.apply(lambda g: reduce_epochs(g.sort_values("epoch", kind="stable")["css"], g["reducer"].iloc[0]),
+                             include_groups=False).to_numpy()
         out = np.where(other, slow, out)
     return out
 
@@ -303,7 +306,7 @@ def table_cms_css(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         try:
             rc = rank_correlation(group["cms"], group["css"])
             notes.append(
-                f"Spearman rho{by} = {rc.rho:+.2f} (exact permutation p = {rc.p_exact:.3f} over all {len(group)}! pairings; "
+                f"Spearman rho{by} = {rc.rho:+.2f} ({rc.p_text}; "
                 f"tied values share their average rank), Kendall tau-b = {rc.tau:+.2f} (p = {rc.p_tau:.3f}), n = {rc.n} models."
             )
         except ValueError as ex:
@@ -405,7 +408,7 @@ def table_cross_judge(rows: pd.DataFrame, verdicts: pd.DataFrame | None = None) 
         try:
             rc = rank_correlation(group["css_judge_1"], group["css_judge_2"])
             notes.append(f"Rank preservation between judges ({first} vs {second}): Spearman rho = {rc.rho:+.2f} "
-                         f"(exact p = {rc.p_exact:.3f}), n = {rc.n}.")
+                         f"({rc.p_text}), n = {rc.n}.")
         except ValueError as ex:
             notes.append(f"Rank preservation between judges not computed: {ex} ({first} vs {second}, models: {len(group)}).")
     return table, " ".join(notes)
@@ -563,14 +566,15 @@ def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, m
     A family fails when the new model's CSS is lower by more than `margin` and the paired
     difference is significant (case-clustered 95% interval entirely below zero). Returns the
     table and whether every family passed. A baseline holding several models, one sharing no
-    tuple (and judge) with the candidate, or a non-finite or negative margin is a `CatalogError`.
+    tuple (and judge) with the candidate, or a margin outside 0 to 1 (or not finite) is a `CatalogError`.
     """
     import math
 
     from clinical_cf.core.errors import CatalogError
 
-    if not isinstance(margin, (int, float)) or not math.isfinite(margin) or margin < 0:
-        raise CatalogError("--margin", f"must be a finite number >= 0 (got {margin!r})")
+    if not isinstance(margin, (int, float)) or not math.isfinite(margin) or not 0 <= margin <= 1:
+        # CSS lies in [0, 1]: a larger margin would pass every candidate (the CLI's --margin has the same range).
+        raise CatalogError("--margin", f"must be a finite number from 0 to 1 (got {margin!r})")
     new = css_rows(suite_samples(paths, "css")).rows
     base_read = baseline if isinstance(baseline, LogRows) else read_logs(baseline, suites=["css"], strict=True)
     base = css_rows(base_read.suite("css")).rows

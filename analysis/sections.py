@@ -35,6 +35,7 @@ from clinical_cf.analysis.parse_quality import parse_table
 from clinical_cf.analysis.registration import report_banners
 from clinical_cf.analysis.runs import latest_run
 from clinical_cf.analysis.tables import markdown_table, write_table
+from clinical_cf.core.outputs import file_in, file_name_part
 from clinical_cf.suites import SUITES, Suite
 
 Block = tuple[str, Any]
@@ -69,7 +70,7 @@ SectionBuilder = Callable[[SectionContext], Section]
 
 
 def _write(table: pd.DataFrame, out: Path, name: str) -> pd.DataFrame:
-    write_table(table, out / f"{name}.csv")
+    write_table(table, file_in(out, f"{name}.csv"))  # a name that would leave `out` is an error, never a write elsewhere
     return table
 
 
@@ -237,6 +238,8 @@ def css_section(ctx: SectionContext) -> Section:
     settings = dict(tuple(loaded.rows.groupby("setting")))
     verdicts_by_setting = dict(tuple(loaded.verdicts.groupby("setting")))
     for setting, rows in settings.items():
+        # The setting is read from each log's eval metadata: in file names only as one safe name inside `out`.
+        prefix = file_name_part(setting)
         verdicts = verdicts_by_setting.get(setting, pd.DataFrame())
         coverage = loaded.coverage[loaded.coverage["setting"] == setting].drop(columns=["setting"])
         t2, t2_note = table_cms_css(rows)
@@ -252,7 +255,7 @@ def css_section(ctx: SectionContext) -> Section:
         paired = table_paired(rows)
         for name, table in (("coverage", coverage), ("cms_css", t2), ("families", t3), ("verdicts", t4),
                             ("cross_judge", cj), ("controls", controls), ("instability", floor), ("paired", paired)):
-            _write(table, out, f"{setting}_{name}")
+            _write(table, out, f"{prefix}_{name}")
         primary = rows[~rows["rejudged"]]
         differ = coverage[~coverage["same_cases"]] if "same_cases" in coverage.columns else coverage.iloc[0:0]
         blocks += [
@@ -275,13 +278,13 @@ def css_section(ctx: SectionContext) -> Section:
             ("p", t2_note),
         ]
         if len(t2) >= 2:
-            blocks.append(("img", figures.rank_disagreement(t2, out / f"{setting}_figure1_rank_disagreement.png")))
+            blocks.append(("img", figures.rank_disagreement(t2, file_in(out, f"{prefix}_figure1_rank_disagreement.png"))))
         blocks += [
             ("h3", "CSS by family (Table 3; 95% CIs from a case-clustered bootstrap, 2,000 resamples, seed 0; N = negative controls)"),
             ("table", t3),
         ]
         if not t3.empty:
-            blocks.append(("img", figures.family_small_multiples(t3, out / f"{setting}_figure2_families.png")))
+            blocks.append(("img", figures.family_small_multiples(t3, file_in(out, f"{prefix}_figure2_families.png"))))
         blocks += [
             ("h3", "Verdict shares (Table 4)"),
             ("table", t4),

@@ -7,6 +7,7 @@ how ties are ranked, what is resampled, how exact a p-value is.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -18,22 +19,40 @@ from sklearn.metrics import cohen_kappa_score
 VERDICTS = (0.0, 0.5, 1.0)
 
 
+EXACT_UP_TO = 9
+"""Largest n whose n! pairings are all enumerated (9! = 362,880); above it the p-value is sampled."""
+
+SAMPLED_PAIRINGS = 100_000
+
+
 @dataclass(frozen=True)
 class RankCorrelation:
     rho: float
-    p_exact: float
+    p_permutation: float
+    """Two-sided permutation p of rho: exact (every pairing) when `exact`, else from `pairings` random ones."""
     tau: float
     p_tau: float
     n: int
+    exact: bool
+    pairings: int
+    """How many pairings the p-value was computed over: all n! when exact."""
+
+    @property
+    def p_text(self) -> str:
+        """The p-value with how it was obtained, as a report prints it: a sampled p never reads as exact."""
+        if self.exact:
+            return f"exact permutation p = {self.p_permutation:.3f} over all {self.pairings:,} pairings ({self.n}!)"
+        return (f"sampled permutation p = {self.p_permutation:.3f} from {self.pairings:,} random pairings "
+                f"(of {self.n}! possible; seed 0)")
 
 
 def rank_correlation(x: Sequence[float], y: Sequence[float]) -> RankCorrelation:
-    """Spearman's rho with an exact permutation p-value, and Kendall's tau-b.
+    """Spearman's rho with a permutation p-value, and Kendall's tau-b.
 
-    Ties get average ranks (scipy's default). The p-value is two-sided and exact: every
-    pairing of the n values is enumerated (n! of them), which is what makes it meaningful
-    at the handful of models a comparison usually has; above n = 9 it falls back to 100,000
-    random pairings with a fixed seed.
+    Ties get average ranks (scipy's default). The p-value is two-sided. Up to n = 9 it is exact:
+    every pairing of the n values is enumerated (n! of them), which is what makes it meaningful
+    at the handful of models a comparison usually has; above n = 9 it is sampled from 100,000
+    random pairings with a fixed seed, and says so (`exact`, `p_text`).
     """
     x_arr, y_arr = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     n = len(x_arr)
@@ -42,21 +61,41 @@ def rank_correlation(x: Sequence[float], y: Sequence[float]) -> RankCorrelation:
     if np.ptp(x_arr) == 0 or np.ptp(y_arr) == 0:
         raise ValueError("rank correlation is undefined when every model ties on one of the two scores")
 
-    def rho(a: np.ndarray) -> float:
-        return float(stats.spearmanr(a, y_arr).statistic)
+    y_ranks = stats.rankdata(y_arr)
+    y_centred = (y_ranks - y_ranks.mean()) / np.sqrt(((y_ranks - y_ranks.mean()) ** 2).sum())
 
-    observed = rho(x_arr)
-    resamples = math.factorial(n) if n <= 9 else 100_000
+    def rho(a: np.ndarray, axis: int = -1) -> np.ndarray:
+        # Spearman's rho is Pearson's r of the average ranks; vectorised over the batch of pairings scipy passes.
+        ranks = stats.rankdata(a, axis=axis)
+        centred = ranks - ranks.mean(axis=axis, keepdims=True)
+        return (centred * y_centred).sum(axis=axis) / np.sqrt((centred**2).sum(axis=axis))
+
+    observed = float(stats.spearmanr(x_arr, y_arr).statistic)
+    exact = n <= EXACT_UP_TO
+    resamples = math.factorial(n) if exact else SAMPLED_PAIRINGS
     test = stats.permutation_test(
         (x_arr,),
         rho,
         permutation_type="pairings",
         n_resamples=resamples,
         alternative="two-sided",
+        vectorized=True,
         random_state=np.random.default_rng(0),
     )
     tau = stats.kendalltau(x_arr, y_arr)
-    return RankCorrelation(observed, float(test.pvalue), float(tau.statistic), float(tau.pvalue), n)
+    return RankCorrelation(observed, float(test.pvalue), float(tau.statistic), float(tau.pvalue), n, exact, resamples)
+
+
+def epoch_mode(values: Sequence[float]) -> float:
+    """The most frequent of a sample's epoch scores, as Inspect's `mode` reducer takes it.
+
+    Unscored (NaN) epochs are skipped, and a tie goes to the value that comes first in epoch order:
+    Inspect's reducer counts the scores with `collections.Counter` and takes `most_common(1)`, which
+    among equal counts returns the value first seen (inspect_ai/scorer/_reducer/reducer.py). The
+    values must therefore be given in epoch order. NaN when no epoch was scored.
+    """
+    counts = Counter(float(v) for v in values if not math.isnan(float(v)))
+    return float(counts.most_common(1)[0][0]) if counts else float("nan")
 
 
 def verdict_kappa(a: Sequence[float], b: Sequence[float], weighted: bool = False) -> float:

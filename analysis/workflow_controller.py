@@ -52,6 +52,7 @@ from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
 from clinical_cf.core.loading import load_entries
 from clinical_cf.core.locking import read_lock
+from clinical_cf.core.options import MAX_COUNT, output_path, real_number, whole_number
 
 DETECTORS = ("conflict", "missing", "high_risk")
 
@@ -438,10 +439,13 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(prog="clinical-cf workflow-controller", description=__doc__.split("\n")[0])
     parser.add_argument("logs", nargs="+", help="workflow log files or directories")
-    parser.add_argument("--out", help="directory for the CSV tables, tuned parameters and workflow_controller.md")
-    parser.add_argument("--cost-ratio", type=float, default=5.0, help="missed:unnecessary escalation cost for tuning (default 5)")
+    parser.add_argument("--out", type=output_path, help="directory for the CSV tables, tuned parameters and workflow_controller.md")
+    # The workflow task's own range for its cost ratio (tasks/workflow_task.py): finite utilities, no inversion.
+    parser.add_argument("--cost-ratio", type=real_number(1, 1000), default=5.0,
+                        help="missed:unnecessary escalation cost for tuning (1-1000, default 5)")
     parser.add_argument("--audit", default=str(LEXICAL_AUDIT_PATH), help="lexical audit YAML (default: the bundled 30 concepts)")
-    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples for the CIs")
+    parser.add_argument("--resamples", type=whole_number(100, MAX_COUNT), default=2000,
+                        help="bootstrap resamples for the CIs (100-1,000,000, default 2000)")
     return parser
 
 

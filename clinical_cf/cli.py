@@ -44,9 +44,10 @@ from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, CSS_DIR
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import MutationError
 from clinical_cf.catalog.css.schema import case_json_schema, case_problems, load_cases
-from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.errors import CatalogError, Terminated, shown
 from clinical_cf.core.loading import load_jsonl, resolve_user_path
 from clinical_cf.core.locking import lock_path_for, read_lock, write_lock
+from clinical_cf.core.options import MAX_COUNT, MAX_SEED, output_path, real_number, whole_number
 from clinical_cf.inputs import validate_file
 
 
@@ -66,7 +67,7 @@ def _families(value: str | None) -> list[str] | None:
     letters = sorted({c.upper() for c in value if c.isalnum()})
     unknown = [c for c in letters if c not in "ABCDEN"]
     if unknown or not letters:
-        raise ValueError(f"--families: got {value!r}; expected letters among A, B, C, D, E, N")
+        raise ValueError(f"--families: got {shown(value)}; expected letters among A, B, C, D, E, N")
     return letters
 
 
@@ -205,12 +206,9 @@ def _show_why(case_id: str, cases, catalog, expansion) -> None:
 def _cmd_review_packet(args: argparse.Namespace) -> int:
     from clinical_cf.catalog.css import CASES_PATH
     from clinical_cf.catalog.css.interventions import load_catalog
-    from clinical_cf.catalog.css.review_packet import MAX_PER_INTERVENTION, write_review_packet
+    from clinical_cf.catalog.css.review_packet import write_review_packet
     from clinical_cf.catalog.css.schema import load_cases
 
-    if not 1 <= args.per_intervention <= MAX_PER_INTERVENTION:
-        print(f"error: --per-intervention must be 1..{MAX_PER_INTERVENTION}, got {args.per_intervention}", file=sys.stderr)
-        return 2
     families = "".join(_families(args.families) or []) or "ABCDE"
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
     cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
@@ -262,9 +260,17 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         checker = _model_role(get_model, args.checker, "checker", config) if args.checker else None
     elif args.checker:
         raise ValueError("--checker needs a model --editor (regex and structured edits are deterministic)")
-    result = asyncio.run(
-        build_counterfactuals(cases, catalog, editor, checker, families, args.retries, args.max_tokens, args.limit)  # type: ignore[arg-type]
-    )
+    try:
+        result = asyncio.run(
+            build_counterfactuals(cases, catalog, editor, checker, families, args.retries, args.max_tokens, args.limit)  # type: ignore[arg-type]
+        )
+    except (CatalogError, MutationError, ValueError, KeyboardInterrupt):
+        raise
+    except Exception as ex:  # noqa: BLE001 - a provider's failure (refused, unauthorised, timed out) is one line, not a traceback
+        if args.editor in ("regex", "structured"):
+            raise
+        raise ValueError(f"--editor {args.editor}{f' / --checker {args.checker}' if args.checker else ''}: a model call failed "
+                         f"({_root_cause(ex)}); nothing was written") from None
     paths = write_counterfactuals(result, args.out)
     print(f"{len(result.accepted)} counterfactuals accepted, {len(result.rejected)} rejected")
     if args.editor not in ("regex", "structured") and not args.checker:
@@ -282,6 +288,13 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _root_cause(error: BaseException) -> str:
+    """The first cause of a provider failure (Inspect's retries wrap it), as `Type: message` on one line."""
+    while error.__cause__ is not None or (error.__context__ is not None and not error.__suppress_context__):
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+
+
 def _model_role(get_model, name: str, role: str, config):
     """The model for a role, or one line naming what is missing (a provider's credential, its package)."""
     from clinical_cf.core.errors import PrerequisiteError
@@ -297,9 +310,16 @@ def _model_role(get_model, name: str, role: str, config):
 
 def _cmd_counterfactuals_lock(args: argparse.Namespace) -> int:
     """Re-lock a frozen set after review (approvals), validating it first."""
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual, review_counts, write_set_and_lock
+    from clinical_cf.core.locking import exclusive
 
     path = resolve_user_path(args.path)
+    with exclusive(path, "counterfactuals lock"):  # not while a review of the set is being recorded
+        return _relock_counterfactuals(path)
+
+
+def _relock_counterfactuals(path: Path) -> int:
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual, review_counts, write_set_and_lock
+
     entries = load_jsonl(path, FrozenCounterfactual, "tuple_id")
     # Locking never approves: a decision made on other text than the entry now holds is dropped, so an entry
     # edited after review (and re-locked, or with its lock deleted and re-created) must be reviewed again.
@@ -525,30 +545,6 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _margin(value: str) -> float:
-    """--margin: a finite number >= 0 (`nan` would pass every candidate, `inf` every drop)."""
-    import math
-
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
-    if not math.isfinite(number) or number < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0 (got {value})")
-    return number
-
-
-def _positive_int(value: str) -> int:
-    """An integer of at least 1 (`annotate export --n`)."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {number})")
-    return number
-
-
 def _cmd_report(args: argparse.Namespace) -> int:
     import time
 
@@ -660,6 +656,8 @@ class CommandLineParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
+        # argparse quotes the value it refused ("invalid choice: '...'"): never echoed whole (it may be a secret).
+        message = re.sub(r"(invalid [^:']*: )'([^']*)'", lambda m: m.group(1) + shown(m.group(2)), message)
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
@@ -690,7 +688,10 @@ def _group(parent: Any, name: str, help: str) -> Any:
 def build_parser() -> argparse.ArgumentParser:
     from clinical_cf.analysis.workflow_controller import build_parser as workflow_controller_parser
     from clinical_cf.analysis.workflow_controller import run_args as workflow_controller_run
+    from clinical_cf.catalog.css.review_packet import MAX_PER_INTERVENTION
     from clinical_cf.suites import input_kinds
+
+    seed = whole_number(0, MAX_SEED)
 
     parser = CommandLineParser(prog="clinical-cf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -728,15 +729,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _command(
         catalog, "review-packet", "a clinician's review page for N sampled bundled tuples per intervention", _cmd_review_packet,
-        _arg("--per-intervention", type=int, required=True, help="tuples sampled per intervention (1-500)"),
-        _arg("--seed", type=int, required=True, help="sampling seed (the same packet on every machine)"),
-        _arg("--out", required=True, help="directory for review.html, counterfactuals.jsonl, expectations.md, packet.json"),
+        _arg("--per-intervention", type=whole_number(1, MAX_PER_INTERVENTION), required=True,
+             help=f"tuples sampled per intervention (1-{MAX_PER_INTERVENTION})"),
+        _arg("--seed", type=seed, required=True, help="sampling seed (the same packet on every machine)"),
+        _arg("--out", type=output_path, required=True,
+             help="directory for review.html, counterfactuals.jsonl, expectations.md, packet.json"),
         _arg("--catalog"), _arg("--cases"), _arg("--families", default="ABCDE", help="e.g. D or ABCDE (default ABCDE)"),
         _arg("--mode", choices=["auto", "regex", "structured"], default="auto"),
     )
     _command(
         catalog, "audit", "shortcut audit: is each family's edit detectable from the surface?", _cmd_audit,
-        _arg("--catalog"), _arg("--cases"), _arg("--families"), modes, _arg("--out", help="also write the table as CSV"),
+        _arg("--catalog"), _arg("--cases"), _arg("--families"), modes, _arg("--out", type=output_path, help="also write the table as CSV"),
     )
 
     frozen = _group(sub, "counterfactuals", "frozen counterfactual sets")
@@ -746,14 +749,16 @@ def build_parser() -> argparse.ArgumentParser:
         _arg("--cases", required=True, help="cases JSONL"),
         _arg("--editor", required=True, help="a model (the editor role, e.g. openai/gpt-4o), or regex / structured"),
         _arg("--checker", help="optional checker model: does anything still imply the original fact?"),
-        _arg("--out", required=True, help="directory for counterfactuals.jsonl, its lock, rejected.jsonl, review.html"),
+        _arg("--out", type=output_path, required=True,
+             help="directory for counterfactuals.jsonl, its lock, rejected.jsonl, review.html"),
         _arg("--catalog"),
         _arg("--families", default="ABCDE", help="e.g. D or ABCDEN (default ABCDE; N only for regex/structured)"),
-        _arg("--retries", type=int, default=1, help="retries of a rejected edit (default 1)"),
-        _arg("--max-tokens", type=int, default=4096),
-        _arg("--max-retries", type=int, default=3, help="provider retries per call"),
-        _arg("--timeout", type=int, default=300, help="seconds per model call"),
-        _arg("--limit", type=int, help="only the first N (case, intervention) pairs"),
+        _arg("--retries", type=whole_number(0, 10), default=1, help="retries of a rejected edit (0-10, default 1)"),
+        # The editor audit task's range (tasks/css_editor_audit): room to rewrite a section, at most what providers serve.
+        _arg("--max-tokens", type=whole_number(256, 32_768), default=4096, help="output tokens per edit (256-32768, default 4096)"),
+        _arg("--max-retries", type=whole_number(0, 100), default=3, help="provider retries per call (0-100, default 3)"),
+        _arg("--timeout", type=whole_number(1, 86_400), default=300, help="seconds per model call (1-86400, default 300)"),
+        _arg("--limit", type=whole_number(1, MAX_COUNT), help="only the first N (case, intervention) pairs"),
     )
     _command(
         frozen, "lock", "validate a counterfactuals.jsonl and re-lock it (drops decisions made on other text)", _cmd_counterfactuals_lock,
@@ -771,7 +776,7 @@ def build_parser() -> argparse.ArgumentParser:
         cases, "import", "packet text files (or one JSONL of texts) -> questions to confirm; writes only OUT.questions.jsonl",
         _cmd_import_cases,
         _arg("paths", nargs="+", help="packet .txt files, or .jsonl of {\"id\", \"text\"}"),
-        _arg("--out", required=True, help="the cases JSONL that `cases answer` will write (never an input)"),
+        _arg("--out", type=output_path, required=True, help="the cases JSONL that `cases answer` will write (never an input)"),
         _arg("--catalog"),
         description="Reads each packet (NFKC, invisible characters removed), pre-fills every field that decides applicability "
         "with the quote it came from, and writes ONLY the questions file OUT.questions.jsonl (OUT's name with .questions.jsonl). "
@@ -781,7 +786,7 @@ def build_parser() -> argparse.ArgumentParser:
     _command(
         cases, "answer", "confirm or correct the imported fields; writes each fully answered case to OUT", _cmd_answer_cases,
         _arg("questions", help="the OUT.questions.jsonl written by `cases import`"),
-        _arg("--out", required=True, help="cases JSONL to write"),
+        _arg("--out", type=output_path, required=True, help="cases JSONL to write"),
         _arg("--set", action="append", metavar="CASE:FIELD=VALUE",
              help="correct (and confirm) one field, e.g. b1:resected=false, b1:biomarkers.PD-L1=positive (repeatable)"),
         _arg("--confirm", action="append", metavar="CASE[:FIELD]",
@@ -804,13 +809,14 @@ def build_parser() -> argparse.ArgumentParser:
     _command(
         sub, "report", "comparison report over many CSS logs (Tables 2-4, cross-judge)", _cmd_report,
         _arg("logs", nargs="+", help="log files or directories"),
-        _arg("--out", required=True, help="output directory for report.md and the CSV tables"),
-        _arg("--rewards", help="also write per-tuple reward records (JSONL) to this file"),
+        _arg("--out", type=output_path, required=True, help="output directory for report.md and the CSV tables"),
+        _arg("--rewards", type=output_path, help="also write per-tuple reward records (JSONL) to this file"),
         _arg("--confirmatory", action="store_true", help="test the pre-registered predictions on the test split"),
         _arg("--predictions", help="predictions YAML (default: catalog/css/predictions.yaml; needs its lock)"),
         _arg("--baseline", nargs="+", help="reference logs for --gate"),
         _arg("--gate", action="store_true", help="exit 1 when a family's CSS drops against --baseline"),
-        _arg("--margin", type=_margin, default=0.05, help="gate: largest tolerated CSS drop (default 0.05)"),
+        # CSS lies in [0, 1]: a margin above 1 (or nan, inf) would pass every candidate.
+        _arg("--margin", type=real_number(0.0, 1.0), default=0.05, help="gate: largest tolerated CSS drop (0-1, default 0.05)"),
         _arg("--label", action="append", metavar="NAME=LOG_OR_DIR",
              help="run label for the logs under LOG_OR_DIR (repeatable): labelled runs of one model are kept "
                   "apart instead of the latest replacing the earlier; default: each log's tags"),
@@ -822,12 +828,14 @@ def build_parser() -> argparse.ArgumentParser:
     annotate = _group(sub, "annotate", "human validation of the judge")
     _command(
         annotate, "export", "blinded, family-stratified annotation sheet (CSV + HTML form) and its key", _cmd_annotate_export,
-        _arg("logs", nargs="+"), _arg("--out", required=True),
-        _arg("--n", type=_positive_int, default=100, help="rows in the sheet (at least 1)"), _arg("--seed", type=int, default=0),
+        _arg("logs", nargs="+"), _arg("--out", type=output_path, required=True),
+        _arg("--n", type=whole_number(1, MAX_COUNT), default=100, help="rows in the sheet (at least 1)"),
+        _arg("--seed", type=seed, default=0),
     )
     _command(
         annotate, "import", "agreement between raters and with the LLM judge", _cmd_annotate_import,
-        _arg("raters", nargs="+", help="filled sheets, one per rater"), _arg("--key", required=True), _arg("--out", required=True),
+        _arg("raters", nargs="+", help="filled sheets, one per rater"), _arg("--key", required=True),
+        _arg("--out", type=output_path, required=True),
     )
 
     controller = sub.add_parser(
@@ -839,18 +847,18 @@ def build_parser() -> argparse.ArgumentParser:
     exports = _group(sub, "export", "plug into other harnesses and loaders")
     _command(
         exports, "register", "inspect_evals Register eval.yaml per suite, versioned N-X", _cmd_export_register,
-        _arg("--out", help="register directory (default: the checkout's register/)"),
+        _arg("--out", type=output_path, help="register directory (default: the checkout's register/)"),
         _arg("--suite", action="append", help="only this suite (repeatable)"),
         _arg("--interface-change", action="store_true", help="bump X: the interface changed, scores did not"),
         _arg("--commit", help="pin this commit as the entries' source (default: the one pinned before, else HEAD)"),
     )
     _command(
         exports, "dataset", "a suite's records and samples as JSONL with a dataset card", _cmd_export_dataset,
-        _arg("--suite", required=True), _arg("--out", required=True),
+        _arg("--suite", required=True), _arg("--out", type=output_path, required=True),
     )
     _command(
         exports, "lm-eval", "lm-evaluation-harness task YAML and data (MedPIC, workflow)", _cmd_export_lm_eval,
-        _arg("--out", required=True), _arg("--suite", action="append", help="only this suite (repeatable)"),
+        _arg("--out", type=output_path, required=True), _arg("--suite", action="append", help="only this suite (repeatable)"),
     )
 
     schema = _group(sub, "schema", "print a JSON Schema")
@@ -858,8 +866,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum, frame) -> NoReturn:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     args = build_parser().parse_args(argv)
+    # SIGTERM ends a command as Ctrl-C does: raised where it runs, so worker pools are ended and files left whole.
+    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except (CatalogError, MutationError, ValueError) as ex:
@@ -873,9 +903,12 @@ def main(argv: list[str] | None = None) -> int:
         where = getattr(ex, "filename", None) or "input"
         print(f"error: {where}: {ex.strerror or ex}" + (f" (errno {ex.errno})" if ex.errno else ""), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        # Ctrl-C (a long report): one line and the shell's status for SIGINT, no traceback. Outputs are
-        # written atomically, so nothing half-written is left behind.
+    except KeyboardInterrupt as ex:
+        # Ctrl-C or SIGTERM (a long report): one line and the shell's status for the signal, no traceback.
+        # Outputs are written atomically, so nothing half-written is left behind.
+        if isinstance(ex, Terminated):
+            print(f"clinical-cf {args.command}: terminated", file=sys.stderr)
+            return 143
         print(f"clinical-cf {args.command}: interrupted", file=sys.stderr)
         return 130
 

@@ -44,7 +44,7 @@ import rich
 from inspect_ai.model import GenerateConfig
 from rich.markup import escape
 
-from clinical_cf.core.errors import CatalogError, PrerequisiteError
+from clinical_cf.core.errors import CatalogError, PrerequisiteError, shown
 from clinical_cf.core.loading import check_regular_file, comma_list, resolve_user_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,7 +71,9 @@ class TaskInputError(PrerequisiteError, ValueError):
 
 
 def argument_error(name: str, value: Any, expected: str) -> TaskInputError:
-    return TaskInputError(f"task argument '{name}': got {value!r}; expected {expected}")
+    # A refused text is never echoed whole (a key pasted into -T ...): short values as given, long ones by their start.
+    got = shown(value) if isinstance(value, str) else repr(value) if len(repr(value)) <= 40 else shown(repr(value))
+    return TaskInputError(f"task argument '{name}': got {got}; expected {expected}")
 
 
 def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
@@ -96,7 +98,7 @@ def selection(name: str, value: Any, allowed: Iterable[str], all_word: bool = Tr
     if unknown:
         extra = " or 'all'" if all_word else ""
         raise TaskInputError(
-            f"task argument '{name}': unknown value(s) {', '.join(map(repr, unknown))}; "
+            f"task argument '{name}': unknown value(s) {', '.join(map(shown, unknown))}; "
             f"allowed: {', '.join(options)}{extra}"
         )
     return wanted

@@ -617,3 +617,121 @@ def test_a_selection_with_no_samples_names_the_input_and_the_argument(task, args
         create_task(task, cases=str(HANDWRITTEN_CASES), **args)
     message = str(info.value)
     assert "dataset is empty" not in message and HANDWRITTEN_CASES.name in message and named in message, message
+
+
+# ---------------------------------------------------------------- dates a calendar holds but a board cannot (issue 38)
+
+@pytest.mark.parametrize("board_date", ["0001-01-01", "9999-12-31", "1000-06-15", "2999-01-01"])
+@pytest.mark.parametrize("command", [
+    ["cases", "validate", "{path}"],
+    ["validate", "{path}"],
+    ["catalog", "summary", "--cases", "{path}"],
+    ["counterfactuals", "build", "--cases", "{path}", "--editor", "regex", "--out", "{out}"],
+], ids=["cases-validate", "validate", "summary", "build"])
+def test_a_board_date_outside_the_readable_years_is_one_clear_message(board_date, command, tmp_path, capsys):
+    path = jsonl(CASES_SRC, set_("board_date", board_date))(tmp_path)
+    argv = [a.replace("{path}", str(path)).replace("{out}", str(tmp_path / "out")) for a in command]
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and "board_date" in err and path.name in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_board_date_outside_the_readable_years_is_refused_at_task_build(tmp_path):
+    path = jsonl(CASES_SRC, set_("board_date", "0001-01-01"))(tmp_path)
+    with pytest.raises(CatalogError) as info:
+        create_task("css_family_d", cases=str(path))
+    assert info.value.field == "board_date", info.value
+
+
+# ---------------------------------------------------------------- an editor whose endpoint refuses (issue 38)
+
+@pytest.fixture
+def refusing_endpoint(monkeypatch):
+    """An OpenAI-compatible base URL on a local port nothing listens on: every connection is refused."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    return port
+
+
+@pytest.mark.timeout(120)
+def test_an_editor_whose_endpoint_refuses_is_one_message_and_writes_nothing(refusing_endpoint, tmp_path, capsys):
+    out = tmp_path / "set"
+    code = main(["counterfactuals", "build", "--cases", str(CASES_SRC), "--editor", "openai/gpt-4o-mini", "--out", str(out),
+                 "--max-retries", "0", "--timeout", "5", "--limit", "2", "--retries", "0"])
+    captured = capsys.readouterr()
+    err = captured.err
+    assert code == 2, err
+    assert "Traceback" not in err + captured.out, err
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) <= 2, err
+    assert "--editor" in err and "openai/gpt-4o-mini" in err and "connect" in err.lower(), err
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.fixture
+def unauthorised_endpoint(monkeypatch):
+    """A local OpenAI-compatible endpoint that answers every call 401 (a revoked or mistyped key)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-revoked-key-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    yield
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("roles", [["--editor", "openai/gpt-4o-mini"], ["--editor", "openai/gpt-4o-mini", "--checker", "openai/gpt-4o"]],
+                         ids=["editor", "editor-and-checker"])
+def test_an_editor_endpoint_that_refuses_the_key_is_one_message(unauthorised_endpoint, roles, tmp_path, capsys):
+    out = tmp_path / "set"
+    code = main(["counterfactuals", "build", "--cases", str(CASES_SRC), *roles, "--out", str(out),
+                 "--max-retries", "0", "--timeout", "5", "--limit", "1", "--retries", "0"])
+    captured = capsys.readouterr()
+    assert code == 2 and "Traceback" not in captured.err + captured.out, captured.err
+    assert len([line for line in captured.err.splitlines() if line.strip()]) <= 2, captured.err
+    assert "--editor openai/gpt-4o-mini" in captured.err and "sk-test-revoked-key-0123456789" not in captured.err, captured.err
+    assert not out.exists() or not any(out.iterdir())
+
+
+SECRET = "sk-proj-Zq8vN3xR7tLw2Y9bK4mP6sD1fH5jG0cA"
+
+
+@pytest.mark.parametrize("task,args", [
+    ("css_family_d", {"mutation_mode": SECRET}),
+    ("css_family_d", {"scale": SECRET}),
+    ("css_family_d", {"families": [SECRET, "D"]}),
+    ("workflow", {"cost_ratio": SECRET}),
+    ("medpic", {"kinds": SECRET}),
+    ("css_agent", {"tuples": SECRET}),
+], ids=["choice", "number", "list", "cost-ratio", "selection", "count"])
+def test_a_task_argument_that_fails_validation_is_not_echoed_whole(task, args):
+    with pytest.raises(TaskInputError) as info:
+        create_task(task, **args)
+    message = str(info.value)
+    argument = next(iter(args))
+    assert f"'{argument}'" in message and SECRET not in message and SECRET[:16] not in message, message

@@ -120,3 +120,55 @@ def test_help_still_prints_the_usage(capsys):
     with pytest.raises(SystemExit) as info:
         main(["catalog", "summary", "--help"])
     assert info.value.code == 0 and "usage:" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- every numeric option has its range (issue 38)
+
+BUILD = ["counterfactuals", "build", "--cases", "c.jsonl", "--editor", "regex", "--out", "o"]
+RANGE_PROBES = [
+    ([*BUILD, "--limit", "-1"], "--limit"),
+    ([*BUILD, "--limit", "0"], "--limit"),
+    ([*BUILD, "--retries", "-1"], "--retries"),
+    ([*BUILD, "--retries", "1000000"], "--retries"),
+    ([*BUILD, "--max-retries", "-1"], "--max-retries"),
+    ([*BUILD, "--timeout", "0"], "--timeout"),
+    ([*BUILD, "--timeout", "-5"], "--timeout"),
+    ([*BUILD, "--max-tokens", "0"], "--max-tokens"),
+    ([*BUILD, "--max-tokens", "10000000000"], "--max-tokens"),
+    ([*BUILD, "--limit", "1.5"], "--limit"),
+    (["report", "logs", "--out", "o", "--gate", "--baseline", "b", "--margin", "5"], "--margin"),
+    (["report", "logs", "--out", "o", "--gate", "--baseline", "b", "--margin", "1.01"], "--margin"),
+    (["annotate", "export", "logs", "--out", "o", "--n", "1e9"], "--n"),
+    (["annotate", "export", "logs", "--out", "o", "--n", "10000000000"], "--n"),
+    (["annotate", "export", "logs", "--out", "o", "--seed", "-1"], "--seed"),
+    (["catalog", "review-packet", "--per-intervention", "1", "--seed", "-3", "--out", "o"], "--seed"),
+    (["catalog", "review-packet", "--per-intervention", "-1", "--seed", "3", "--out", "o"], "--per-intervention"),
+    (["workflow-controller", "logs", "--resamples", "0"], "--resamples"),
+    (["workflow-controller", "logs", "--resamples", "-10"], "--resamples"),
+    (["workflow-controller", "logs", "--cost-ratio", "nan"], "--cost-ratio"),
+    (["workflow-controller", "logs", "--cost-ratio", "inf"], "--cost-ratio"),
+    (["workflow-controller", "logs", "--cost-ratio", "-5"], "--cost-ratio"),
+    (["workflow-controller", "logs", "--cost-ratio", "0"], "--cost-ratio"),
+    (["workflow-controller", "logs", "--cost-ratio", "1e400"], "--cost-ratio"),
+]
+
+
+@pytest.mark.parametrize("argv, named", RANGE_PROBES, ids=[f"{n}={a[-1]}-{i}" for i, (a, n) in enumerate(RANGE_PROBES)])
+def test_a_number_out_of_its_range_is_refused_in_one_line(argv, named, capsys, tmp_path, monkeypatch):
+    """Refused while the command line is read: nothing runs, nothing is written (the relative paths land in tmp_path if
+    a range were missing, never in the checkout)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and "usage:" not in err, err
+    assert named in err, err
+
+
+def test_the_workflow_controller_names_its_own_range_on_the_range_error(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["workflow-controller", "logs", "--cost-ratio", "0.5"])
+    err = capsys.readouterr().err
+    assert "--cost-ratio" in err and "1" in err and "1000" in err, err

@@ -541,11 +541,19 @@ def apply_decisions(path: str | Path, decisions_path: str | Path) -> tuple[list[
     """Write a review's decisions into a frozen set and re-lock it (the lock then covers them).
 
     Every decision must name an entry of the set; a problem anywhere is reported for the
-    whole file at once, and nothing is written.
+    whole file at once, and nothing is written. The whole read-modify-write holds the set
+    (`core.locking.exclusive`): a second review of it waits, then stops naming the first, so
+    no review that reports its decisions has them overwritten by another.
     """
+    from clinical_cf.core.locking import exclusive
+
+    with exclusive(path, "counterfactuals review"):
+        return _apply_decisions(Path(path), decisions_path)
+
+
+def _apply_decisions(path: Path, decisions_path: str | Path) -> tuple[list[FrozenCounterfactual], dict[str, int]]:
     from clinical_cf.core.locking import check_lock
 
-    path = Path(path)
     # A set that does not match its lock (edited after the build, or its lock deleted) is refused before any
     # decision is recorded: re-locking it here would approve text nobody froze.
     check_lock(path)

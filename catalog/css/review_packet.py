@@ -11,9 +11,7 @@ case's consensus labels and the route that made the counterfactual (`expectation
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from clinical_cf.catalog.css.counterfactuals import BuildResult, freeze_tuple, w
 from clinical_cf.catalog.css.expand import CSSTuple, MutationMode, expand_tuples
 from clinical_cf.catalog.css.interventions import Catalog
 from clinical_cf.catalog.css.schema import Case
+from clinical_cf.core.atomic import write_text_atomic
 
 MAX_PER_INTERVENTION = 500
 
@@ -43,14 +42,7 @@ def sample_tuples(tuples: Iterable[CSSTuple], per_intervention: int, seed: int) 
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)  # whole or not at all, with the umask's mode
 
 
 def _expectations(chosen: list[CSSTuple]) -> str:

@@ -343,7 +343,10 @@ class Case(_Strict):
         description="Canonical marker name -> status, or the percent as reported for percent-valued markers "
         "(Ki-67, PD-L1, ER, PR: '45%', '<1%')."
     )
-    board_date: date = Field(description="Date of the tumor board; dated insertions are placed relative to it.")
+    # The years the chart-date reader reads (catalog/css/dates.py: 19xx and 20xx): a board dated outside them would place
+    # its dated insertions on dates no reader finds (or, near 0001 or 9999, outside the calendar).
+    board_date: date = Field(ge=date(1900, 1, 1), le=date(2099, 12, 31),
+                             description="Date of the tumor board; dated insertions are placed relative to it.")
     sections: dict[SectionName, str]
     consensus: list[ConsensusTreatment] = Field(min_length=1)
     record: PatientRecord | None = None

@@ -9,14 +9,41 @@ within one file system). On failure the temporary file is removed and the old fi
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 
+def current_umask() -> int:
+    """The process's umask (Linux: read from /proc, which changes nothing; elsewhere set and put straight back)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode(path: str | Path) -> int:
+    """The mode a rewrite of `path` should have: the file's own when it exists, else what `open()` would give."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
 def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
     path = Path(path)
+    mode = file_mode(path)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates 0600 (private while being written); the finished file gets the mode any other file
+        # the user writes there would have, or the mode the replaced file had.
+        os.chmod(tmp, mode)
         with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
             stream.write(text)
             stream.flush()

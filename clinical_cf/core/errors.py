@@ -67,3 +67,22 @@ def validation_errors(
         problems.append(f"{loc}: {msg}{shown}")
     message = "; ".join(problems)
     return CatalogError(file, message, entry=entry, field=first_field, line=line)
+
+
+def shown(value: object, keep: int = 3, whole_up_to: int = 12) -> str:
+    """A value named in an error message without echoing it whole.
+
+    A value that failed validation may be a secret pasted into the wrong place (an API key in
+    `CLINICAL_CF_WORKERS`, a token in `--seed`): a short value (a typo such as `-1`, `abc`, `1e9`) is shown as
+    it is (API keys and tokens are longer), a longer one only by its first characters and its length, which is
+    enough to recognise it.
+    """
+    text = str(value)
+    if len(text) <= whole_up_to:
+        return repr(text)
+    return f"{text[:keep]!r}… ({len(text)} characters)"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is (as Ctrl-C raises KeyboardInterrupt), so every `finally`, worker pool
+    and temporary file is cleaned up as for an interrupt and the command ends with one line and status 143."""

@@ -14,9 +14,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from clinical_cf.core.atomic import write_text_atomic
 from clinical_cf.core.errors import CatalogError
@@ -112,3 +119,59 @@ def write_lock(catalog_path: str | Path) -> Path:
     }
     write_text_atomic(lock_path, json.dumps(payload, indent=2) + "\n")  # whole or not at all
     return lock_path
+
+
+# ---------------------------------------------------------------- one writer at a time
+
+WAIT_SECONDS = 30.0
+"""How long a command waits for another that holds the same file (a review of the same set) before it stops."""
+
+
+class BusyError(CatalogError):
+    """Another command holds the file for its read-modify-write."""
+
+
+def busy_paths(path: str | Path) -> tuple[Path, Path]:
+    """The lock file `filelock` holds while a command works on `path`, and the note naming that command."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.busy"), path.with_name(f".{path.name}.busy.json")
+
+
+def _holder(note: Path) -> str:
+    try:
+        held = json.loads(note.read_text(encoding="utf-8"))
+        return f"{held['purpose']} (process {held['pid']} on {held['host']}, since {held['since']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another command"
+
+
+@contextmanager
+def exclusive(path: str | Path, purpose: str, wait: float | None = None) -> Iterator[None]:
+    """Hold `path` for one read-modify-write (read it, change it, write it and its lock back).
+
+    Another `exclusive` on the same file, in this process or any other, waits up to `wait` seconds (default
+    `WAIT_SECONDS`), then raises `BusyError` naming the holder: its purpose, process id, host and start time,
+    and that nothing was changed. The lock is `filelock`'s (an OS lock, released when the holder ends, even
+    killed); a note next to it names the holder for the message.
+    """
+    path = Path(path)
+    lock_file, note = busy_paths(path)
+    lock = FileLock(str(lock_file))
+    wait = WAIT_SECONDS if wait is None else wait
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print(f"{path}: waiting up to {wait:g} s for {_holder(note)} to finish", file=sys.stderr)
+        try:
+            lock.acquire(timeout=wait)
+        except Timeout:
+            raise BusyError(
+                path, f"is being changed by {_holder(note)}; nothing was changed: run this again once it has finished"
+            ) from None
+    try:
+        since = datetime.now(UTC).replace(microsecond=0).isoformat()
+        write_text_atomic(note, json.dumps({"purpose": purpose, "pid": os.getpid(), "host": socket.gethostname(), "since": since}))
+        yield
+    finally:
+        note.unlink(missing_ok=True)
+        lock.release()

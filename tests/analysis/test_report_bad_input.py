@@ -64,7 +64,7 @@ def test_a_malformed_label_is_refused(tmp_path, capsys):
 def test_annotate_export_needs_at_least_one_row(tmp_path, capsys, n):
     with pytest.raises(SystemExit) as exit_:
         main(["annotate", "export", str(tmp_path), "--out", str(tmp_path / "o"), "--n", n])
-    assert exit_.value.code == 2 and "--n: must be at least 1" in capsys.readouterr().err
+    assert exit_.value.code == 2 and "--n: must be a whole number from 1" in capsys.readouterr().err
 
 
 def test_annotation_sheets_without_their_columns_or_with_one_rater_name_twice(tmp_path, capsys):

@@ -1,6 +1,9 @@
 """Statistics against hand-computed values."""
 
+import math
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from clinical_cf.analysis.stats import cluster_bootstrap_ci, mcnemar_exact, rank_correlation, ranks, verdict_kappa
@@ -10,12 +13,12 @@ def test_rank_correlation_reproduces_the_css_paper():
     # Table 2 of the CSS paper as ranks: CMS order 1..6, CSS ranks 4,3,5,6,2,1.
     rc = rank_correlation([1, 2, 3, 4, 5, 6], [4, 3, 5, 6, 2, 1])
     assert rc.rho == pytest.approx(1 - 6 * 52 / (6 * 35))  # -0.486
-    assert rc.p_exact == pytest.approx(0.3556, abs=1e-4)  # the paper's p = 0.36
+    assert rc.exact and rc.p_permutation == pytest.approx(0.3556, abs=1e-4)  # the paper's p = 0.36
     assert rc.tau == pytest.approx(-1 / 3)
 
 
 def test_exact_p_of_a_perfect_ranking():
-    assert rank_correlation([1, 2, 3, 4], [10, 20, 30, 40]).p_exact == pytest.approx(2 / 24)
+    assert rank_correlation([1, 2, 3, 4], [10, 20, 30, 40]).p_permutation == pytest.approx(2 / 24)
 
 
 def test_kappa_unweighted_and_linear():
@@ -147,3 +150,80 @@ def test_confirmatory_reproduces_the_pinned_seeded_results():
         row = table.loc[key]
         assert (row["ci_low"], row["ci_high"], row["p"]) == pytest.approx((low, high, p), abs=1e-9)
         assert row["tuples"] == tuples and row["verdict"] == "not supported"
+
+
+# ---------------------------------------------------------------- the epoch mode as Inspect takes it (issue 38)
+
+def _inspect_mode(values: list[float]) -> float:
+    from inspect_ai.scorer import Score, mode_score
+
+    return float(mode_score()([Score(value=v) for v in values]).value)
+
+
+@pytest.mark.parametrize("values", [
+    [1.0, 0.5, 0.0], [0.0, 0.5, 1.0], [0.5, 1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.5, 0.5, 1.0, 1.0],
+    [1.0, 1.0, 0.0, 0.0, 0.5, 0.5], [0.0, 1.0, 1.0, 0.0], [0.5], [1.0, 0.5, 0.5, 0.0, 0.0],
+], ids=lambda v: ",".join(map(str, v)))
+def test_mode_breaks_ties_as_inspects_mode_reducer_does(values):
+    from clinical_cf.analysis.report import reduce_epochs
+
+    assert reduce_epochs(pd.Series(values), "mode") == _inspect_mode(values)
+
+
+def test_mode_matches_inspect_on_random_epoch_sequences():
+    from clinical_cf.analysis.report import reduce_epochs
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        values = list(rng.choice([0.0, 0.5, 1.0], size=int(rng.integers(1, 7))))
+        assert reduce_epochs(pd.Series(values), "mode") == _inspect_mode(values), values
+
+
+def test_mode_skips_unscored_epochs_as_inspect_does():
+    from clinical_cf.analysis.report import reduce_epochs
+
+    values = [float("nan"), 0.0, 1.0]
+    assert reduce_epochs(pd.Series(values), "mode") == _inspect_mode(values) == 0.0
+
+
+def test_report_reduces_epochs_in_epoch_order_whatever_the_row_order():
+    """Rows arrive in the log's order (completion order under concurrency); the mode is taken in epoch order."""
+    from clinical_cf.analysis.report import _reduced
+
+    verdicts = pd.DataFrame({"tuple": ["t"] * 3, "epoch": [3, 1, 2], "css": [0.0, 1.0, 0.5], "reducer": ["mode"] * 3})
+    grouped = verdicts.groupby(["tuple"], sort=False)
+    rows = grouped.agg(reducer=("reducer", "first")).reset_index()
+    assert list(_reduced(verdicts, grouped, rows)) == [_inspect_mode([1.0, 0.5, 0.0])] == [1.0]
+
+
+# ---------------------------------------------------------------- a sampled p-value says it was sampled (issue 38)
+
+@pytest.mark.parametrize("n", [3, 6, 9])
+def test_an_exact_p_value_says_exact_and_how_many_pairings(n):
+    rng = np.random.default_rng(n)
+    rc = rank_correlation(rng.permutation(n), rng.permutation(n))
+    assert rc.exact and rc.pairings == math.factorial(n)
+    assert "exact" in rc.p_text and f"{math.factorial(n):,}" in rc.p_text and "sampled" not in rc.p_text
+
+
+@pytest.mark.parametrize("n", [10, 12, 20])
+def test_a_sampled_p_value_says_sampled_never_exact(n):
+    rng = np.random.default_rng(n)
+    rc = rank_correlation(rng.permutation(n), rng.permutation(n))
+    assert not rc.exact and rc.pairings < math.factorial(n)
+    assert "exact" not in rc.p_text and "sampled" in rc.p_text and f"{rc.pairings:,}" in rc.p_text, rc.p_text
+    assert f"{n}!" not in rc.p_text.replace(f"of {n}!", ""), rc.p_text
+
+
+def test_the_report_note_labels_a_sampled_p_as_sampled():
+    from clinical_cf.analysis.report import table_cms_css
+
+    n = 12
+    rng = np.random.default_rng(1)
+    rows = pd.DataFrame([
+        {"setting": "single_shot", "model": f"m{i}", "judge": "j", "run": "", "case_id": f"c{k}", "family": "D",
+         "intervention_id": "i", "css": float(rng.integers(0, 3)) / 2, "cms": float(rng.random()), "rejudged": False}
+        for i in range(n) for k in range(3)
+    ])
+    _, note = table_cms_css(rows)
+    assert "exact" not in note and "sampled" in note, note

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import load_counterfactuals
 from clinical_cf.catalog.css.interventions import load_catalog
@@ -33,8 +35,9 @@ def test_the_packet_samples_per_intervention_by_seed_and_reuses_the_review_page(
 def test_the_cli_writes_the_packet_and_refuses_a_bad_count(tmp_path, capsys):
     assert main(["catalog", "review-packet", "--per-intervention", "1", "--seed", "3", "--out", str(tmp_path), "--families", "D"]) == 0
     assert "review.html" in capsys.readouterr().out
-    assert main(["catalog", "review-packet", "--per-intervention", "0", "--seed", "3", "--out", str(tmp_path / "x")]) == 2
-    assert "--per-intervention" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # refused while the command line is read, as every option out of its range
+        main(["catalog", "review-packet", "--per-intervention", "0", "--seed", "3", "--out", str(tmp_path / "x")])
+    assert refused.value.code == 2 and "--per-intervention" in capsys.readouterr().err
 
 
 def test_catalog_summary_shows_drops_per_invariant(capsys):
