@@ -227,7 +227,7 @@ def registration_banners(logs: pd.DataFrame, samples: pd.DataFrame) -> list[str]
 # pandas (0.8 s to import) is loaded only by whoever reports or audits, not by every task and validator: these
 # two import on call for that reason, not for a cycle.
 def parse_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """Share of replies read each way (json, repaired, field, markdown, prose, invalid, unreadable) per model and suite."""
+    """Parse quality: samples scored, errored or stopped by a limit, and replies read each way, per model, judge, run and suite."""
     from clinical_cf.analysis.parse_quality import parse_table
 
     return parse_table(samples)
