@@ -89,7 +89,8 @@ def _joined(counts: Counter) -> str:
 
 
 def _absent(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value)
+    """No value: None, NaN, pandas' NA, or the empty string `samples_df` writes for a sample without an error."""
+    return value is None or value is pd.NA or value == "" or (isinstance(value, float) and value != value)
 
 
 def parse_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -295,7 +295,7 @@ def test_coverage_counts_the_replaced_rerun_and_the_header_counts_every_log(swee
 
 def test_parse_quality_is_keyed_by_model_judge_and_run_without_replaced_runs(sweep, truth, rendered):
     expected = [{"model": M + b, "judge": M + j, "run": "", "replies": 16, "json": 1.0, "invalid": 0.0} for b, j in ENTRIES]
-    check_table(sweep, rendered, "css_parse_table.csv", "Share of replies read each way", expected, ["model", "judge", "run"])
+    check_table(sweep, rendered, "css_parse_table.csv", "Parse quality", expected, ["model", "judge", "run"])
 
 
 def test_usage_per_suite_model_role_and_the_model_behind_each_role(sweep, truth, rendered):
@@ -339,7 +339,7 @@ def test_medpic_counts_guideline_following_questions(sweep, rendered):
 def test_medpic_parse_quality_per_model(sweep, rendered):
     n = oracle.GF_N + 2 * oracle.PAIRS
     expected = [{"model": M + b, "judge": "", "run": "", "replies": n, "json": 1.0} for b in oracle.MEDPIC_MODELS]
-    check_table(sweep, rendered, "medpic_parse_table.csv", "Share of replies read each way", expected, ["model", "run"], which=1)
+    check_table(sweep, rendered, "medpic_parse_table.csv", "Parse quality", expected, ["model", "run"], which=1)
 
 
 # ------------------------------------------------------------------ per-sample table
