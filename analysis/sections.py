@@ -445,22 +445,24 @@ def css_summary(setting: str, t2: pd.DataFrame, t3: pd.DataFrame, controls: pd.D
     for row in t2.to_dict("records"):
         entry = {k: row.get(k, "") for k in keys}
 
-        def pick(table: pd.DataFrame, col: str, **extra):
-            hit = table
-            for k, v in {**entry, **extra}.items():
-                if k in hit.columns:
-                    hit = hit[hit[k] == v]
-            return hit[col].iloc[0] if len(hit) and col in hit.columns else None
-
         mine = primary
         for k, v in entry.items():
             mine = mine[mine[k] == v]
         scored = int((mine["outcome"] == "scored").sum()) if "outcome" in mine.columns else int(mine["css"].notna().sum())
         out.append({"setting": setting, **entry, "css": row.get("css"), "css_rank": row.get("css_rank"), "cms": row.get("cms"),
-                    "cms_rank": row.get("cms_rank"), "family_D": pick(t3, "css", family="D") if not t3.empty else None,
-                    "controls_held": pick(controls, "equivalent") if not controls.empty else None,
+                    "cms_rank": row.get("cms_rank"), "family_D": _pick(t3, entry, "css", family="D"),
+                    "controls_held": _pick(controls, entry, "equivalent"),
                     "samples": len(mine), "share_scored": scored / len(mine) if len(mine) else None})
     return out
+
+
+def _pick(table: pd.DataFrame, entry: dict[str, Any], col: str, **extra: Any) -> Any:
+    """The `col` cell of the row of `table` matching the entry (and extra keys), or None."""
+    hit = table
+    for k, v in {**entry, **extra}.items():
+        if k in hit.columns:
+            hit = hit[hit[k] == v]
+    return hit[col].iloc[0] if len(hit) and col in hit.columns else None
 
 
 def agent_trace_table(samples: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:

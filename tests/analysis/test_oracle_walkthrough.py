@@ -6,7 +6,6 @@ every cell it found wrong, not only the first.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
