@@ -204,7 +204,7 @@ def usage_blocks(rows: LogRows, out: Path) -> list[Block]:
                 continue
             cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
             ran = key[1] if role == "model" else \
-                ", ".join(sorted({role_models.get((log, role), "") for log in group["log"].unique()} - {""}))
+                ", ".join(sorted({_role_model(role_models, log, role) for log in group["log"].unique()} - {""}))
             records.append({**dict(zip(USAGE_KEYS, key, strict=True)), "role": role, "role_model": ran,
                             "samples": int(tokens.notna().sum()), "tokens": int(tokens.sum()),
                             # No cost is 'not reported by the provider', never zero: the cell stays blank.
@@ -228,6 +228,15 @@ def _role_models(logs: pd.DataFrame) -> dict[tuple[str, str], str]:
             if sep:
                 out[(str(log), role)] = model
     return out
+
+
+def _role_model(role_models: dict[tuple[str, str], str], log: str, role: str) -> str:
+    """The model that ran `role` in `log`; an unbound reader role is read by the judge's model
+    (`clinical_cf.replies.resolve_reader`), billed under `reader`."""
+    found = role_models.get((log, role), "")
+    if not found and role == "reader":
+        found = role_models.get((log, "judge"), "")
+    return found
 
 
 def column_or_none(frame: pd.DataFrame, name: str) -> pd.Series:

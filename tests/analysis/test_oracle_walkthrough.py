@@ -6,6 +6,7 @@ every cell it found wrong, not only the first.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -320,3 +321,42 @@ def test_the_report_opens_with_the_summary_then_the_housekeeping(walk):
     ledger.check()
     html = (walk["out"] / "report.html").read_text(encoding="utf-8")
     assert html.index(">Summary<") < html.index(">Logs read<")
+
+
+# ------------------------------------------------------------------ 3. reader calls billed to the reader role
+
+
+def test_reader_calls_are_billed_to_the_reader_role_not_the_judge(tmp_path):
+    """With no reader role bound the judge's model reads the prose replies; usage.csv bills those calls to `reader`."""
+    from inspect_ai import eval
+    from inspect_ai.model import get_model
+
+    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+
+    readings = []
+
+    def judge(messages, tools, tool_choice, config):
+        prompt = messages[-1].text
+        blocks = oracle.data_blocks(prompt)
+        if "BASELINE" not in blocks:  # a reader request: nothing can be read from prose
+            readings.append(prompt)
+            return oracle.reply("mockllm/strict", json.dumps({"unreadable": True}), (7, 1))
+        return oracle.reply("mockllm/strict", json.dumps({"score": 1.0, "rationale": "r"}), (30, 3))
+
+    cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
+    model = oracle.WalkModel("always", oracle.css_baselines(), styles=("json", "prose"))
+    log = eval(css_family_d(cases=cases, unreviewed="allow"), model=get_model("mockllm/alternating", custom_outputs=model),
+               model_roles={"judge": get_model("mockllm/strict", custom_outputs=judge)}, display="none",
+               log_dir=str(tmp_path / "logs"), max_samples=1)[0]
+    assert log.status == "success" and readings
+    raw = {role: sum(s.role_usage[role].total_tokens for s in log.samples if role in (s.role_usage or {}))
+           for role in ("judge", "reader")}
+    assert raw["reader"] == 8 * len(readings)  # Inspect's own record: every reading under `reader`
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    usage = pd.read_csv(out / "usage.csv", keep_default_na=False, na_values=[""])
+    ledger = Ledger()
+    ledger.eq("usage reader tokens", one(usage, role="reader")["tokens"], raw["reader"])
+    ledger.eq("usage reader role_model", one(usage, role="reader")["role_model"], M + "strict")
+    ledger.eq("usage judge tokens", one(usage, role="judge")["tokens"], raw["judge"])
+    ledger.check()
