@@ -143,19 +143,21 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
 
 def summary_blocks(summary: list[dict[str, Any]], figures: list[Block], out: Path) -> list[Block]:
     """The opening screen: per suite and setting, each model x judge x run's headline numbers, then Figures 1-2."""
-    table = pd.DataFrame(summary, columns=SUMMARY_COLUMNS)
-    table = table.dropna(axis=1, how="all") if not table.empty else table
-    for col in ("suite", "setting", "model", "judge", "run", "share_scored", "samples"):
-        if col not in table.columns:
-            table[col] = None
-    table = _write(table[[c for c in SUMMARY_COLUMNS if c in table.columns]], out, "summary")
+    table = _write(pd.DataFrame(summary, columns=SUMMARY_COLUMNS), out, "summary")
+    shown: list[Block] = []
+    for suite, part in table.groupby("suite", sort=False):
+        # Per suite only the columns it fills (CSS has no headline, the others no CSS columns).
+        keep = [c for c in SUMMARY_COLUMNS if c in ("model", "judge", "run", "samples", "share_scored")
+                or (c != "suite" and part[c].map(lambda v: v is not None and v == v and v != "").any())]
+        shown += [("h3", f"{suite}"), ("table", part[keep].reset_index(drop=True))]
     return [("h2", "Summary"),
             ("p", "One row per suite, setting, model, judge and run. CSS and CMS with their ranks within the judge (1 = best), "
                   "family_D = CSS on family D, controls_held = whether the negative controls passed the equivalence test, "
                   "share_scored = scored sample epochs over all sample epochs of the entry (the rest errored, hit a "
                   "limit or were unreadable: see the parse-quality tables); headline = the suite's main numbers. "
-                  "Housekeeping (logs read and their status, skipped logs, replaced runs, tokens and cost) is at the end."),
-            ("table", table), *figures]
+                  "Housekeeping (logs read and their status, skipped logs, replaced runs, tokens and cost) is at the end. "
+                  "All suites in summary.csv."),
+            *shown, *figures]
 
 
 def logs_blocks(rows: LogRows, skipped: list[tuple[str, str]], out: Path) -> list[Block]:
@@ -401,7 +403,7 @@ def css_section(ctx: SectionContext) -> Section:
             ),
             (
                 "h3",
-                "Paired model comparisons within each judge (difference = model_a - model_b;"
+                "Paired model comparisons within each judge (difference = model_a - model_b on the tuples both scored;"
                 " McNemar on 'correct' discordance; Holm across families)",
             ),
             ("table", paired),
@@ -441,8 +443,8 @@ def css_section(ctx: SectionContext) -> Section:
     blocks += [("p", "Per-tuple outputs of every model side by side: side_by_side.html (self-contained, filterable)."),
                ("link", ("Open the side-by-side page", "side_by_side.html")),
                ("h3", "Logs read (open one with `inspect view`)"),
-               ("list", [f"{r.log}: {r.model}, judge {r.judge}{f', run {r.run}' if r.run else ''}, {r.samples} samples"
-                         for r in ctx.logs.itertuples()])]
+               ("list", [f"{r.log}: {r.model}, judge {r.judge}{f', run {r.run}' if r.run else ''}, {r.samples} samples, "
+                         f"status {r.status}" for r in ctx.logs.itertuples()])]
     return section
 
 
