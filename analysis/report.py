@@ -192,13 +192,15 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     verdicts = kept.drop(columns=["_rank"]).sort_index().reset_index(drop=True)
     # Epochs reduced per tuple as each log's reducer says.
     group_keys = ENTRY + ["rejudged"] + TUPLE
+    verdicts["_errored"] = verdicts["outcome"] == "error"
+    verdicts["_limited"] = verdicts["outcome"] == "limit"
     grouped = verdicts.groupby(group_keys, sort=False, dropna=False)
     rows = grouped.agg(split=("split", "first"), cms=("cms", "first"), epochs=("epoch", "nunique"),
-                       errored=("outcome", lambda o: int((o == "error").sum())),
-                       limited=("outcome", lambda o: int((o == "limit").sum())),
+                       errored=("_errored", "sum"), limited=("_limited", "sum"),
                        log=("log", "last"), sample_id=("sample_id", "first"), task=("task", "first"),
                        reducer=("reducer", "first")).reset_index()
     rows["css"] = _reduced(verdicts, grouped, rows)
+    verdicts = verdicts.drop(columns=["_errored", "_limited"])
     rows["epoch"] = 1  # reduced: kept so per-tuple tables that pair on epoch still work
     coverage = _coverage(rows, dropped, missing_counts)
     if not dropped.empty:
