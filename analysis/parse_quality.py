@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from clinical_cf.analysis.runs import latest_run
 from clinical_cf.replies import PROVENANCES
 
 KEYS = ["model", "judge", "run", "suite"]
@@ -94,7 +95,7 @@ def _absent(value: Any) -> bool:
 
 
 def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Samples by outcome and replies by how they were read, per model, judge, run and suite.
+    """Parse quality: samples scored, errored or stopped by a limit, and replies read each way, per model, judge, run and suite.
 
     Keyed like every other table: two judges' logs of one model, or two labelled runs, are separate rows. A rerun of
     the same sample and epoch under the same key counts once (the sample the tables keep). `samples` counts sample
@@ -103,8 +104,6 @@ def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
     the rest (a CSS verdict records both arms), each share (json, repaired, field, reader, ..., invalid, unreadable) is
     of `replies`, with the unreadable and invalid replies' reasons and how the scores were read (`read_by`).
     """
-    from clinical_cf.analysis.sections import latest_run
-
     metadata_columns = sorted(c for c in frame.columns if c.startswith("score_") and c.endswith("_metadata"))
     if frame.empty or not metadata_columns:
         return pd.DataFrame(columns=COLUMNS)

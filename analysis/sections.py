@@ -1,8 +1,11 @@
-"""Report sections, one per suite, registered on the `Suite` table (`clinical_cf.suites`).
+"""Report sections, one per suite of the `Suite` table (`clinical_cf.suites`).
 
-A suite's entry names its section builder (`report_section`), and optionally extra per-sample
-tables (`report_tables`) and banners (`report_banners`); `build_report` reads nothing itself: it
-gets every log's rows once from `clinical_cf.analysis.logs` and hands each suite its own.
+Every suite gets a section: its own builder where one is written here (`SECTIONS`), else the one derived
+from its spec (`scores_section`: each of its scorers' scores per model, judge and run, with the share
+scored). Every section also gets the tables and banners every suite's has (`COMMON_TABLES`,
+`COMMON_BANNERS`) and the suite's own extra ones (`report_tables`, `report_banners`); `build_report`
+reads nothing itself: it gets every log's rows once from `clinical_cf.analysis.logs` and hands each
+suite its own.
 
 Adding to a suite's section is one line on its `Suite` entry:
 
@@ -26,7 +29,10 @@ from typing import Any
 
 import pandas as pd
 
-from clinical_cf.analysis.logs import LogRows, unknown_suite
+from clinical_cf.analysis.logs import LogRows, score_columns, unknown_suite
+from clinical_cf.analysis.parse_quality import parse_table
+from clinical_cf.analysis.registration import report_banners
+from clinical_cf.analysis.runs import latest_run, replaced_rows
 from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.suites import SUITES, Suite
 
@@ -101,10 +107,10 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
             skipped.append((log, why))
     for suite in SUITES.values():
         samples = rows.suite(suite.name)
-        if suite.report_section is None or samples.empty:
+        if samples.empty:
             continue
         ctx = SectionContext(suite, samples, rows.suite_logs(suite.name), out, Path(predictions) if predictions else None)
-        section: Section = suite.report_section(ctx)
+        section: Section = SECTIONS.get(suite.name, scores_section)(ctx)
         for path, why in section.skipped:
             if path in rows.named:
                 raise CatalogError(path, why)
@@ -115,10 +121,10 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
         if not section.blocks and not section.lead:
             continue
         lead += section.lead
-        for banner in suite.report_banners:
+        for banner in (*COMMON_BANNERS, *suite.report_banners):
             body += [("banner", line) for line in banner(ctx.logs, ctx.samples)]
         body += section.blocks
-        for function in suite.report_tables:
+        for function in (*COMMON_TABLES, *suite.report_tables):
             table = function(ctx.samples)
             title = (function.__doc__ or function.__name__).strip().splitlines()[0]
             body += [("h3", title), ("table", _write(table, out, f"{suite.name}_{function.__name__}"))]
@@ -126,7 +132,7 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
     for line in [f"{p}: {why}" for p, why in skipped] + warnings + [f"{p}: {why}" for p, why in rows.excluded.items()]:
         print(f"report: {line}", file=sys.stderr)  # named on the terminal too, not only inside the report
     if not body:
-        blocks.append(("p", "No usable " + ", ".join(s.name for s in SUITES.values() if s.report_section) + " logs."))
+        blocks.append(("p", "No usable " + ", ".join(SUITES) + " logs."))
     blocks += body
     blocks += logs_blocks(rows, skipped, out)
     if skipped:
@@ -479,7 +485,6 @@ def _pick(table: pd.DataFrame, entry: dict[str, Any], col: str, **extra: Any) ->
 def agent_trace_table(samples: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
     """Trace metrics per model, judge and run of the agent setting, from each kept verdict's counterfactual trace
     (`clinical_cf.scorers.metrics.trace_metrics`, the same definition as the log's `agent_trace` metric)."""
-    from clinical_cf.analysis.logs import score_columns
     from clinical_cf.scorers.metrics import trace_metrics
 
     agent = verdicts[(verdicts["setting"] == "agent") & ~verdicts["rejudged"]] if not verdicts.empty else verdicts
@@ -527,34 +532,6 @@ def missing_metadata(samples: pd.DataFrame, keys: tuple[str, ...], suite: str) -
     return lines
 
 
-def latest_run(samples: pd.DataFrame, suite: str) -> tuple[pd.DataFrame, list[str]]:
-    """One row per model, run, sample and epoch: a rerun's latest complete sample replaces the earlier ones
-    (as for CSS), so a second run of the same questions or episodes is not counted twice; the replaced
-    rows are counted per model in the returned lines."""
-    keys = [c for c in ("model", "judge", "run", "sample_id", "epoch") if c in samples.columns]
-    if samples.empty or not {"model", "run", "sample_id", "epoch"} <= set(keys):
-        return samples, []
-    kept, dropped = replaced_rows(samples, keys)
-    lines = [f"{suite} / {model}: {len(group)} samples of {', '.join(sorted(map(str, group['log'].unique())))} replaced by "
-             "another sample of the same question and epoch (complete log first, then error-free, then newest) "
-             "(label runs with --label NAME=PATH to keep both)" for model, group in dropped.groupby("model")]
-    return kept, lines
-
-
-def replaced_rows(samples: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(kept, replaced): per key one row wins: from a complete log first (a log that did not complete never
-    replaces a complete run), then a sample that neither errored nor hit a limit, then the newest log."""
-    ok = pd.Series(True, index=samples.index)
-    for col in ("error", "limit"):
-        if col in samples.columns:
-            ok &= samples[col].isna()
-    log_ok = (samples["status"].fillna("success") == "success") if "status" in samples.columns else pd.Series(True, index=samples.index)
-    order = samples.assign(_log_ok=log_ok, _complete=ok)
-    order = order.sort_values([c for c in ("_log_ok", "_complete", "created", "log") if c in order.columns], kind="stable")
-    kept = order.drop_duplicates(keys, keep="last").drop(columns=["_log_ok", "_complete"]).sort_index()
-    return kept, samples.loc[samples.index.difference(kept.index)]
-
-
 def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     """Rows whose `model` names the run too (`model · run R`) when runs are labelled, so two labelled runs of one
     model are two rows of every table keyed by model (as CSS keys by model, judge and run), never pooled."""
@@ -570,8 +547,6 @@ def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame
 def suite_summary(samples: pd.DataFrame, headline: dict[str, str]) -> list[dict[str, Any]]:
     """Summary rows of a suite keyed by model (and run): sample epochs, the share scored (not errored, not stopped
     by a limit, not unreadable) from the parse-quality count, and the suite's headline numbers per shown model."""
-    from clinical_cf.analysis.parse_quality import parse_table
-
     out = []
     for r in parse_table(samples).to_dict("records"):
         shown = f"{r['model']} · run {r['run']}" if r["run"] else r["model"]
@@ -712,3 +687,39 @@ def workflow_section(ctx: SectionContext) -> Section:
         ("table", paired),
         *([("link", ("Workflow episodes side by side", episodes_page.name))] if episodes_page else []),
     ])
+
+
+def scores_section(ctx: SectionContext) -> Section:
+    """The section a suite has without one of its own, derived from its spec: each of its scorers' mean score per model,
+    judge and run (the latest complete run of each sample), with how many samples it scored of how many."""
+    samples, replaced = latest_run(ctx.samples, ctx.suite.name)
+    names = [name.split("/")[-1] for name in ctx.suite.metrics()]
+    keys = [c for c in ("model", "judge", "run") if c in samples.columns and samples[c].notna().any()]
+    section = Section(warnings=replaced)
+    rows = []
+    for column in score_columns(samples, names):
+        values = pd.to_numeric(samples[column], errors="coerce")
+        for key, group in values.groupby([samples[k].fillna("") for k in keys] if keys else [0] * len(values), sort=True):
+            rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False)), "score": column.removeprefix("score_"),
+                         "mean": group.mean() if group.notna().any() else None, "scored": int(group.notna().sum()), "samples": len(group)})
+    title = f"{ctx.suite.short_name}: scores per model"
+    if not rows:
+        logs = ctx.samples["log"].unique() if "log" in ctx.samples.columns else []
+        section.skipped = [(str(log), f"no {', '.join(names)} score") for log in logs]
+        return section
+    table = pd.DataFrame(rows)
+    section.summary = suite_summary(samples, {})
+    section.blocks = [("h2", title), ("p", "Mean of each score over the samples it scored; unscored samples are counted, never averaged."),
+                      ("table", _write(table, ctx.out, f"{ctx.suite.name}_scores"))]
+    return section
+
+
+SECTIONS: dict[str, SectionBuilder] = {
+    "css": css_section, "sensitivity": sensitivity_section, "medpic": medpic_section, "workflow": workflow_section,
+}
+"""The suites whose section is written here; any other suite's is `scores_section`, derived from its spec."""
+
+COMMON_TABLES = (parse_table,)
+"""Every suite's section shows how its replies were read (issue 14)."""
+COMMON_BANNERS = (report_banners,)
+"""Every suite's section warns about logs whose inputs were unregistered, re-locked after release or mixed (issue 15)."""
