@@ -359,6 +359,11 @@ def test_samples_table_has_every_sample_with_its_judge_and_verdict(sweep, truth)
             for r in rows.itertuples():
                 key = (r.metadata_case_id, r.metadata_intervention_id, r.metadata_family)
                 assert float(r.score_judge_direction) == truth["verdicts"][(b, j)][key][int(r.epoch) - 1]
+        # The earlier run a rerun replaced is flagged, every other row is the one the tables rest on.
+        earlier = [p for paths in sweep["css"].values() for p in paths[:-1]]
+        assert set(table[table["log"].isin(earlier)]["replaced"].astype(str)) == {"True"}
+        assert set(table[~table["log"].isin(earlier)]["replaced"].astype(str)) == {"False"}
+        assert set(table["used"].astype(str)) == {"True"} and set(table["status"]) == {"success"}
 
 
 # ------------------------------------------------------------------ side by side
