@@ -124,7 +124,7 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     """CSS rows (single-shot and agent) from the log reader's rows of CSS logs (see `CSSRows`).
 
     The setting (single_shot / agent) is the one the task logged in its eval metadata. A rerun of the
-    same tuple under the same entry keeps the latest complete sample (scored, no error, latest log);
+    same tuple under the same entry keeps one sample (from a complete log first, then scored and error-free, then the newest log);
     the rows it replaced are counted in `coverage.rerun_rows_dropped`.
     """
     if samples.empty:

@@ -124,6 +124,7 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
         for banner in (*COMMON_BANNERS, *suite.report_banners):
             body += [("banner", line) for line in banner(ctx.logs, ctx.samples)]
         body += section.blocks
+        body.append(("p", rests_on(ctx.logs, rows.excluded)))
         for function in (*COMMON_TABLES, *suite.report_tables):
             table = function(ctx.samples)
             title = (function.__doc__ or function.__name__).strip().splitlines()[0]
@@ -145,6 +146,20 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
     report = out / "report.md"
     report.write_text(render_markdown(blocks, out), encoding="utf-8")
     return report
+
+
+def rests_on(logs: pd.DataFrame, excluded: dict[str, str]) -> str:
+    """'Rests on 5 logs (status success); 1 more read and not scored (status error): see Logs read.'"""
+    from collections import Counter
+
+    if logs.empty:
+        return "Rests on no log."
+    used = Counter(str(s) for log, s in zip(logs["log"], logs["status"], strict=True) if log not in excluded)
+    left = Counter(str(s) for log, s in zip(logs["log"], logs["status"], strict=True) if log in excluded)
+    text = "Rests on " + f"{sum(used.values())} log(s) (" + ", ".join(f"status {k}: {n}" for k, n in sorted(used.items())) + ")"
+    if left:
+        text += f"; {sum(left.values())} more read and not scored (" + ", ".join(f"status {k}: {n}" for k, n in sorted(left.items())) + ")"
+    return text + ": every log is listed under Logs read (logs.csv)."
 
 
 def summary_blocks(summary: list[dict[str, Any]], figures: list[Block], out: Path) -> list[Block]:
