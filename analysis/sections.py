@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from inspect_ai.scorer import value_to_float
 
 from clinical_cf.analysis.logs import LogRows, score_columns, unknown_suite
 from clinical_cf.analysis.parse_quality import parse_table
@@ -712,8 +713,9 @@ def scores_section(ctx: SectionContext) -> Section:
     keys = [c for c in ("model", "judge", "run") if c in samples.columns and samples[c].notna().any()]
     section = Section(warnings=replaced)
     rows = []
+    to_float = value_to_float()  # Inspect's own reading of a score value: C/I/P/N letters, booleans, numbers
     for column in score_columns(samples, names):
-        values = pd.to_numeric(samples[column], errors="coerce")
+        values = samples[column].map(lambda v: to_float(v) if isinstance(v, (str, bool, int, float)) else float("nan")).astype(float)
         for key, group in values.groupby([samples[k].fillna("") for k in keys] if keys else [0] * len(values), sort=True):
             rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False)), "score": column.removeprefix("score_"),
                          "mean": group.mean() if group.notna().any() else None, "scored": int(group.notna().sum()), "samples": len(group)})

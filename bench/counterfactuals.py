@@ -460,14 +460,175 @@ def v4_table(path: str, catalog) -> dict:
     return {"unconfirmed_wrong": unconfirmed_total, "wrongly_applied": wrongly, "highlighted": share}
 
 
+CORPUS_V5 = "bench/counterfactual_corpus_v5/corpus.yaml"
+USER_CATALOG_V5 = "bench/counterfactual_corpus_v5/user_interventions.yaml"
+"""The user's own interventions for corpus v5's new cancer types, written by following docs/counterfactual-sets.md."""
+
+
+def _marks_of(draft) -> list[str]:
+    from clinical_cf.catalog.css.counterfactuals import BuildResult, render_review
+
+    return _highlighted(render_review(BuildResult(accepted=[draft])))
+
+
+def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5) -> dict:
+    """Issue 35's corpus: import as a user; deciding markers asked; drafts: verdicts, residue P/R, forbidden wording."""
+    from clinical_cf.catalog.css.completeness import MustApply, _grade
+    from clinical_cf.catalog.css.counterfactuals import freeze_tuple, suspect_statements
+
+    packets = load_v4(path)
+    user_catalog = None
+    if user_catalog_path and Path(user_catalog_path).exists():
+        user_catalog = load_catalog(user_catalog_path)
+    t = Counter()
+    dropped: Counter = Counter()
+    lines: list[str] = []
+    cases = []
+    for packet in packets:
+        from clinical_cf.catalog.css import importer
+
+        report = importer.import_packet(packet["text"], packet["id"], catalog, source="synthetic")
+        for marker in packet.get("must_ask", []):
+            t["must_ask"] += 1
+            if f"biomarkers.{marker}" in report.questions:
+                t["asked"] += 1
+            else:
+                lines.append(f"    {packet['id']}: deciding marker {marker} never asked")
+        case, wrong, unconfirmed, _typed, refused = _user_case(packet, catalog)
+        t["wrong"] += len(wrong)
+        t["silent"] += len(unconfirmed)
+        if wrong:
+            lines.append(f"    {packet['id']}: pre-filled wrong: {'; '.join(wrong)}" + (" (UNCONFIRMED)" if unconfirmed else ""))
+        drafts: dict[str, object] = {}
+        kept: dict[str, object] = {}
+        if case is not None:
+            cases.append(case)
+            for cat in [catalog] + ([user_catalog] if user_catalog else []):
+                expansion = expand_tuples([case], cat, "regex", residue="drop")
+                kept.update({x.intervention.id: x for x in expansion.tuples})
+                drafts.update({x.intervention.id: x for x in [*expansion.tuples, *expansion.dropped]})
+        for iid, tup in drafts.items():
+            text = _visible(tup.counterfactual.text).lower()
+            for phrase in packet.get("forbidden", []):
+                if phrase.lower() in text and phrase.lower() not in _visible(tup.baseline.text).lower():
+                    t["forbidden"] += 1
+                    lines.append(f"    {packet['id']} {iid}: draft inserts forbidden wording {phrase!r}")
+        for spec in packet["must_apply"]:
+            t["must_apply"] += 1
+            iid = spec["id"]
+            tup = drafts.get(iid)
+            if tup is not None:
+                frozen = freeze_tuple(tup, "regex")
+                marks = _marks_of(frozen)
+                text = _visible(tup.counterfactual.text).lower()
+                surviving = [p for p in spec.get("absent", []) if p.lower() in text]
+                t["marks"] += len(marks)
+                t["true_marks"] += sum(1 for m in marks if any(p.lower() in m for p in surviving))
+                for phrase in surviving:
+                    t["residue"] += 1
+                    if any(phrase.lower() in m for m in marks):
+                        t["highlighted"] += 1
+                    else:
+                        lines.append(f"    {packet['id']} {iid}: residue not highlighted: {phrase!r}")
+                if surviving and frozen.verdict == "complete":
+                    t["complete_with_residue"] += 1
+                    lines.append(f"    {packet['id']} {iid}: draft called {frozen.verdict!r} but still says {surviving}")
+                t["drafts"] += 1
+                t["called_complete"] += frozen.verdict == "complete"
+                # A lazy editor that changed one statement only (the regex draft's first changed line, the rest as the
+                # baseline): does the page point the reviewer at every statement of the old fact still there?
+                lazy = _lazy_draft(frozen)
+                lazy_marks = _marks_of(lazy.model_copy(update={"suspects": suspect_statements(lazy, tup.intervention, case)}))
+                lazy_text = _visible("\n".join(lazy.counterfactual_sections.values())).lower()
+                for phrase in spec.get("absent", []):
+                    if phrase.lower() in lazy_text:
+                        t["lazy_residue"] += 1
+                        if any(phrase.lower() in m for m in lazy_marks):
+                            t["lazy_highlighted"] += 1
+                        else:
+                            lines.append(f"    {packet['id']} {iid}: (lazy edit) residue not highlighted: {phrase!r}")
+                t["lazy_marks"] += len(lazy_marks)
+                t["lazy_true_marks"] += sum(1 for m in lazy_marks if any(p.lower() in m for p in spec.get("absent", [])))
+            if case is None:
+                outcome, detail = "refused_case", refused
+            elif iid in kept:
+                outcome, detail = _grade(kept[iid], MustApply(id=iid, absent=spec.get("absent", []), present=spec.get("present", [])))
+            elif iid in drafts:
+                outcome, detail = "residue", ""
+            elif iid.startswith("U") and user_catalog is None:
+                outcome, detail = "not_in_catalog", "no user intervention for this type"
+            else:
+                owner = user_catalog if iid.startswith("U") else catalog
+                try:
+                    applies = owner.by_id(iid).applies_to.matches(case)
+                except KeyError:
+                    applies = None
+                outcome, detail = ("not_applicable", "") if applies is False else ("not_produced", "")
+            if outcome == "complete":
+                t["complete"] += 1
+            elif outcome == "incomplete":
+                t["incomplete"] += 1
+            else:
+                dropped[outcome] += 1
+            if outcome != "complete":
+                lines.append(f"    {packet['id']} {iid}: {outcome} {detail[:110]}")
+        for spec in packet.get("must_not_apply", []):
+            t["must_not"] += 1
+            if spec["id"] in drafts:
+                t["wrongly"] += 1
+                lines.append(f"    {packet['id']} {spec['id']}: WRONGLY APPLIED ({spec['why']})")
+    print(f"\n[catalog v{catalog.version}{' + user catalog' if user_catalog else ''}, regex drafts, issue-35 route] {path}: "
+          f"{len(packets)} raw packets, {len({p['style'] for p in packets})} styles")
+    print(f"  fields pre-filled wrong (asked or not)   {t['wrong']}   (goal 0)")
+    print(f"  ... used without confirmation (silent)   {t['silent']}   (goal 0)")
+    print(f"  deciding markers asked                   {t['asked']}/{t['must_ask']}")
+    print(f"  wrongly applied                          {t['wrongly']}/{t['must_not']} must-not-apply tuples (goal 0)")
+    print(f"  correct and complete (regex drafts)      {t['complete']}/{t['must_apply']}")
+    print(f"  incomplete regex drafts                  {t['incomplete']}")
+    print("  not produced by reason                   " + (", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"))
+    print(f"  drafts called complete / drafts          {t['called_complete']}/{t['drafts']}")
+    print(f"  ... called complete with residue         {t['complete_with_residue']}   (goal 0)")
+    print(f"  forbidden wording inserted               {t['forbidden']}   (goal 0)")
+    print(f"  unreviewed scored by default             {_default_scored(cases) if cases else 0}   (goal 0; `-T cases=` alone)")
+    recall = t["highlighted"] / t["residue"] if t["residue"] else 1.0
+    precision = t["true_marks"] / t["marks"] if t["marks"] else 1.0
+    print(f"  residue highlighted (recall)             {t['highlighted']}/{t['residue']} = {recall:.2f}")
+    print(f"  highlights on a listed residue (precision, lower bound) {t['true_marks']}/{t['marks']} = {precision:.2f}")
+    lazy_recall = t["lazy_highlighted"] / t["lazy_residue"] if t["lazy_residue"] else 1.0
+    lazy_precision = t["lazy_true_marks"] / t["lazy_marks"] if t["lazy_marks"] else 1.0
+    print(f"  lazy one-statement edits: residue highlighted {t['lazy_highlighted']}/{t['lazy_residue']} = {lazy_recall:.2f}; "
+          f"highlights on a listed residue {t['lazy_true_marks']}/{t['lazy_marks']} = {lazy_precision:.2f}")
+    print("\n".join(lines))
+    return dict(t)
+
+
+def _lazy_draft(frozen):
+    """The draft with only its first changed line kept: every other statement of the old fact is still there."""
+    sections = dict(frozen.baseline_sections)
+    for name in sections:
+        before, after = frozen.baseline_sections[name].split("\n"), frozen.counterfactual_sections[name].split("\n")
+        if before != after:
+            import difflib
+
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+                if tag != "equal":
+                    sections[name] = "\n".join(before[:i1] + after[j1:j2] + before[i2:])
+                    return frozen.model_copy(update={"counterfactual_sections": sections})
+    return frozen.model_copy(update={"counterfactual_sections": sections})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", action="append", help=f"corpus YAML (repeatable; default {CORPUS} and {SECOND})")
     parser.add_argument("--catalog", help="also grade the corpus under this catalog (a baseline)")
     parser.add_argument("--v3-only", action="store_true", help=f"grade only corpus v3 ({CORPUS_V3})")
     parser.add_argument("--v4-only", action="store_true", help=f"grade only corpus v4 ({CORPUS_V4}, issue 28)")
+    parser.add_argument("--v5-only", action="store_true", help=f"grade only corpus v5 ({CORPUS_V5}, issue 35)")
     args = parser.parse_args()
     catalog = load_catalog(CATALOG_PATH)
+    v5_table(CORPUS_V5, catalog)
+    if args.v5_only:
+        return
     v4_table(CORPUS_V4, catalog)
     if args.v4_only:
         return

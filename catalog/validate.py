@@ -22,18 +22,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from clinical_cf.catalog.css.interventions import Intervention, ReplaceOp, load_catalog
+from clinical_cf.catalog.css.schema import KNOWN_MARKERS, load_cases
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_entries, load_yaml
 
 MAX_SECTION_CHARS = 1_000_000
 """Largest chart section accepted (the CSS paper's whole packets are ~80,000 characters)."""
 
-KNOWN_MARKERS: tuple[str, ...] = (
-    "HER2", "ER", "PR", "Ki-67", "AR", "ESR1", "PIK3CA", "BRCA1", "BRCA2", "PALB2", "ATM", "HRD",
-    "EGFR", "ALK", "ROS1", "KRAS", "NRAS", "RAS", "BRAF", "MET", "RET", "NTRK", "HER2 mutation", "PD-L1",
-    "MSI", "MMR", "TMB", "CLDN18.2", "FGFR2", "FGFR3", "IDH1", "IDH2", "KIT", "PDGFRA",
-)
-"""Canonical biomarker names (the case schema's, as interventions' filters spell them)."""
+
 
 def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
@@ -88,8 +85,6 @@ def check_replacement(pattern: str, replacement: str) -> str | None:
 
 def check_interventions(path: str | Path, catalog: Any) -> None:
     """Replacement backreferences and marker names of a loaded intervention catalog, strict types of its entries."""
-    from clinical_cf.catalog.css.interventions import Intervention, ReplaceOp
-
     load_entries(path, "interventions", Intervention)  # strict: "resected: no" is not false
     for item in catalog.interventions:
         for i, op in enumerate(item.mutation):
@@ -117,8 +112,6 @@ def check_interventions(path: str | Path, catalog: Any) -> None:
 
 def load_checked_cases(path: str | Path) -> list[Any]:
     """Cases validated against the schema and the checks above (what the CSS tasks read)."""
-    from clinical_cf.catalog.css.schema import load_cases
-
     cases = load_cases(path)
     check_cases(path, cases)
     return cases
@@ -126,8 +119,6 @@ def load_checked_cases(path: str | Path) -> list[Any]:
 
 def load_checked_interventions(path: str | Path) -> Any:
     """An intervention catalog validated against the schema and the checks above (what the CSS tasks read)."""
-    from clinical_cf.catalog.css.interventions import load_catalog
-
     if not isinstance(load_yaml(path), dict):  # syntax errors with their line, before the schema loader
         raise CatalogError(path, "top level must be a mapping with 'interventions'")
     catalog = load_catalog(path)

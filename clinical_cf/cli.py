@@ -1,7 +1,8 @@
 """`clinical-cf`: catalog and cohort maintenance that Inspect's own CLI does not cover.
 
     clinical-cf catalog lock [CATALOG]          record the catalog's SHA-256 (pre-registration)
-    clinical-cf catalog check [CATALOG]         validate the catalog and compare it with its lock
+    clinical-cf catalog check [CATALOG]         validate the catalog, audit its scopes and compare it with its lock
+    clinical-cf catalog template --cancer-type T --marker M --out F   your own cancer type's intervention (TODOs to fill)
     clinical-cf catalog summary [--families D]  eligible / no-op / incoherent / residue / scored per intervention
                                 [--cases F --show]  ... and per tuple the diff and the residue verdict
     clinical-cf catalog audit [--mode structured] shortcut audit: is each family's edit visible from the surface?
@@ -84,6 +85,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
     path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
     entries = _validate_catalog(path, args.kind)
     status = read_lock(path)
+    if _is_intervention_catalog(path):
+        from clinical_cf.catalog.css.interventions import scope_audit
+
+        problems = scope_audit(load_catalog(path))
+        if problems:
+            # Scope audit: a direction without its setting and source cannot be scored (the bundled catalog passes it).
+            for problem in problems:
+                print(f"{path}: {problem}", file=sys.stderr)
+            print(f"{path}: {len(problems)} scope problem(s); fix them, then `clinical-cf catalog check {path}` again", file=sys.stderr)
+            return 2
     print(f"{path}: {entries} entries, valid")
     print(f"  sha256 {status.catalog_sha256}")
     if status.registered:
@@ -91,6 +102,32 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 0
     print(f"  DOES NOT match its lock {status.lock_path} (locked: {status.locked_sha256 or 'none'})")
     return 1
+
+
+def _is_intervention_catalog(path: Path) -> bool:
+    from clinical_cf.inputs import detect_kind
+
+    try:
+        return detect_kind(path) == "interventions"
+    except CatalogError:
+        return False
+
+
+def _cmd_template(args: argparse.Namespace) -> int:
+    """Write a catalog for a user's own cancer type: one marker flip, <TODO> where only the clinician can answer."""
+    from clinical_cf.catalog.css.interventions import intervention_template
+    from clinical_cf.core.atomic import write_text_atomic
+
+    out = Path(args.out)
+    if out.exists():
+        raise CatalogError(out, "exists: choose another --out (a template never overwrites a catalog)", field="--out")
+    text = intervention_template(args.cancer_type, args.marker, args.agent or [], args.id)
+    write_text_atomic(out, text)
+    todo = text.count("'<TODO")
+    print(f"wrote {out}: one intervention ({args.marker} positive -> not detected, {args.cancer_type}); {todo} <TODO> to fill")
+    print(f"next: fill each <TODO>, then `clinical-cf catalog check {out}` and `clinical-cf catalog lock {out}`;")
+    print(f"      pass --catalog {out} to cases import/answer and counterfactuals build, -T catalog={out} to the CSS task")
+    return 0
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
@@ -236,7 +273,9 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     if drafts:
         print(f"note: {drafts} are regex drafts of cases without a record: scored only once a clinician approves them")
     for reason in sorted({r.reasons[0].split(":")[0] for r in result.rejected if r.reasons}):
-        print(f"  rejected: {sum(1 for r in result.rejected if r.reasons and r.reasons[0].startswith(reason))} x {reason}")
+        group = [r for r in result.rejected if r.reasons and r.reasons[0].startswith(reason)]
+        # The whole first problem of each kind, not only its kind (rejected.jsonl has every one).
+        print(f"  rejected: {len(group)} x {reason} (first, {group[0].tuple_id}: {' '.join(group[0].reasons[0].split())[:300]})")
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
     print("review review.html, then evaluate with -T counterfactuals=" + str(paths["counterfactuals"]))
@@ -444,7 +483,10 @@ def _cmd_answer_cases(args: argparse.Namespace) -> int:
         write_text_atomic(out, "".join(c.model_dump_json() + "\n" for c in written.values()))
     print(f"wrote {len(written)} confirmed case(s) to {out}; answers recorded in {path}")
     for cid, problems in still_open:
-        print(f"  {cid}: {len(problems)} open: " + "; ".join(p.split(':')[0] for p in problems))
+        # The whole problem, one per line: "case" alone (the text before the first colon) told the user nothing.
+        print(f"  {cid}: {len(problems)} open:")
+        for problem in problems:
+            print(f"    {problem}")
     if still_open:
         print(f"answer them: clinical-cf cases answer {path} --out {out} --set CASE:FIELD=VALUE (or --confirm CASE:FIELD)")
         return 1
@@ -662,7 +704,21 @@ def build_parser() -> argparse.ArgumentParser:
     # --kind: the file's kind when its content does not say (the validator's own error asks for it).
     kind = _arg("--kind", choices=list(input_kinds()), help="the file's kind (default: detected from its content)")
     _command(catalog, "lock", "write the catalog's lock (a deliberate re-registration)", _cmd_lock, _arg("catalog", nargs="?"), kind)
-    _command(catalog, "check", "validate a catalog and compare it with its lock", _cmd_check, _arg("catalog", nargs="?"), kind)
+    _command(catalog, "check", "validate a catalog, audit its scopes and compare it with its lock", _cmd_check,
+             _arg("catalog", nargs="?"), kind)
+    _command(
+        catalog, "template", "write a catalog for your own cancer type: a marker flip with <TODO> where only you can answer",
+        _cmd_template,
+        _arg("--cancer-type", required=True, help="a lower-case type, e.g. cholangiocarcinoma"),
+        _arg("--marker", required=True, help="the marker whose positive result is flipped to not detected, e.g. FGFR2"),
+        _arg("--agent", action="append", help="a drug that presupposes the marker (repeatable), e.g. futibatinib"),
+        _arg("--id", help="the intervention id (default U_<marker>_positive_to_negative_<type>)"),
+        _arg("--out", required=True, help="the catalog YAML to write (never overwritten)"),
+        description="Writes a schema-checked catalog with one intervention: the filter, the edit patterns, the residue "
+        "vocabulary and the editor's instruction are written; the expected change, its scope, source and rationale are "
+        "<TODO> placeholders, and every command and task refuses the file until they are filled. See "
+        "docs/counterfactual-sets.md, 'Interventions for your own cancer types'.",
+    )
     _command(
         catalog, "summary", "expansion counts per intervention (the CSS paper's Table 1)", _cmd_summary,
         _arg("--catalog"), _arg("--cases"), _arg("--families", help="e.g. D or ABCDEN (default: all)"), auto_modes,

@@ -17,7 +17,7 @@ rendered prompts for doubled braces and unfilled slots: the same list.
 
 To add a prompt, a schema or a scoring constant: add its name to its module's `constants(module, ...)`
 in its suite's `scoring` function (`clinical_cf.suites.<name>`; `shared_parts` here for what every suite's
-reading uses), then run `clinical-cf export register`. tests/test_scoring_contract.py
+reading uses, which `Suite.scoring_parts` adds to each), then run `clinical-cf export register`. tests/test_scoring_contract.py
 fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies.py that no
 suite lists.
 """

@@ -143,6 +143,14 @@ def test_a_suite_by_the_recipe_is_scored_end_to_end(tmp_path, monkeypatch, clean
     assert log.status == "success" and log.eval.task_version == "1-A" and log.eval.metadata["suite"] == "labunits"
     scores = [s.scores["same_label"].value for s in log.samples]
     assert sorted(scores) == ["C", "C", "I", "I", "I"]
+    # Its report section is derived from its spec: the scorer's mean per model, with how many samples it scored.
+    from clinical_cf.analysis.logs import read_logs
+    from clinical_cf.analysis.sections import build_report
+
+    report = build_report(read_logs([log.location], mode="summaries"), tmp_path / "report").read_text(encoding="utf-8")
+    assert "Lab units: scores per model" in report
+    row = next(line for line in report.splitlines() if "same_label" in line and "mockllm/model" in line)
+    assert [cell.strip() for cell in row.strip("|").split("|")][-3:] == ["0.4", "5", "5"]  # mean, scored, samples
 
 
 @pytest.mark.parametrize("piece, named", [

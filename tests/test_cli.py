@@ -49,7 +49,7 @@ def test_lock_refuses_an_invalid_catalog(tmp_path, capsys):
         (lambda c: c.pop("consensus"), ["fx-breast-1", "consensus", "Field required"]),
         (lambda c: c.update(stage="stage 2"), ["fx-breast-1", "stage", "stage 2"]),
         (lambda c: c["sections"].pop("labs"), ["fx-breast-1", "sections missing: labs"]),
-        (lambda c: c.update(cancer_type="prostate"), ["fx-breast-1", "prostate cancer in a record whose sex is not M"]),
+        (lambda c: c.update(cancer_type="prostate"), ["case 'fx-breast-1', field 'sex': prostate cancer needs sex M"]),
         (lambda c: c["consensus"][0].update(label="preferred"), ["fx-breast-1", "consensus.0.label", "preferred"]),
     ],
 )

@@ -123,7 +123,12 @@ class FrozenCounterfactual(BaseModel):
     baseline_sections: dict[SectionName, str]
     counterfactual_sections: dict[SectionName, str]
     order: list[SectionName] = Field(default_factory=lambda: list(SECTIONS))
-    verdict: Literal["complete"] = "complete"
+    verdict: Literal["complete", "unchecked"] = Field(
+        default="unchecked",
+        description="'complete' only when a reader said so: the checker role listed nothing, the structured route derived the "
+        "edit from the record, or a clinician approved this exact text; otherwise 'unchecked', whatever the lexical residue "
+        "check found (it cannot certify free text). Derived on every load (`completeness`), never taken from the file.",
+    )
     approved: bool = Field(default=False, description="Set by the reviewing clinician.")
     decision: Literal["approved", "rejected"] | None = Field(
         default=None, description="The reviewing clinician's decision (`counterfactuals review --decisions`); None: not reviewed."
@@ -147,7 +152,23 @@ class FrozenCounterfactual(BaseModel):
     def _decision_agrees(self) -> FrozenCounterfactual:
         if self.decision is not None and self.approved != (self.decision == "approved"):
             raise ValueError(f"approved={self.approved} disagrees with decision '{self.decision}'")
+        # The verdict is derived, not stored: a file that says "complete" for a regex draft nobody checked is not believed.
+        object.__setattr__(self, "verdict", "complete" if self.completeness.startswith("complete") else "unchecked")
         return self
+
+    @property
+    def completeness(self) -> str:
+        """Who says this counterfactual no longer states the original fact: the reviewer, the checker role, the record.
+
+        'unchecked' when nobody did: the lexical residue check passing is not completeness (issue 35).
+        """
+        if self.review == "approved":
+            return "complete (clinician" + (f" {self.reviewer})" if self.reviewer else ")")
+        if self.editor == "structured":
+            return "complete (structured: derived from the record)"
+        if self.checker:
+            return f"complete (checker role {self.checker} listed nothing)"
+        return "unchecked: no checker role ran; the reviewer decides"
 
     @property
     def content_sha256(self) -> str:

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from clinical_cf.catalog.css.dates import Order as DateOrder
 from clinical_cf.catalog.css.dates import find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.invariants import Violation, new_violations, violations
@@ -124,10 +125,20 @@ def coherence_problems(case: Case) -> list[str]:
 _DIAGNOSIS_CUE = re.compile(r"(?i)\b(?:diagnos\w*|dx|biops\w*|histolog\w*|patholog\w*|cytology|TURBT|LLETZ|EBUS|OGD|colonoscopy)\b")
 
 
+def _order_from_board_date(text: str, board: date) -> DateOrder | None:
+    """Day- or month-first from the board date the user confirmed: "10/03/2026" on a board of 2026-03-10 is day-first."""
+    for order in ("dmy", "mdy"):
+        other = "mdy" if order == "dmy" else "dmy"
+        readings = {d.text for d in find_dates(text, order) if d.form == "num" and d.value == board}  # type: ignore[arg-type]
+        if readings and not any(d.value == board for d in find_dates(text, other) if d.form == "num" and d.text in readings):  # type: ignore[arg-type]
+            return order  # type: ignore[return-value]
+    return None
+
+
 def packet_diagnosis_date(case: Case) -> date | None:
     """The earliest date written on a statement about the diagnosis (biopsy, histology, "dx ..."), if any."""
     text = "\n".join(case.sections.values())
-    order = numeric_order(text)
+    order = numeric_order(text) or _order_from_board_date(text, case.board_date)
     found = [
         d.value
         for line in logical_lines(text)

@@ -22,6 +22,7 @@ removed, with a note), so an invisible character cannot change what is inferred.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -31,10 +32,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from clinical_cf.catalog.css.assertions import (
+    HISTOLOGY_TYPES,
+    OTHER_DISEASE_STAGE,
+    Mention,
+    marker_findings,
+    read_mentions,
+    span_status,
+)
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog
-from clinical_cf.catalog.css.residue import implication_hits
-from clinical_cf.catalog.css.schema import SECTIONS, Case
+from clinical_cf.catalog.css.schema import KNOWN_MARKERS, SECTIONS, Case, stage_metastatic
 from clinical_cf.catalog.css.sentences import logical_lines, statements
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_text, read_text_checked, split_records
@@ -80,30 +88,9 @@ PLAN_HEADINGS = ("plan", "assessment and plan", "a/p", "question", "board questi
 _HEADING = re.compile(r"^\s*(?:=+\s*|#+\s*|\*\*)?([A-Za-z][A-Za-z /&-]{1,40}?)(?:\s*=+|\*\*)?\s*:?\s*$")
 _INLINE_HEADING = re.compile(r"^\s*([A-Za-z][A-Za-z /&-]{1,30}?)\s*:\s+(\S.*)$")
 
-CANCER_WORDS: dict[str, str] = {
-    "breast": r"\bbreast\b|\bIDC\b|\bILC\b|\bDCIS\b|\bMBC\b|\bTNBC\b|\bmastectomy\b|\blumpectomy\b",
-    "nsclc": r"\bNSCLC\b|\blung\b|\blobe\b|\bpulmonary\b|\bRUL\b|\bRLL\b|\bLUL\b|\bLLL\b|\bRML\b|\bEBUS\b",
-    "colorectal": r"\bcolon\b|\bcolonic\b|\brect(?:al|um)\b|\bsigmoid\b|\bcolorectal\b|\bm?CRC\b|\bcaecal\b|\bcecal\b|\bTME\b",
-    "pancreatic": r"\bpancrea\w*",
-    "gastric": r"\bgastric\b|\bstomach\b|\bGEJ\b|\bgastro-?oesophageal\b|\bgastroesophageal\b|\bgastrectomy\b",
-    "melanoma": r"\bmelanoma\b|\bBreslow\b",
-    "ovarian": r"\bovar\w*|\bHGSOC\b|\bfallopian\b",
-    "prostate": r"\bprostat\w*|\bRALP\b|\bGleason\b",
-    "renal": r"\brenal cell\b|\bRCC\b|\bnephrectomy\b|\bkidney\b|\bISUP\b",
-    "bladder": r"\burothelial\b|\bbladder\b|\bTURBT\b|\bcystectomy\b|\bdetrusor\b",
-    "head_and_neck": r"\boropharyn\w*|\btonsil\w*|\bhead (?:&|and) neck\b|\blaryn\w*|\bHNSCC\b"
-    "|\bnasopharyn\\w*|\boral cavity\b|\bhypopharyn\\w*",
-    "endometrial": r"\bendometri\w*|\buterine\b|\bcorpus uteri\b",
-    "cervical": r"\bcervi(?:x|cal) (?:cancer|carcinoma|mass|tumou?r)\b|\bcervix\b|\bLLETZ\b|\bcone biopsy\b",
-    "hepatocellular": r"\bhepatocellular\b|\bHCC\b|\bBCLC\b",
-    "oesophageal": r"\bo?esophag(?:us|eal)\b(?! ?junction)|\bo?esophagectomy\b",
-    "sarcoma": r"\bsarcoma\b",
-    "mesothelioma": r"\bmesothelioma\b",
-    "thyroid": r"\bthyroid (?:cancer|carcinoma)\b|\b(?:papillary|follicular|medullary|anaplastic) thyroid\b|\bthyroidectomy\b",
-    "sclc": r"\bsmall[- ]cell lung\b|\bSCLC\b",
-}
-"""Words that name each cancer type (an open vocabulary: a type not listed here is asked for).
-A mention inside a metastasis phrase ("lung metastases") does not count for that site."""
+# CANCER_WORDS (each type's words) and HISTOLOGY_TYPES live with the assertion reader that finds them.
+# A mention inside a metastasis phrase ("lung metastases") does not count for that site; nor does a negated,
+# uncertain, hypothetical or family mention ("4 mm lung nodule, possibly inflammatory"; "mother: breast cancer").
 _METASTASIS_CONTEXT = re.compile(r"^\s*(?:(?:and|,)\s*\w+\s+)?(?:metasta\w*|mets|nodules|deposits|lesions?)\b", re.IGNORECASE)
 _METASTASIS_BEFORE = re.compile(r"\b(?:metasta\w*|mets|spread)\s+(?:to|in)\s+(?:the\s+)?(?:\w+\s*(?:,|and)\s*)?$", re.IGNORECASE)
 
@@ -113,7 +100,8 @@ _METASTASIS_BEFORE = re.compile(r"\b(?:metasta\w*|mets|spread)\s+(?:to|in)\s+(?:
 PLANNING_CUE = re.compile(
     r"(?i)\b(?:plan\w*|propos\w*|intend\w*|will|would|to be|to undergo|consent\w*|discuss\w*|candidate|"
     r"referr\w*|await\w*|pending|scheduled|listed|booked|options?|consider\w*|then|recommend\w*|"
-    r"offer\w*|outcome|question|suitable|prefer\w*|for (?:radical|surgery|resection)|MDT:|MDT question)\b|\?"
+    r"offer\w*|outcome|question|suitable|prefer\w*|for (?:radical|surgery|resection)|MDT:|MDT question|"
+    r"to (?:start|begin|commence)|reassess\w*)\b|\?"
 )
 OPERATION = re.compile(
     r"(?i)\b(?:\w*ectom(?:y|ies)|resect(?:ion|ed)|Whipple|wide local excision|WLE|debulking|cytoreduct\w*|"
@@ -209,9 +197,32 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
     return {name: "\n".join(lines).strip() for name, lines in sections.items()}, notes
 
 
+@functools.cache
+def _bundled_vocabulary() -> Catalog:
+    from clinical_cf.catalog.css import CATALOG_PATH
+    from clinical_cf.catalog.css.interventions import load_catalog
+
+    return load_catalog(CATALOG_PATH)
+
+
 def _hits(catalog: Catalog, name: str, text: str, kinds: tuple[str, ...] | None = None) -> bool:
-    implication = catalog.implications[name]
-    return any(kinds is None or term.kind in kinds for line in text.splitlines() for term, _ in implication_hits(implication, line))
+    """Whether the catalog's vocabulary for a fact is asserted in `text`: a term's match counts unless ConText reads it
+    as negated, hypothetical, uncertain or a family member's (a term that is itself a negative statement, "no prior
+    therapy", counts as written); the term's own `unless` exception still applies."""
+    # A user's own catalog (one intervention for their cancer type) need not restate the vocabulary the importer reads
+    # ("unresected", "treatment-naive", HER2 status): the bundled catalog's is used where it has none.
+    implication = catalog.implications.get(name) or _bundled_vocabulary().implications[name]
+    for line in text.splitlines():
+        for term in implication.terms:
+            if kinds is not None and term.kind not in kinds:
+                continue
+            for m in re.finditer(term.pattern, line):
+                if term.unless and re.search(term.unless, line):
+                    continue
+                if term.negatable and span_status(line, m.start(), m.end()) in ("negated", "hypothetical", "uncertain", "family"):
+                    continue
+                return True
+    return False
 
 
 def _first(statements: list[str], test) -> str | None:
@@ -222,21 +233,32 @@ def _planned(statement: str) -> bool:
     return bool(PLANNING_CUE.search(statement))
 
 
-def _cancer_type(statements: list[str]) -> Inference | None:
+def _cancer_type(mentions: list[Mention]) -> Inference | None:
+    """The primary tumour's type: its words in affirmed (or dated, historical) statements, not a site of spread.
+
+    A negated, uncertain, hypothetical or family mention does not count; a type named by its histology (GIST,
+    cholangiocarcinoma, sarcoma ...) outranks the organ words of the same packet ("gastric GIST").
+    """
     scores: dict[str, int] = {}
     first_seen: dict[str, str] = {}
-    for st in statements:
-        for cancer, pattern in CANCER_WORDS.items():
-            for m in re.finditer(pattern, st, re.IGNORECASE):
-                if _METASTASIS_CONTEXT.match(st[m.end() :]) or _METASTASIS_BEFORE.search(st[: m.start()]):
-                    continue  # "lung metastases" names a site of spread, not the primary
-                scores[cancer] = scores.get(cancer, 0) + 1
-                first_seen.setdefault(cancer, st)
+    for m in mentions:
+        if m.kind != "cancer" or m.status not in ("affirmed", "historical"):
+            continue
+        at = m.clause.find(m.text)
+        if at >= 0 and (_METASTASIS_CONTEXT.match(m.clause[at + len(m.text) :]) or _METASTASIS_BEFORE.search(m.clause[:at])):
+            continue  # "lung metastases" names a site of spread, not the primary
+        scores[m.name] = scores.get(m.name, 0) + 1
+        first_seen.setdefault(m.name, m.line)
     if not scores:
         return None
-    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    def rank(kv: tuple[str, int]) -> tuple[bool, int, int]:
+        histology = kv[0] in HISTOLOGY_TYPES
+        return (not histology, HISTOLOGY_TYPES.index(kv[0]) if histology else 0, -kv[1])
+
+    ranked = sorted(scores.items(), key=rank)
     best, count = ranked[0]
-    weak = len(ranked) > 1 and ranked[1][1] * 2 > count  # a close second: confirm
+    rest = [kv for kv in ranked[1:] if kv[0] not in HISTOLOGY_TYPES or best not in HISTOLOGY_TYPES]
+    weak = bool(rest) and best not in HISTOLOGY_TYPES and rest[0][1] * 2 > count  # a close second: confirm
     others = f"; also {', '.join(f'{c} ({n})' for c, n in ranked[1:3])}" if len(ranked) > 1 else ""
     return Inference(best, f"{count} mention(s), first {_quote(first_seen[best])}{others}", weak)
 
@@ -295,17 +317,9 @@ _STAGE = re.compile(r"(?i)\b(?:stage|FIGO|AJCC)\s*(?:stage\s*)?[:=]?\s*(IV|I{1,3
 _TNM = re.compile(r"\b[cpy]{0,2}T([0-4isx])[a-d]?\s*[cpy]{0,2}N([0-3x])[a-c]?\s*(?:[cp]?M([01])[a-d]?)?")
 _M1 = re.compile(r"(?<![A-Za-z])[cp]?M1[a-d]?\b")
 _M0 = re.compile(r"(?<![A-Za-z])[cp]?M0\b")
-_METASTATIC = re.compile(r"(?i)\bmetastases\b|\bmetastatic\b|\bmets\b")
-_NO_METASTASES = re.compile(
-    r"(?i)\b(?:no|without|negative for)\s+(?:evidence of\s+)?(?:distant\s+)?(?:metasta\w*|mets|spread|disease)\b|\bnon-?metastatic\b|\bM0\b"
-)
 
 
-_OTHER_DISEASE_STAGE = re.compile(
-    r"(?i)\b(?:CKD|chronic kidney disease|kidney disease|renal (?:failure|impairment)|NYHA|heart failure|COPD|GOLD|"
-    r"fibrosis|cirrhosis|Child-?Pugh|pressure (?:ulcer|injury)|hypertension|lymphoedema|sleep)\W{0,3}$"
-)
-"""A stage right after these words is a comorbidity's ("CKD stage 2"), not the cancer's."""
+_OTHER_DISEASE_STAGE = OTHER_DISEASE_STAGE  # one vocabulary for the importer and the regex edits (assertions.py)
 
 
 def _cancer_stage_matches(statement: str):
@@ -333,62 +347,110 @@ def _stage(statements: list[str]) -> Inference | None:
     return None
 
 
-LOCOREGIONAL_STAGE_IV: dict[str, tuple[str, ...]] = {"head_and_neck": ("IVA", "IVB"), "cervical": ("IVA",)}
-"""Stage IV groups that are not distant spread (AJCC 8th ed. head and neck: IVC is M1; FIGO 2018 cervix: IVB is
-distant): a stage IVA larynx is locoregional."""
+def _stage_means_metastatic(stage: str, cancer_type: str | None) -> bool | None:
+    """The schema's table (`STAGE_METASTATIC`): a stage IVA larynx is locoregional, an anaplastic thyroid IVB either."""
+    return stage_metastatic(cancer_type, stage)
 
 
-def _stage_means_metastatic(stage: str, cancer_type: str | None) -> bool:
-    return stage.startswith("IV") and stage not in LOCOREGIONAL_STAGE_IV.get(cancer_type or "", ())
-
-
-def _metastatic(statements: list[str], stage: Inference | None, cancer_type: str | None = None) -> Inference | None:
+def _metastatic(
+    statements: list[str], stage: Inference | None, cancer_type: str | None = None, mentions: list[Mention] | None = None
+) -> Inference | None:
     """Explicit statements first (M1, metastases, "no distant metastases"), then the stage.
 
     A stage that disagrees with an explicit statement (a stage IB at first diagnosis, then
     "recurrence with lung metastases") is the stage of another time: the explicit statement
     wins and the stage question says so.
     """
-    explicit = _explicit_metastatic(statements)
+    explicit = _explicit_metastatic(statements, mentions or [])
     if explicit is not None:
         return explicit
-    if stage is not None and not stage.weak:
-        return Inference(_stage_means_metastatic(stage.value, cancer_type), f"from the stage ({stage.evidence})")
-    if stage is not None:
-        return Inference(_stage_means_metastatic(stage.value, cancer_type), f"from the stage ({stage.evidence})", weak=True)
-    return None  # not settled by the text: ask
+    means = _stage_means_metastatic(stage.value, cancer_type) if stage is not None else None
+    if stage is None or means is None:
+        return None  # not settled by the text (or a stage group that may be either, e.g. thyroid IVB): ask
+    return Inference(means, f"from the stage ({stage.evidence})", weak=stage.weak)
 
 
-def _explicit_metastatic(statements: list[str]) -> Inference | None:
+def _explicit_metastatic(statements: list[str], mentions: list[Mention]) -> Inference | None:
+    """M1, or metastases stated as found (ConText: affirmed) or as absent (negated); uncertain ones settle nothing."""
     m1 = _first(statements, _M1.search)
     if m1:
         return Inference(True, _quote(m1))
-    denial = _first(statements, _NO_METASTASES.search)
-    spread = _first(statements, lambda s: bool(_METASTATIC.search(s)) and not _NO_METASTASES.search(s) and not _planned(s))
+    distant = [m for m in mentions if m.kind == "metastasis" and not _REGIONAL.search(m.clause)]
+    denial = next((m for m in distant if m.status == "negated"), None)
+    # A dated (historical) statement of metastases still says the disease has spread; uncertain ones ("?metastases",
+    # "cannot be excluded"), hypothetical and family ones settle nothing.
+    spread = next((m for m in distant if m.status in ("affirmed", "historical") and not _planned(m.clause)), None)
+    m0 = _first(statements, _M0.search)
     if spread and not denial:
-        return Inference(True, _quote(spread))
-    if denial and not spread:
-        return Inference(False, _quote(denial))
+        return Inference(True, _quote(spread.line, around=spread.text))
+    if not spread and (denial or m0):
+        return Inference(False, _quote(denial.line, around=denial.text) + " (negated)" if denial else _quote(m0 or ""))
     if spread and denial:
-        later = _first(statements, lambda s: bool(_METASTATIC.search(s)) and bool(_RECURRENCE.search(s)) and not _planned(s))
+        later = _first(statements, lambda s: spread.text in s and bool(_RECURRENCE.search(s)) and not _planned(s))
         if later:
             # "stage IB (T1b N0 M0) at diagnosis ... Recurrence with lung metastases": the recurrence is the present.
-            return Inference(True, f"recurrence: {_quote(later)} (an earlier statement says {_quote(denial, 60)})", weak=True)
+            return Inference(True, f"recurrence: {_quote(later)} (an earlier statement says {_quote(denial.line, 60)})", weak=True)
         return None  # one statement says spread, another says none: ask (both are quoted in the question)
     return None
+
+
+_REGIONAL = re.compile(r"(?i)\b(?:lymph )?nod(?:e|es|al)\b(?!.*\bdistant\b)")
+"""A metastasis in a node is regional (N), not distant (M): "metastatic carcinoma in 2 of 14 nodes"."""
 
 
 _RECURRENCE = re.compile(r"(?i)\b(?:recurren\w*|relapse\w*|recurred|progress\w*|now metastatic|new (?:metasta\w*|lesions?))\b")
 
 
-def _resected(catalog: Catalog, statements: list[str]) -> Inference | None:
-    """Performed, not planned: an operation in a statement without a planning cue, diagnostic procedures excepted."""
+OPERATION_ORGANS: dict[str, str] = {
+    r"cholecystectom": "gallbladder", r"appendic(?:ec)?tom": "appendix", r"nephrectom|nephroureterectom": "kidney",
+    r"thyroidectom|lobectomy of the thyroid|hemithyroidectom": "thyroid", r"hysterectom": "uterus", r"mastectom|lumpectom": "breast",
+    r"gastrectom": "stomach", r"colectom|hemicolectom|anterior resection|Hartmann": "colon", r"hepatectom|liver resection": "liver",
+    r"Whipple|pancreat\w*ectom": "pancreas", r"o?esophagectom": "oesophagus", r"cystectom": "bladder",
+    r"prostatectom|RALP": "prostate", r"pneumonectom|lobectom|segmentectom": "lung", r"laryngectom": "larynx",
+    r"splenectom": "spleen", r"tonsillectom": "tonsil", r"oophorectom|salpingo": "ovary", r"orchi\w*ectom": "testis",
+    r"adrenalectom": "adrenal", r"herniorrhaph|hernia repair": "abdominal wall", r"tracheostom": "airway",
+}
+"""The organ each named operation removes; the cancer's resection removes the primary's organ or its nodes."""
+PRIMARY_ORGANS: dict[str, tuple[str, ...]] = {
+    "breast": ("breast",), "nsclc": ("lung",), "sclc": ("lung",), "colorectal": ("colon",), "pancreatic": ("pancreas",),
+    "gastric": ("stomach",), "ovarian": ("ovary", "uterus"), "prostate": ("prostate",), "renal": ("kidney",),
+    "bladder": ("bladder",), "head_and_neck": ("larynx", "tonsil"), "endometrial": ("uterus", "ovary"), "cervical": ("uterus",),
+    "hepatocellular": ("liver",), "oesophageal": ("oesophagus", "stomach"), "thyroid": ("thyroid",), "mesothelioma": ("lung",),
+    "cholangiocarcinoma": ("liver", "pancreas"), "gallbladder": ("gallbladder", "liver"), "gist": ("stomach", "colon"),
+}
+"""Organs whose removal resects each type's primary (a hemihepatectomy for an intrahepatic cholangiocarcinoma, a Whipple for
+a distal one); a type not listed is asked."""
+
+
+def _removes_other_organ(operation: str, cancer_type: str | None) -> bool:
+    """Whether a named operation removes an organ that is not the primary's (a cholecystectomy for gallstones)."""
+    organs = PRIMARY_ORGANS.get(cancer_type or "")
+    if organs is None:
+        return False
+    for pattern, organ in OPERATION_ORGANS.items():
+        if re.search(f"(?i){pattern}", operation):
+            return organ not in organs
+    return False
+
+
+def _resected(
+    catalog: Catalog, statements: list[str], cancer_type: str | None = None, mentions: list[Mention] | None = None
+) -> Inference | None:
+    """Performed, not planned: an operation that removes the primary or its nodes, diagnostic procedures excepted.
+
+    An operation on another organ (a cholecystectomy in a cholangiocarcinoma packet, an appendicectomy in 1989) is
+    not the cancer's resection; a negated one ("No surgery: unresectable") is evidence of none (ConText).
+    """
+    negated_ops = {m.line for m in mentions or [] if m.kind == "operation" and m.status in ("negated", "hypothetical")}
     for st in statements:
         ops = [m for m in OPERATION.finditer(st) if not DIAGNOSTIC_ONLY.search(st[max(0, m.start() - 12) : m.end() + 12])]
+        ops = [m for m in ops if not _removes_other_organ(m.group(0), cancer_type)]
         if DIAGNOSTIC_ONLY.search(st):
             # "TURBT: complete resection of visible tumour": a generic "resection" in the statement of a
             # diagnostic procedure is that procedure, not the definitive operation; a named one still counts.
             ops = [m for m in ops if not re.fullmatch(r"(?i)resect(?:ion|ed)|excision", m.group(0))]
+        if any(" ".join(st.split()) in " ".join(line.split()) for line in negated_ops):
+            continue
         if ops and not _planned(st) and not _hits(catalog, "unresected", st, ("status",)):
             return Inference(True, f"performed: {_quote(st, around=ops[0].group(0))}")
     unresected = _first(statements, lambda s: _hits(catalog, "unresected", s, ("status",)))
@@ -403,21 +465,23 @@ def _resected(catalog: Catalog, statements: list[str]) -> Inference | None:
     return None
 
 
-def _markers(catalog: Catalog, text: str) -> dict[str, str]:
-    markers: dict[str, str] = {}
-    if _hits(catalog, "her2_positive", text):
-        markers["HER2"] = "positive"
-    elif _hits(catalog, "her2_negative", text):
-        markers["HER2"] = "negative"
+def _markers(catalog: Catalog, text: str, findings: dict[str, tuple[str | None, Mention]] | None = None) -> dict[str, str]:
+    """Each marker the packet reports: a percentage as reported, else the status its mention asserts (medspaCy ConText:
+    "No ALK fusion" is negative, "If KRAS G12C is found" states nothing), None when a mention states no result."""
+    findings = findings or {}
+    markers: dict[str, str] = {name: result for name, (result, _m) in findings.items()}  # type: ignore[misc]
+    if markers.get("HER2") is None and "HER2" in markers or "HER2" not in markers:
+        if _hits(catalog, "her2_positive", text):
+            markers["HER2"] = "positive"
+        elif _hits(catalog, "her2_negative", text):
+            markers["HER2"] = "negative"
     er = re.search(r"\b(?:ER|estrogen receptor|oestrogen receptor)\b[^.\n;|]{0,15}?((?:<|>)?\s*\d{1,3}\s*%)", text, re.IGNORECASE)
     if er:
         markers["ER"] = re.sub(r"\s+", "", er.group(1))
-    elif _hits(catalog, "hormone_receptor_positive", text):
+    elif markers.get("ER") is None and _hits(catalog, "hormone_receptor_positive", text):
         markers["ER"] = "positive"
-    elif re.search(
-        r"\b(?:ER|HR)\s*-|(?i:\b(?:ER|estrogen receptor|oestrogen receptor)\b[^.\n;|]{0,10}negative)|(?i:triple[- ]negative|TNBC)", text
-    ):
-        markers["ER"] = "negative"
+    elif markers.get("ER") is None and re.search(r"\b(?:ER|HR)\s*-|(?i:triple[- ]negative|TNBC)", text):
+        markers["ER"] = "negative"  # written signs and the named subtype, not negation words
     pr = re.search(r"\b(?:PR|PgR|progesterone receptor)\b[^.\n;|]{0,15}?((?:<|>)?\s*\d{1,3}\s*%)", text, re.IGNORECASE)
     if pr:
         markers["PR"] = re.sub(r"\s+", "", pr.group(1))
@@ -432,37 +496,6 @@ def _markers(catalog: Catalog, text: str) -> dict[str, str]:
     ki67 = re.search(r"(?i)\bKi-?67\b[^.\n;|]{0,10}?(\d{1,3}\s*%)", text)
     if ki67:
         markers["Ki-67"] = re.sub(r"\s+", "", ki67.group(1))
-    for name, pos, neg in (
-        (
-            "EGFR",
-            r"EGFR[^.\n;|]{0,20}(?:exon|L858R|del|mutat|positive|detected)",
-            r"EGFR[^.\n;|]{0,20}(?:wild[- ]?type|wt\b|negative|not detected)",
-        ),
-        ("ALK", r"ALK[^.\n;|]{0,20}(?:rearrang|fusion|positive|detected)", r"ALK[^.\n;|]{0,20}(?:negative|not detected|no rearr)"),
-        (
-            "KRAS",
-            r"\bK?RAS[^.\n;|]{0,15}(?:G1[23]|Q61|mutat|mutant|positive)",
-            r"\bK?RAS[^.\n;|]{0,15}(?:wild[- ]?type|wt\b|negative|not detected)",
-        ),
-        (
-            "BRAF",
-            r"BRAF[^.\n;|]{0,15}(?:V600E?|mutat|positive|detected)(?![^.\n;|]{0,12}not detected)",
-            r"BRAF[^.\n;|]{0,20}(?:wild[- ]?type|wt\b|negative|not detected)",
-        ),
-        ("MSI", r"\bMSI-?H\b|\bdMMR\b|mismatch repair deficien", r"\bMSS\b|\bpMMR\b|MMR proficient|mismatch repair proficient"),
-        (
-            "BRCA1",
-            r"BRCA1[^.\n;|]{0,20}(?:pathogenic|mutat|positive)(?![^.\n;|]{0,5}variant not)",
-            r"(?:no|not)\b[^.\n;|]{0,20}BRCA1|BRCA1[^.\n;|]{0,20}(?:negative|wild)",
-        ),
-    ):
-        if re.search(neg, text, re.IGNORECASE):
-            markers[name] = "negative"
-        elif re.search(pos, text, re.IGNORECASE):
-            markers[name] = "positive"
-    if re.search(r"(?i)(?:no|not)\b[^.\n;|]{0,25}BRCA1/2", text):
-        markers.setdefault("BRCA1", "negative")
-        markers.setdefault("BRCA2", "negative")
     return markers
 
 
@@ -491,6 +524,12 @@ def _prior_lines(catalog: Catalog, statements: list[str], metastatic: Inference 
 
 
 _BOARD_LINE = re.compile(r"(?i)\b(?:MDT|MDM|tumou?r board|board|meeting|multidisciplinary)\b")
+_ADMIN_DATE = re.compile(r"(?i)\b(?:printed|exported|generated|faxed|scanned)\b[^.;|\n]{0,12}$")
+"""A date right after these words is the document's own ("slides printed 15/04/2026 by MDT coordinator"), not the board's."""
+
+
+def _not_admin(line: str, dates: list[FoundDate]) -> list[FoundDate]:
+    return [d for d in dates if not _ADMIN_DATE.search(line[max(0, d.start - 30) : d.start])]
 
 
 _COMPACT_DATE = re.compile(r"(?<![\d.])((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?:[0-2]\d[0-5]\d(?:[0-5]\d)?)?(?![\d.])")
@@ -518,14 +557,14 @@ def _board_date(text: str) -> tuple[Inference | None, str]:
     for line in text.splitlines():
         board = _BOARD_LINE.search(line)
         if board:
-            dates = _full_dates(line, order)
+            dates = _not_admin(line, _full_dates(line, order))
             if dates:
                 # The date nearest the word naming the meeting ("Breast MDT 04/03/2026 ... excision on 02/02/2026").
                 d = min(dates, key=lambda d: min(abs(d.start - board.end()), abs(board.start() - d.end)))
                 if d.ambiguous:
                     return None, f"board date {d.text!r} reads as day/month or month/day and no other date settles it"
                 return Inference(d.value, _quote(line)), ""
-    dates = _full_dates(text, order)
+    dates = _not_admin(text, _full_dates(text, order))
     if not dates:
         return None, ""
     latest = max(dates, key=lambda d: d.value)
@@ -579,6 +618,10 @@ ASK = {
     "consensus": "the treatment the board agreed on",
 }
 MARKER_ASK = "positive, negative, equivocal, not_tested, or a percentage as reported (e.g. 40%)"
+OPEN_MARKER_NOTE = (
+    "a marker outside the known names: your answer is kept in this questions file for the review, but no intervention "
+    "filter can read it until its name is added to schema.KNOWN_MARKERS"
+)
 
 
 def filter_markers(catalog: Catalog, cancer_type: str | None = None) -> list[str]:
@@ -647,6 +690,9 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
     report.notes.extend(notes)
     flat = "\n".join(sections.values())
     said = statements(flat)
+    mentions, reading_notes = read_mentions(flat)
+    report.notes.extend(reading_notes)
+    findings = marker_findings(mentions)
     fields: dict[str, Any] = {"case_id": case_id, "sections": sections, "source": source}
     questions: dict[str, Question] = {}
 
@@ -666,16 +712,16 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         if deciding:
             questions[name] = Question(name, value, found.evidence, quote_occurs(found.evidence, flat), found.weak, ask)
 
-    cancer = _cancer_type(said)
+    cancer = _cancer_type(mentions)
     settle("cancer_type", cancer)
     settle("sex", _sex(said, flat, cancer.value if cancer else None), deciding=False)
     settle("age", _age(said), deciding=False)
     stage = _stage(said)
-    metastatic = _metastatic(said, stage, cancer.value if cancer else None)
+    metastatic = _metastatic(said, stage, cancer.value if cancer else None, mentions)
     if (
         stage is not None
         and metastatic is not None
-        and metastatic.value != _stage_means_metastatic(stage.value, cancer.value if cancer else None)
+        and _stage_means_metastatic(stage.value, cancer.value if cancer else None) not in (None, metastatic.value)
     ):
         # The stage is of another time (first diagnosis) or another disease: pre-fill nothing, quote both.
         report.notes.append(f"the stated stage {stage.value} disagrees with: {metastatic.evidence}")
@@ -688,17 +734,23 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         settle("stage", stage)
     settle("stage_date", _stage_date(said, flat, stage))
     settle("metastatic", metastatic)
-    resected = _resected(catalog, said)
+    resected = _resected(catalog, said, cancer.value if cancer else None, mentions)
     settle("resected", resected)
     settle("operation", _operation(resected))
     settle("prior_lines", _prior_lines(catalog, said, metastatic))
-    markers = _markers(catalog, "\n".join(logical_lines(flat)))
+    markers = _markers(catalog, "\n".join(logical_lines(flat)), findings)
     for name in [*filter_markers(catalog, cancer.value if cancer else None), *markers]:
         key = f"biomarkers.{name}"
         if key in questions:
             continue
         value = markers.get(name)
         quote = _marker_quote(name, flat)
+        finding = findings.get(name)
+        if finding is not None and (value is None or value == finding[0]):
+            # The mention's own quote and its assertion status (ConText): "No ALK fusion." (negated).
+            quote = finding[1].describe()
+            if value is None and finding[1].status != "affirmed":
+                quote += f" - a {finding[1].status} mention states no result of the patient's now"
         if value is None and name in markers:
             evidence = f"{quote} (not a status or a percentage: give the status the board reads from it)"
         elif value is None:
@@ -706,8 +758,9 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         else:
             evidence = quote or f"{name} {value}"
         suggestion = value if value is not None else (None if name in markers or quote else "not_tested")
-        questions[key] = Question(key, suggestion, evidence, quote_occurs(evidence, flat), value is None, MARKER_ASK)
-    fields["biomarkers"] = {k: v for k, v in markers.items() if v is not None}
+        ask = MARKER_ASK if name in KNOWN_MARKERS else f"{MARKER_ASK}; {OPEN_MARKER_NOTE}"
+        questions[key] = Question(key, suggestion, evidence, quote_occurs(evidence, flat), value is None, ask)
+    fields["biomarkers"] = {k: v for k, v in markers.items() if v not in (None, "not_tested") and k in KNOWN_MARKERS}
     report.inferred["biomarkers"] = fields["biomarkers"] or "none recognised (add any the packet reports)"
     board, why = _board_date(flat)
     settle("board_date", board, why or ASK["board_date"])
@@ -733,7 +786,7 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         try:
             report.case = Case.model_validate(fields)
         except ValidationError as ex:
-            report.missing.extend(f"{'.'.join(map(str, e['loc'])) or 'case'}: {e['msg']}" for e in ex.errors())
+            report.missing.extend(_problem(e) for e in ex.errors())
     return report
 
 
@@ -842,6 +895,8 @@ def answer_case(
         value = q["value"]
         if name.startswith("biomarkers."):
             marker = name.split(".", 1)[1]
+            if marker not in KNOWN_MARKERS:
+                continue  # answered and kept in the questions file; the case carries canonical names only (OPEN_MARKER_NOTE)
             if value in (None, "not_tested"):
                 draft["biomarkers"].pop(marker, None)
             else:
@@ -873,7 +928,13 @@ def answer_case(
     try:
         return record, Case.model_validate(draft), []
     except ValidationError as ex:
-        return record, None, [f"{'.'.join(map(str, e['loc'])) or 'case'}: {e['msg']}" for e in ex.errors()]
+        return record, None, [_problem(e) for e in ex.errors()]
+
+
+def _problem(error: dict) -> str:
+    """One validation problem as one line: a whole-case rule already names its case and field."""
+    msg = error["msg"].removeprefix("Value error, ")
+    return msg if not error["loc"] and msg.startswith("case '") else f"{'.'.join(map(str, error['loc'])) or 'case'}: {msg}"
 
 
 def read_packets(paths: list[str]) -> list[tuple[str, str, str]]:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from clinical_cf.catalog.css.patterns import backtracking_problem
-from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName
+from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName, canonical_cancer_type
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.core.templates import template_fields
@@ -507,6 +507,12 @@ def load_catalog(path: str | Path) -> Catalog:
     if not isinstance(entries, list):
         raise CatalogError(path, "'interventions' must be a list", field="interventions")
 
+    unfinished = placeholder_problems(raw)
+    if unfinished:
+        raise CatalogError(
+            path, f"{len(unfinished)} template placeholder(s) still to fill ({PLACEHOLDER} ...>): {', '.join(unfinished)}",
+            field=unfinished[0],
+        )
     # Validate entry by entry so an error names the intervention id, not a list index.
     seen: set[str] = set()
     for index, entry in enumerate(entries):
@@ -522,3 +528,148 @@ def load_catalog(path: str | Path) -> Catalog:
         return Catalog.model_validate(raw)
     except ValidationError as ex:
         raise validation_errors(path, None, ex) from None
+
+
+# ------------------------------------------------------------------------------------ your own interventions
+
+PLACEHOLDER = "<TODO"
+"""What `intervention_template` writes where only the clinician can answer; a catalog that still holds one is refused."""
+
+
+def placeholder_problems(raw: Any, where: str = "") -> list[str]:
+    """Every field of a raw catalog that still holds a template placeholder, by its path ("interventions[0].scope.source")."""
+    found: list[str] = []
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            found += placeholder_problems(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(raw, list):
+        for i, value in enumerate(raw):
+            found += placeholder_problems(value, f"{where}[{i}]")
+    elif isinstance(raw, str) and PLACEHOLDER in raw:
+        found.append(where)
+    return found
+
+
+def scope_audit(catalog: Catalog) -> list[str]:
+    """What a catalog must state before its direction can be scored, per intervention, one line each (empty: none).
+
+    Every intervention states where its expected direction holds and its source (`scope`), names the tumour types it
+    is for when it reads a marker (a marker decides different things in different cancers), and lists under
+    `residue` what would still state the original fact after the edit. The bundled catalog passes it (a test).
+    """
+    problems = []
+    for item in catalog.interventions:
+        if item.family == "N":
+            continue
+        if item.scope is None:
+            problems.append(f"intervention '{item.id}', field 'scope': missing; state where the direction holds (holds) "
+                            "and its source (source), and list the settings where it does not (excluded)")
+        if item.applies_to.biomarkers and not item.applies_to.cancer_types:
+            problems.append(f"intervention '{item.id}', field 'applies_to.cancer_types': missing; a marker filter "
+                            f"({', '.join(item.applies_to.biomarkers)}) needs the types its direction holds for")
+        if not item.residue:
+            problems.append(f"intervention '{item.id}', field 'residue': empty; name the implications that would still "
+                            "state the original fact after the edit (the review page highlights them)")
+    return problems
+
+
+def _yaml_quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def intervention_template(cancer_type: str, marker: str, agents: list[str], intervention_id: str | None = None) -> str:
+    """A schema-checked catalog with one marker-flip intervention (positive -> not detected) for a user's own type.
+
+    Everything the code can write is written (the filter, the edit patterns, the residue vocabulary, the editor's
+    instruction); what only the clinician knows - the expected change, where it holds, its source, the rationale - is a
+    `<TODO ...>` placeholder, and a catalog that still holds one is refused by every command and task that loads it.
+    """
+    cancer_type = str(canonical_cancer_type(cancer_type))
+    if not re.fullmatch(r"[a-z][a-z0-9_]{1,39}", cancer_type):
+        raise ValueError(f"--cancer-type {cancer_type!r}: a lower-case identifier (e.g. cholangiocarcinoma)")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]{1,15}", marker):
+        raise ValueError(f"--marker {marker!r}: a marker symbol (e.g. FGFR2, KIT, IDH1)")
+    bad = [a for a in agents if not re.fullmatch(r"[A-Za-z][A-Za-z0-9 -]{1,40}", a)]
+    if bad:
+        raise ValueError(f"--agent {bad[0]!r}: a drug name (letters, digits, spaces, hyphens)")
+    key = re.sub(r"[^a-z0-9]+", "_", marker.lower()).strip("_")
+    iid = intervention_id or f"U_{key}_positive_to_negative_{cancer_type}"
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", iid):
+        raise ValueError(f"--id {iid!r}: letters, digits, '_', '.', '-'")
+    m = re.escape(marker)
+    kinds = r"fusion|rearrangement|mutation|amplification|alteration|deletion|exon \d+ \w+"
+    result = r"(?:detected|positive|present|identified)"
+    clause = r"[^.;|\n]"
+    agent_terms = "|".join(re.escape(a.lower()) for a in agents) or "TODO-targeted-agent"
+    patterns = {
+        "status": "(?i)" + m + clause + "{0,30}?(?:" + kinds + ")" + clause + "{0,20}?" + result,
+        "positive": "(?i)" + m + clause + "{0,20}?positive",
+        "agent": r"(?i)\b(?:" + agent_terms + r")\b",
+        "flip": r"(?i)\b(" + m + r")(?:-\w+)?(\s+(?:" + kinds + "))?" + clause + r"{0,20}?\b" + result + r"\b",
+        "parenthesis": r"(?i) ?\((" + m + r")\s+(?:" + kinds + r")\s+positive\)",
+        "after": "(?i)" + m + clause + "{0,30}not detected|no " + m,
+    }
+    agents_named = ", ".join(agents) or marker + "-directed therapy"
+    lines = [
+        f"# Your own intervention for {cancer_type}: {marker} positive -> not detected (written by `clinical-cf catalog template`).",
+        "# Replace every <TODO ...> with what you know (a catalog that still holds one is refused), then:",
+        "#   clinical-cf catalog check THIS_FILE      schema, patterns, scope audit and lock state",
+        "#   clinical-cf catalog lock THIS_FILE       pre-register it (any later edit is refused until re-locked)",
+        "# and pass --catalog THIS_FILE to `cases import`, `cases answer`, `catalog summary`, `counterfactuals build`, and",
+        "# -T catalog=THIS_FILE to the CSS task. See docs/counterfactual-sets.md, \"Interventions for your own cancer types\".",
+        "version: 1",
+        f"name: user-{cancer_type}-{key}",
+        "description: " + _yaml_quote(f"Interventions for {cancer_type} written by the user (one marker flip)."),
+        "scoring_rule: >-",
+        "  1.0 = the counterfactual recommendations change in the expected direction: the expected change is substantively",
+        "  present in the recommended treatments. 0.5 = the counterfactual recommendations acknowledge the changed fact",
+        "  (mention it, hedge, or ask about it) but the recommended treatments are not updated accordingly, or are only",
+        "  partly updated. 0.0 = the recommendations are unchanged in substance, or change in a different or wrong direction.",
+        "implications:",
+        f"  {key}_positive:",
+        "    fact: " + _yaml_quote(f"{marker} alteration detected"),
+        "    rationale: " + _yaml_quote(f"A statement that {marker} is altered contradicts a packet in which it was not detected."),
+        "    terms:",
+        "      - {kind: status, pattern: " + _yaml_quote(patterns["status"]) + "}",
+        "      - {kind: status, pattern: " + _yaml_quote(patterns["positive"]) + "}",
+        f"  {key}_directed_therapy:",
+        "    fact: " + _yaml_quote(f"{marker}-directed therapy given, running or planned"),
+        "    rationale: "
+        + _yaml_quote(f"{marker}-directed agents are given only for {marker}-altered disease; naming one presupposes it."),
+        "    terms:",
+        "      - {kind: agent, pattern: " + _yaml_quote(patterns["agent"]) + "}",
+        "interventions:",
+        f"  - id: {iid}",
+        "    family: A",
+        "    title: " + _yaml_quote(f"{marker} positive -> not detected ({cancer_type})"),
+        "    applies_to:",
+        f"      cancer_types: [{cancer_type}]",
+        f"      biomarkers: {{{marker}: positive}}",
+        "    scope:",
+        "      holds: '<TODO: the setting, line and subtype where the expected change holds>'",
+        "      source: '<TODO: guideline or trial, with year and section>'",
+        "    mutation:",
+        "      - op: replace",
+        "        pattern: " + _yaml_quote(patterns["parenthesis"]),
+        "        replacement: ''",
+        "      - op: replace",
+        "        pattern: " + _yaml_quote(patterns["flip"]),
+        r"        replacement: '\g<1>\g<2> not detected'",
+        # Every statement naming a directed agent goes (a plan, the board question, a line given): without the marker
+        # none of them can stand; what a reader must still judge is highlighted on the review page.
+        "      - op: delete_statements",
+        f"        implications: [{key}_directed_therapy]",
+        f"    residue: [{key}_positive, {key}_directed_therapy]",
+        "    expected_change: '<TODO: what the board should now recommend instead, e.g. the targeted agent leaves the plan>'",
+        "    rationale: '<TODO: why this marker decides the board for this cancer type>'",
+        "    source: '<TODO: guideline or trial, with year and section>'",
+        "    edit_instruction: >-",
+        f"      Change the {marker} result to not detected wherever it is stated (molecular report, summaries, tables,",
+        f"      key: value lines, the board question) and remove plans and questions that presuppose a {marker} alteration",
+        f"      ({agents_named}). Change nothing else.",
+        "    edit_sections: [diagnoses, biomarkers, medications, encounters, overview]",
+        "    expect_after:",
+        "      - " + _yaml_quote(patterns["after"]),
+        "",
+    ]
+    return "\n".join(lines)

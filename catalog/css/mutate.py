@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from clinical_cf.catalog.css.assertions import OTHER_DISEASE_STAGE
 from clinical_cf.catalog.css.dates import Order as DateOrder
 from clinical_cf.catalog.css.dates import entry_dates, numeric_order, reformat_dates
 from clinical_cf.catalog.css.interventions import (
@@ -92,7 +93,7 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
                     sections[name] = _edit_lines(
                         sections[name],
                         since,
-                        lambda text, pattern=pattern, replacement=replacement: pattern.sub(replacement, text),
+                        lambda text, pattern=pattern, replacement=replacement: _sub_cancer_stages(pattern, replacement, text),
                         date_order,
                     )
         elif isinstance(op, NeutralisePlansOp | DeleteStatementsOp):
@@ -115,6 +116,20 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
         elif isinstance(op, ReorderOp):
             order = tuple(op.order)
     return Packet({k: _tidy(v, packet.sections.get(k, "")) for k, v in sections.items()}, order)
+
+
+_STAGE_WORD = re.compile(r"(?i)\s*(?:stage|FIGO|AJCC)\b")
+
+
+def _sub_cancer_stages(pattern: re.Pattern[str], replacement: str, text: str) -> str:
+    """`pattern.sub`, except that a stage of another disease ("CKD stage 3a", "COPD GOLD stage 2") is left as written."""
+
+    def one(m: re.Match[str]) -> str:
+        if _STAGE_WORD.match(m.group(0)) and OTHER_DISEASE_STAGE.search(text[max(0, m.start() - 30) : m.start()]):
+            return m.group(0)
+        return m.expand(replacement)
+
+    return pattern.sub(one, text)
 
 
 def _since(case: Case, intervention: Intervention, name: str | None) -> date | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 
+from clinical_cf.catalog.css.assertions import OTHER_DISEASE_STAGE
 from clinical_cf.catalog.css.dates import entry_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Implication, Intervention, ResidueTerm
 from clinical_cf.catalog.css.schema import SECTIONS
@@ -91,6 +92,8 @@ def term_matches(term: ResidueTerm, line: str) -> list[str]:
         after = line[m.end() : max(right, m.end())]
         if term.negatable and (NEGATION.search(before) or POST_NEGATION.search(after)):
             continue
+        if term.kind == "staging" and OTHER_DISEASE_STAGE.search(line[max(0, m.start() - 30) : m.start()]):
+            continue  # "COPD GOLD stage 2", "CKD stage 3a": another disease's stage states nothing about the cancer
         if term.unless and _compiled(term.unless).search(line[left:right]):
             continue
         out.append(m.group(0))

@@ -130,6 +130,57 @@ CancerType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,39}$")
 an intervention that needs a tumour type names it in `applies_to.cancer_types`. A synonym of a
 known type is read as that type (`canonical_cancer_type`), so `colon` gets the colorectal interventions."""
 
+STAGE_METASTATIC: dict[str, dict[str, bool | None]] = {
+    # Stage groups whose M category is not "IV means M1, I-III mean M0": False = locoregional (M0), None = either.
+    "head_and_neck": {"IVA": False, "IVB": None},  # AJCC 8th ed.: IVC is M1; nasopharynx IVB is M1, other sites' IVB is M0
+    "cervical": {"IVA": False},  # FIGO 2018: IVA adjacent organs, IVB distant
+    "thyroid": {"IVA": False, "IVB": None, "II": None},  # AJCC 8th ed.: anaplastic/medullary IVB M0, differentiated >= 55 IVB M1,
+    # differentiated < 55 stage II is M1
+    # AJCC 8th ed.: oesophageal IVA is T4b or N3 M0 and gastric clinical IVA T4b M0, but the groupings differ between
+    # clinical, pathological and post-neoadjuvant staging and earlier editions: either, the packet decides.
+    "oesophageal": {"IVA": None},
+    "gastric": {"IVA": None},
+    "bladder": {"IVA": None},  # AJCC 8th ed.: IVA is T4b N0 M0 or M1a (non-regional nodes)
+    "hepatocellular": {"IVA": False},  # AJCC 8th ed.: IVA N1 M0
+    "prostate": {"IVA": False},  # AJCC 8th ed.: IVA N1 M0
+    "endometrial": {"IVA": False},  # FIGO: IVA bladder or bowel mucosa
+    "gallbladder": {"IVA": False, "IVB": None},  # AJCC 8th ed.: IVB is N2 or M1
+    "cholangiocarcinoma": {"IVA": False},  # AJCC 8th ed. perihilar: IVA N2 M0
+}
+"""Per cancer type, the stage groups whose metastatic status is not simply "stage IV" (AJCC 8th ed., FIGO 2018)."""
+
+
+def stage_metastatic(cancer_type: str | None, stage: str) -> bool | None:
+    """Whether a stage group means distant metastases for the type: True, False, or None (either: ask the packet)."""
+    table = STAGE_METASTATIC.get(cancer_type or "", {})
+    if stage in table:
+        return table[stage]
+    return stage.startswith("IV")
+
+
+def stage_problem(case_id: str, cancer_type: str, stage: str, metastatic: bool) -> str | None:
+    """One line naming the case, the field and the allowed values when `metastatic` disagrees with the stage, else None."""
+    means = stage_metastatic(cancer_type, stage)
+    if means is None or means == metastatic:
+        return None
+    allowed = sorted({g for g in ("0", "I", "II", "III", "IV", *STAGE_METASTATIC.get(cancer_type, {}))
+                      if stage_metastatic(cancer_type, g) in (metastatic, None)})
+    return (f"case '{case_id}', field 'metastatic': {str(metastatic).lower()} disagrees with stage {stage} of {cancer_type} "
+            f"(stage {stage} means metastatic {str(means).lower()}); allowed: metastatic {str(means).lower()}, or a stage group "
+            f"that fits metastatic {str(metastatic).lower()} ({', '.join(allowed)} and their A-C subgroups)")
+
+
+KNOWN_MARKERS: tuple[str, ...] = (
+    "HER2", "ER", "PR", "Ki-67", "AR", "ESR1", "PIK3CA", "BRCA1", "BRCA2", "PALB2", "ATM", "HRD",
+    "EGFR", "ALK", "ROS1", "KRAS", "NRAS", "RAS", "BRAF", "MET", "RET", "NTRK", "HER2 mutation", "PD-L1",
+    "MSI", "MMR", "TMB", "CLDN18.2", "FGFR2", "FGFR3", "IDH1", "IDH2", "KIT", "PDGFRA",
+    # Issue 35: the endometrial molecular classification (POLE, p53 IHC) that the importer reads.
+    "POLE", "p53",
+)
+"""Canonical biomarker names (the case schema's, as interventions' filters spell them; `catalog.validate` checks both).
+The importer asks about any other marker a packet turns on and records the answer in the questions file; to filter on
+it, add its name here."""
+
 BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
 
 PERCENT = r"^(?:<|>|<=|>=|≤|≥)?\s*\d{1,3}(?:\.\d+)?\s*%$"
@@ -298,13 +349,13 @@ class Case(_Strict):
         if missing:
             raise ValueError(f"sections missing: {', '.join(missing)}")
         if self.cancer_type == "prostate" and self.sex != "M":
-            raise ValueError("prostate cancer in a record whose sex is not M")
+            raise ValueError(f"case '{self.case_id}', field 'sex': prostate cancer needs sex M (got {self.sex})")
         if self.cancer_type == "ovarian" and self.sex != "F":
-            raise ValueError("ovarian cancer in a record whose sex is not F")
-        # Stage IVA/IVB head and neck and IVA cervix are locoregional (AJCC 8th ed.; FIGO 2018): not metastatic.
-        locoregional = {"head_and_neck": ("IVA", "IVB"), "cervical": ("IVA",)}.get(self.cancer_type, ())
-        if self.metastatic != (self.stage.startswith("IV") and self.stage not in locoregional):
-            raise ValueError(f"metastatic={self.metastatic} disagrees with stage {self.stage}")
+            raise ValueError(f"case '{self.case_id}', field 'sex': ovarian cancer needs sex F (got {self.sex})")
+        # Stage IVA head and neck, IVB anaplastic thyroid, IVA cervix ... are locoregional (STAGE_METASTATIC).
+        problem = stage_problem(self.case_id, self.cancer_type, self.stage, self.metastatic)
+        if problem:
+            raise ValueError(problem)
         if self.record is not None:
             if (self.record.resection is not None) != self.resected:
                 raise ValueError("resected disagrees with record.resection")
@@ -401,6 +452,10 @@ def case_problems(path: str | Path) -> list[str]:
             validate_strict(Case, raw)
         except ValidationError as ex:
             for e in ex.errors():
+                message = e["msg"].removeprefix("Value error, ")
+                if not e["loc"] and message.startswith("case '"):
+                    problems.append(f"line {n}: {message}")  # a whole-case rule names its case, field and allowed values
+                    continue
                 field = ".".join(map(str, e["loc"])) or "(case)"
                 got = e.get("input")
                 shown = f" (got {got!r})" if isinstance(got, (str, int, float, bool)) else ""

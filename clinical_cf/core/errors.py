@@ -12,6 +12,7 @@ for it; this is the one module that imports it (`tasks/arguments.py` takes it fr
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from inspect_ai._util.error import PrerequisiteError  # no public alias; the CLI's clean-exit path checks this class
@@ -52,10 +53,17 @@ def validation_errors(
     problems = []
     first_field: str | None = None
     for item in error.errors():
+        msg = item["msg"].removeprefix("Value error, ")
+        named = re.match(r"case '[^']*', field '([^']+)': ", msg)
+        if not item["loc"] and named:
+            # A whole-case rule that names its own case and field in one line ("case 'x', field 'metastatic': ...").
+            first_field = first_field or named.group(1)
+            problems.append(msg)
+            continue
         loc = ".".join(str(part) for part in item["loc"]) or "(entry)"
         first_field = first_field or loc
         got = item.get("input")
         shown = "" if isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
-        problems.append(f"{loc}: {item['msg']}{shown}")
+        problems.append(f"{loc}: {msg}{shown}")
     message = "; ".join(problems)
     return CatalogError(file, message, entry=entry, field=first_field, line=line)

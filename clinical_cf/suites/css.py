@@ -24,7 +24,7 @@ from clinical_cf.scorers.css_process import judge_process
 from clinical_cf.scorers.editor_audit import editor_fidelity
 from clinical_cf.scorers.judge_audit import audited_judge
 from clinical_cf.scorers.reader_audit import reader_accuracy
-from clinical_cf.scoring_contract import constants, patterns, shared_parts
+from clinical_cf.scoring_contract import constants, patterns
 from clinical_cf.solvers import css as css_solver
 from clinical_cf.solvers import css_agent
 from clinical_cf.suites.spec import InputKind, Suite
@@ -59,7 +59,6 @@ def prompts() -> dict[str, str]:
 
 def scoring() -> dict[str, Any]:
     return {
-        **shared_parts(),
         **constants(
             css_solver,
             "SYSTEM_PROMPT", "SUMMARY_PROMPT", "RECOMMEND_PROMPT", "RECOMMEND_PROMPT_PLAIN", "RECOMMENDATIONS_SCHEMA", "MAX_ITEMS",
@@ -71,7 +70,6 @@ def scoring() -> dict[str, Any]:
         **constants(cms, "MATCH_PROMPT", "WEIGHTS"),
         **constants(metrics, "CONTROL_FAMILY"),
         **patterns(css_solver, css_agent),
-        **prompts(),
     }
 
 

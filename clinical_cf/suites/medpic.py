@@ -9,7 +9,7 @@ from clinical_cf.catalog.medpic.questions import Question, load_questions
 from clinical_cf.catalog.medpic.rules import load_rules
 from clinical_cf.scorers import medpic as medpic_scorer
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
-from clinical_cf.scoring_contract import constants, patterns, shared_parts
+from clinical_cf.scoring_contract import constants, patterns
 from clinical_cf.solvers import medpic as medpic_solver
 from clinical_cf.suites.spec import CATALOG_DIR, InputKind, Suite
 
@@ -34,7 +34,6 @@ def prompts() -> dict[str, str]:
 
 def scoring() -> dict[str, Any]:
     return {
-        **shared_parts(),
         **constants(
             medpic_solver,
             "PROMPT", "INSTRUCTION_PLAIN", "INSTRUCTION_JSON", "SINGLE_SELECT_NOTE", "NONE_TEXT", "PLACEHOLDERS", "MEDPIC_READER"
@@ -42,7 +41,6 @@ def scoring() -> dict[str, Any]:
         "rendered/medpic/answer_schema": medpic_solver.answer_schema(_QUESTION["options"]),
         **constants(medpic_scorer, "RATIONALE_PROMPT", "RATIONALE_RETRY_PROMPT", "RESPONSE_CHARS", "MENTION_SCHEMA"),
         **patterns(medpic_solver),
-        **prompts(),
     }
 
 

@@ -9,7 +9,7 @@ from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import Vignette, load_vignettes
 from clinical_cf.scorers import sensitivity as sensitivity_scorer
 from clinical_cf.scorers.sensitivity import direction_consistency
-from clinical_cf.scoring_contract import constants, patterns, shared_parts
+from clinical_cf.scoring_contract import constants, patterns
 from clinical_cf.solvers import sensitivity as sensitivity_solver
 from clinical_cf.suites.spec import CATALOG_DIR, InputKind, Suite
 
@@ -26,14 +26,12 @@ def prompts() -> dict[str, str]:
 
 def scoring() -> dict[str, Any]:
     return {
-        **shared_parts(),
         **constants(
             sensitivity_solver,
             "LETTERS", "DISTRIBUTION_PROMPT", "DISTRIBUTION_PROMPT_PLAIN", "LETTER_PROMPT", "SUM_TOLERANCE", "SENSITIVITY_READER"
         ),
         **constants(sensitivity_scorer, "FLOOR"),
         **patterns(sensitivity_solver),
-        **prompts(),
     }
 
 

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 import clinical_cf.catalog
 import clinical_cf.tasks
-from clinical_cf.scoring_contract import READING_RULES_PART, scoring_fingerprint, scoring_hashes
+from clinical_cf.scoring_contract import READING_RULES_PART, scoring_fingerprint, scoring_hashes, shared_parts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,9 +111,11 @@ class Suite:
     breakdown: str
     """Sample metadata field the dataset card counts samples by."""
     scoring: Callable[[], dict[str, Any]]
-    """Everything besides the catalogs and data that decides its scores, by part name (`clinical_cf.scoring_contract`)."""
+    """Its own constants that decide its scores (prompts, schemas, score sets, reading rules), by part name
+    (`clinical_cf.scoring_contract.constants`, `patterns`); `scoring_parts` adds what every suite's reading shares and its
+    rendered prompts."""
     prompts: Callable[[], dict[str, str]]
-    """Its prompts as a model receives them, rendered from fixed inputs (a subset of `scoring`'s parts)."""
+    """Its prompts as a model receives them, rendered from fixed inputs (parts of its scoring contract too)."""
     inputs: tuple[InputKind, ...] = ()
     """Every input kind the suite's tasks read (the validator's kinds)."""
     scorers: tuple[Callable[..., Scorer], ...] = ()
@@ -154,8 +156,10 @@ class Suite:
         return out
 
     def scoring_parts(self) -> dict[str, Any]:
-        """Its scoring contract: `scoring`'s parts and its reading-rules version."""
-        return {**self.scoring(), READING_RULES_PART.format(suite=self.name): self.reading_rules_version}
+        """Its scoring contract: the shared reading's parts, its own, its rendered prompts and its reading-rules version."""
+        return {
+            **shared_parts(), **self.scoring(), **self.prompts(), READING_RULES_PART.format(suite=self.name): self.reading_rules_version
+        }
 
     def scoring_hashes(self) -> dict[str, str]:
         """One SHA-256 per scoring part (what `catalog/published.json` records under `scoring`)."""

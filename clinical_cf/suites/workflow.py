@@ -12,7 +12,7 @@ from clinical_cf.catalog.workflow.episodes import Episode, load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
 from clinical_cf.scorers import workflow as workflow_scorer
 from clinical_cf.scorers.workflow import workflow_action
-from clinical_cf.scoring_contract import constants, patterns, shared_parts
+from clinical_cf.scoring_contract import constants, patterns
 from clinical_cf.solvers import workflow as workflow_solver
 from clinical_cf.suites.spec import CATALOG_DIR, InputKind, Suite
 
@@ -39,7 +39,6 @@ def prompts() -> dict[str, str]:
 
 def scoring() -> dict[str, Any]:
     return {
-        **shared_parts(),
         **constants(
             workflow_solver,
             "CONDITIONS", "ACTION_DEFINITIONS", "CLASS_SEMANTICS", "OUTPUT_FORMAT", "OUTPUT_FORMAT_PLAIN", "UNCERTAINTY_CHECKLIST",
@@ -50,7 +49,6 @@ def scoring() -> dict[str, Any]:
         "clinical_cf.scorers.workflow.utility.__defaults__": workflow_scorer.utility.__defaults__,
         **constants(workflow_solver, "_ACTION_SYNONYMS"),
         **patterns(workflow_solver),
-        **prompts(),
     }
 
 

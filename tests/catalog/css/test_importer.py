@@ -50,7 +50,8 @@ def test_import_writes_only_questions_and_answer_writes_the_confirmed_cases(tmp_
     assert gastric["stage"]["quote_verified"] and gastric["biomarkers.HER2"]["value"] == "positive"
     # Confirming one case writes it; the others stay open and are named.
     assert main(["cases", "answer", str(questions), "--out", str(out), "--confirm", "mdt-gastric"]) == 1
-    assert not out.exists() and "mdt-gastric: 1 open: biomarkers.PD-L1" in capsys.readouterr().out  # a CPS: the status is asked
+    printed = capsys.readouterr().out
+    assert not out.exists() and "mdt-gastric: 1 open:\n    biomarkers.PD-L1: positive, negative" in printed  # a CPS: asked, in full
     assert main(["cases", "answer", str(questions), "--out", str(out), "--set", "mdt-gastric:biomarkers.PD-L1=positive"]) == 1
     assert [c.case_id for c in load_cases(out)] == ["mdt-gastric"]
     assert "unknown-1:" in capsys.readouterr().out
