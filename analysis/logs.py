@@ -169,7 +169,11 @@ def sample_row(header: LogHeader, sample: EvalSample | EvalSampleSummary, intern
         "judge": header.judge, "run": header.run, "created": header.created, "reducer": header.reducer,
         # The setting the task logged (CSS: single_shot / agent), never guessed from the task's name.
         "eval_setting": header.metadata.get("setting"),
-        "sample_id": sample.id, "epoch": sample.epoch, "uuid": sample.uuid, "error": sample.error,
+        "sample_id": sample.id, "epoch": sample.epoch, "uuid": sample.uuid, "error": _error_text(sample.error),
+        # The limit Inspect recorded when one stopped the sample (message, token, time, ...): not a reply to read.
+        "limit": _limit_text(getattr(sample, "limit", None)),
+        # The log's status (success, error, cancelled, started) travels with each of its samples.
+        "status": header.status,
         "completed_at": getattr(sample, "completed_at", None),
         # A summary's input is the prompt (a CSS packet is ~10 kB): no table needs it and 30,000 of them
         # would dominate the report's memory, so summary rows carry none (full rows keep it).
@@ -193,6 +197,20 @@ def sample_row(header: LogHeader, sample: EvalSample | EvalSampleSummary, intern
     for key, value in (getattr(sample, "store", None) or {}).items():
         row[f"store_{key}"] = keep(value)
     return row
+
+
+def _limit_text(limit: Any) -> str | None:
+    """The limit's type (message, token, time, ...): a full sample holds an `EvalSampleLimit`, a summary its type."""
+    if limit is None:
+        return None
+    return str(getattr(limit, "type", limit))
+
+
+def _error_text(error: Any) -> str | None:
+    """A sample's error as text (a summary holds the message, a full sample an `EvalError`)."""
+    if error is None:
+        return None
+    return str(getattr(error, "message", error))
 
 
 def _header(path: str, log: EvalLog, labels: dict[str, str] | None = None, samples: int | None = None) -> LogHeader:
@@ -272,7 +290,7 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
-CACHE_VERSION = "rows-4"
+CACHE_VERSION = "rows-5"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
 
 
@@ -477,6 +495,7 @@ def iter_logs(
     strict: bool = False,
     use_cache: bool = True,
     workers: int | None = None,
+    known_suites: Iterable[str] | None = None,
 ) -> Iterator[tuple[LogHeader, list[dict[str, Any]] | pd.DataFrame] | tuple[str, str]]:
     """Per log, in order: (header, sample rows), or (path, why it was skipped).
 
@@ -489,11 +508,16 @@ def iter_logs(
     files = list_logs(paths, strict=strict)
     named = explicit_files(paths) if strict else set()
     wanted = set(suites) if suites is not None else None
+    known = list(known_suites) if known_suites is not None else None
     if mode == "summaries":
         intern = _Interner()
         for i, (path, result) in enumerate(zip(files, _summaries_in_parallel(files, labels, wanted, use_cache, workers), strict=False), 1):
             if progress and len(files) > 5:
                 print(f"read log {i}/{len(files)}", file=sys.stderr)
+            if result[0] == "ok" and known is not None and result[1].suite not in known:
+                result = ("skip", unknown_suite(result[1].suite, known))
+            elif result[0] == "ok" and not _scored(result[2]):
+                result = ("skip", NO_SCORES)
             if result[0] == "skip":
                 if path in named:
                     raise CatalogError(path, result[1])
@@ -526,6 +550,10 @@ def iter_logs(
             why = "is not a CSS log, nor a log of any clinical_cf suite (its eval metadata records no `suite`)"
         elif why is None and not samples:
             why = "has no samples"
+        elif why is None and known is not None and header.suite not in known:
+            why = unknown_suite(header.suite, known)
+        elif why is None and not any(sample.scores for sample in samples):
+            why = NO_SCORES
         if why is not None:
             if path in named:
                 raise CatalogError(path, why)
@@ -534,6 +562,29 @@ def iter_logs(
         rows = [sample_row(header, sample, intern) for sample in samples]
         del samples  # released before the next log is opened
         yield header, rows
+
+
+def unknown_suite(suite: str | None, known: list[str]) -> str:
+    return f"records suite {suite!r} in its eval metadata, which clinical_cf does not have (its suites: {', '.join(known)})"
+
+
+NO_SCORES = ("has no scores (written with --no-score, or every sample errored before scoring): "
+             "score it with `inspect score LOG` first")
+
+
+def _scored(frame: pd.DataFrame) -> bool:
+    """Whether any sample of a log's rows carries a score (a scorer ran on it)."""
+    return any(col.startswith("score_") and col.endswith("_metadata") and frame[col].map(lambda v: isinstance(v, dict)).any()
+               for col in frame.columns)
+
+
+INCOMPLETE = ("has status {status}: the eval did not complete ({samples} samples logged); not scored "
+              "(pass --include-incomplete to score its completed samples; a complete run of the same entry still wins)")
+
+
+def incomplete_reason(status: str, samples: int) -> str | None:
+    """Why a log of this status is not scored by default (None for a complete log)."""
+    return None if status == "success" else INCOMPLETE.format(status=status, samples=samples)
 
 
 @dataclass
@@ -545,10 +596,17 @@ class LogRows:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     mode: str = "full"
     """"full" (samples without the transcript) or "summaries" (no store; see `full_samples`)."""
+    excluded: dict[str, str] = field(default_factory=dict)
+    """Logs read but not scored, with why (a log that did not complete: status error, cancelled or started)."""
+    named: frozenset[str] = frozenset()
+    """The logs named explicitly (not found by listing a folder): a problem with one of them is an error."""
 
     def suite(self, name: str) -> pd.DataFrame:
-        """The sample rows of one suite's logs (empty when none was read)."""
-        return self.by_suite.get(name, pd.DataFrame())
+        """The sample rows of one suite's scored logs (empty when none was read); excluded logs' rows left out."""
+        frame = self.by_suite.get(name, pd.DataFrame())
+        if self.excluded and not frame.empty:
+            frame = frame[~frame["log"].isin(list(self.excluded))].reset_index(drop=True)
+        return frame
 
     def suite_logs(self, name: str) -> pd.DataFrame:
         """The per-log rows (eval metadata as `eval_<key>`) of one suite's logs."""
@@ -558,7 +616,7 @@ class LogRows:
 
     @property
     def samples(self) -> pd.DataFrame:
-        """Every suite's rows in one frame (columns a suite does not record are empty there)."""
+        """Every suite's rows in one frame, excluded logs' rows included (columns a suite does not record are empty there)."""
         frames = [f for f in self.by_suite.values() if not f.empty]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -575,11 +633,16 @@ def read_logs(
     labels: dict[str, str] | None = None,
     strict: bool = False,
     use_cache: bool = True,
+    include_incomplete: bool = False,
+    known_suites: Iterable[str] | None = None,
 ) -> LogRows:
     """All rows of the logs under `paths` (see the module docstring); an already read `LogRows` passes through.
 
     `mode="summaries"` (the report) reads Inspect's sample summaries; `strict` turns a missing path, an
     empty folder and an unusable log named explicitly into a `CatalogError`, and so is a read with no usable log.
+    A log that did not complete (status error, cancelled, started) is read and listed but its rows are held out
+    of `suite()` (`excluded`, with why) unless `include_incomplete`; named explicitly, it is a `CatalogError`.
+    With `known_suites`, a log recording another suite is skipped (named explicitly: an error), as is one with no scores.
     """
     if isinstance(paths, LogRows):
         return paths
@@ -587,7 +650,7 @@ def read_logs(
     headers: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
     for first, second in iter_logs(paths, suites=suites, progress=progress, mode=mode, labels=labels, strict=strict,
-                                   use_cache=use_cache):
+                                   use_cache=use_cache, known_suites=known_suites):
         if isinstance(first, LogHeader):
             headers.append(first.row())
             # One frame per log, so a log's row dicts are freed before the next log is read.
@@ -596,11 +659,19 @@ def read_logs(
             skipped.append((first, second))  # type: ignore[arg-type]
     by_suite = {suite: pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] for suite, parts in frames.items()}
     logs = pd.DataFrame(headers) if headers else pd.DataFrame(columns=list(LOG_COLUMNS))
+    named = frozenset(explicit_files(paths)) if strict else frozenset()
+    excluded: dict[str, str] = {}
+    for header in headers:
+        why = None if include_incomplete else incomplete_reason(str(header["status"]), int(header["samples"]))
+        if why is not None:
+            if header["log"] in named:
+                raise CatalogError(header["log"], why)
+            excluded[header["log"]] = why
     if strict and not headers:
-        named = ", ".join(map(str, [paths] if isinstance(paths, (str, Path)) else paths))
+        given = ", ".join(map(str, [paths] if isinstance(paths, (str, Path)) else paths))
         reasons = "; ".join(f"{p} {why}" for p, why in skipped[:5])
-        raise CatalogError(named, f"no usable clinical_cf log ({reasons})")
-    return LogRows(by_suite, logs, skipped, mode=mode)
+        raise CatalogError(given, f"no usable clinical_cf log ({reasons})")
+    return LogRows(by_suite, logs, skipped, mode=mode, excluded=excluded, named=named)
 
 
 def score_columns(frame: pd.DataFrame, names: Iterable[str]) -> list[str]:

@@ -22,9 +22,16 @@ def _cell(rows: pd.DataFrame, label_col: str, shown: list[tuple[str, str]]) -> l
     out = []
     for row in rows.sort_values(label_col).itertuples():
         out.append({"label": str(getattr(row, label_col)), "correct": bool(row.correct),
-                    "fields": [(title, str(getattr(row, col) if getattr(row, col) is not None else "")) for title, col in shown],
+                    "fields": [(title, _shown(getattr(row, col))) for title, col in shown],
                     "src": f"{row.log}#{getattr(row, 'sample_id', getattr(row, 'episode_id', ''))} (epoch {row.epoch})"})
     return out
+
+
+def _shown(value) -> str:
+    """A cell's text: a value nobody read (None, or NaN once pandas holds it) reads 'none read', never 'nan'."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "none read"
+    return str(value)
 
 
 def _page(title: str, intro: str, groups: list[dict], models: list[str], file: Path) -> Path:

@@ -25,7 +25,8 @@ from clinical_cf.analysis.runs import latest_run
 from clinical_cf.replies import PROVENANCES
 
 KEYS = ["model", "judge", "run", "suite"]
-COLUMNS = [*KEYS, "samples", "replies", *PROVENANCES]
+OUTCOMES = ["samples", "scored", "error", "limit"]
+COLUMNS = [*KEYS, *OUTCOMES, "replies", *PROVENANCES, "unreadable_reasons", "invalid_reasons", "read_by"]
 
 
 def _metadata(value: Any) -> dict[str, Any]:
@@ -47,41 +48,107 @@ def _suite_of(task: str) -> str:
     return next((s.name for s in SUITES.values() if name in s.tasks), name)
 
 
-def row_provenances(row: Any, metadata_columns: list[str]) -> list[str]:
-    """The provenance of every reply a sample's scorers read (the first scorer that recorded one)."""
+def verdict_record(row: Any, metadata_columns: list[str]) -> tuple[str | None, dict[str, Any]]:
+    """The score that records how every reply of a sample was read: the one whose `parse` names the most replies
+    (both arms of a CSS verdict before the one-arm CMS), ties by scorer name; `inspect score --action append`
+    copies (`name1`, ...) are never it. The same score whatever other score columns a folder's logs hold."""
+    best: tuple[int, str] | None = None
+    found: tuple[str | None, dict[str, Any]] = (None, {})
     for column in metadata_columns:
-        parse = _metadata(row.get(column)).get("parse")
-        if isinstance(parse, str):
-            return [parse]
-        if isinstance(parse, dict):
-            return [str(v) for v in parse.values()]
+        name = column.removeprefix("score_").removesuffix("_metadata")
+        if name[-1:].isdigit() and f"score_{name.rstrip('0123456789')}_metadata" in metadata_columns:
+            continue  # an appended re-scoring: its original is the record
+        meta = _metadata(row.get(column))
+        parse = meta.get("parse")
+        width = len(parse) if isinstance(parse, dict) else 1 if isinstance(parse, str) else 0
+        if width and (best is None or (-width, name) < best):
+            best, found = (-width, name), (column, meta)
+    return found
+
+
+def row_provenances(row: Any, metadata_columns: list[str]) -> list[str]:
+    """The provenance of every reply a sample's verdict read (see `verdict_record`)."""
+    parse = verdict_record(row, metadata_columns)[1].get("parse")
+    if isinstance(parse, str):
+        return [parse]
+    if isinstance(parse, dict):
+        return [str(v) for v in parse.values()]
     return []
 
 
+def _reasons(value: Any) -> list[str]:
+    """Reason codes recorded for unreadable or invalid replies: a str for one reply, a dict per arm."""
+    if isinstance(value, str) and value:
+        return [value]
+    if isinstance(value, dict):
+        return [str(v) for v in value.values() if v]
+    return []
+
+
+def _joined(counts: Counter) -> str:
+    return "; ".join(f"{k}: {n}" for k, n in sorted(counts.items()))
+
+
+def _absent(value: Any) -> bool:
+    """No value: None, NaN, pandas' NA, or the empty string `samples_df` writes for a sample without an error."""
+    return value is None or value is pd.NA or value == "" or (isinstance(value, float) and value != value)
+
+
 def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Share of replies read each way (json, repaired, field, markdown, prose, invalid, unreadable) per model, judge, run and suite.
+    """Parse quality: samples scored, errored or stopped by a limit, and replies read each way, per model, judge, run and suite.
 
     Keyed like every other table: two judges' logs of one model, or two labelled runs, are separate rows. A rerun of
-    the same sample and epoch under the same key counts once (the latest complete sample, as the tables keep);
-    `samples` counts sample epochs, `replies` the replies read (a CSS sample has two arms).
+    the same sample and epoch under the same key counts once (the sample the tables keep). `samples` counts sample
+    epochs: `scored` ones, those that ended in an `error` (provider error, timeout) and those a `limit` stopped (message,
+    token, time: Inspect's record), which are neither replies nor invalid replies. `replies` counts the replies read in
+    the rest (a CSS verdict records both arms), each share (json, repaired, field, reader, ..., invalid, unreadable) is
+    of `replies`, with the unreadable and invalid replies' reasons and how the scores were read (`read_by`).
     """
-    metadata_columns = [c for c in frame.columns if c.startswith("score_") and c.endswith("_metadata")]
+    metadata_columns = sorted(c for c in frame.columns if c.startswith("score_") and c.endswith("_metadata"))
     if frame.empty or not metadata_columns:
         return pd.DataFrame(columns=COLUMNS)
     frame, _ = latest_run(frame, "parse")
     counts: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
-    samples: Counter[tuple[str, str, str, str]] = Counter()
-    for row in frame.to_dict("records"):
+    outcomes: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    unreadable: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    invalid: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    read_by: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    # Only the columns read, row by row (a to_dict of every column costs seconds at 30,000 samples).
+    needed = [c for c in ("suite", "task_name", "model", "judge", "run", "error", "limit") if c in frame.columns]
+    needed += metadata_columns + [c.removesuffix("_metadata") for c in metadata_columns if c.removesuffix("_metadata") in frame.columns]
+    names = list(dict.fromkeys(needed))
+    for values in zip(*(frame[c].tolist() for c in names), strict=True):
+        row = dict(zip(names, values, strict=True))
         suite = row.get("suite") if isinstance(row.get("suite"), str) else _suite_of(str(row.get("task_name", "")))
         key = (str(row.get("model")), _text(row.get("judge")), _text(row.get("run")), suite)
-        samples[key] += 1
+        outcomes[key]["samples"] += 1
+        if not _absent(row.get("error")):
+            outcomes[key]["error"] += 1
+            continue
+        if not _absent(row.get("limit")):
+            outcomes[key]["limit"] += 1
+            continue
+        column, meta = verdict_record(row, metadata_columns)
+        value = row.get(column.removesuffix("_metadata")) if column else None
+        if column is not None and not _absent(value):
+            outcomes[key]["scored"] += 1
         for provenance in row_provenances(row, metadata_columns):
             counts[key][provenance] += 1
+        reasons = _reasons(meta.get("unreadable"))
+        if not reasons and meta.get("parse") == "unreadable":
+            reasons = _reasons(meta.get("unreadable_reason")) or ["unreadable"]
+        unreadable[key].update(reasons)
+        invalid[key].update(_reasons(meta.get("invalid")))
+        if meta.get("read_by"):
+            read_by[key][str(meta["read_by"])] += 1
     rows = []
-    for key, seen in sorted(counts.items()):
+    for key in sorted(outcomes):
+        seen = counts[key]
         total = sum(seen.values())
-        rows.append({**dict(zip(KEYS, key, strict=True)), "samples": samples[key], "replies": total,
-                     **{p: seen.get(p, 0) / total for p in PROVENANCES}})
+        rows.append({**dict(zip(KEYS, key, strict=True)), **{k: outcomes[key].get(k, 0) for k in OUTCOMES}, "replies": total,
+                     **{p: seen.get(p, 0) / total if total else float("nan") for p in PROVENANCES},
+                     "unreadable_reasons": _joined(unreadable[key]), "invalid_reasons": _joined(invalid[key]),
+                     "read_by": _joined(read_by[key])})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

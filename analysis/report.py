@@ -127,7 +127,7 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     """CSS rows (single-shot and agent) from the log reader's rows of CSS logs (see `CSSRows`).
 
     The setting (single_shot / agent) is the one the task logged in its eval metadata. A rerun of the
-    same tuple under the same entry keeps the latest complete sample (scored, no error, latest log);
+    same tuple under the same entry keeps one sample (from a complete log first, then scored and error-free, then the newest log);
     the rows it replaced are counted in `coverage.rerun_rows_dropped`.
     """
     if samples.empty:
@@ -163,13 +163,19 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
         base["run"] = column(frame, "run", "").fillna("").astype(str).to_numpy()
         base["created"] = column(frame, "created", "").astype(str).to_numpy()
         base["reducer"] = column(frame, "reducer", "mean").fillna("mean").astype(str).to_numpy()
-        base["complete"] = column(frame, "error").isna().to_numpy()
-        base["cms"] = pd.to_numeric(column(frame, "score_cms"), errors="coerce").to_numpy()
+        errored = column(frame, "error").notna().to_numpy()
+        limited = column(frame, "limit").notna().to_numpy()
+        # A sample that errored or was stopped by a limit is counted as such, never as a verdict (or an invalid reply).
+        base["complete"] = ~errored & ~limited
+        base["outcome"] = np.where(errored, "error", np.where(limited, "limit", ""))
+        base["log_complete"] = (column(frame, "status", "success").fillna("success") == "success").to_numpy()
+        base["cms"] = np.where(base["complete"], pd.to_numeric(column(frame, "score_cms"), errors="coerce"), np.nan)
         for k, col in enumerate(present):
             fallback = column(frame, "judge").dropna()
             part = base.copy()
             part["judge"] = _judge_names(frame, col, str(fallback.iloc[0]) if len(fallback) else col).to_numpy()
-            part["css"] = pd.to_numeric(frame[col], errors="coerce").to_numpy()
+            part["css"] = np.where(part["complete"], pd.to_numeric(frame[col], errors="coerce"), np.nan)
+            part["outcome"] = np.where(part["outcome"] != "", part["outcome"], np.where(np.isnan(part["css"]), "unscored", "scored"))
             part["rejudged"] = k > 0
             frames.append(part)
     if not frames:
@@ -179,27 +185,34 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     verdicts["case_id"] = verdicts["case_id"].astype(str)
     verdicts["intervention_id"] = verdicts["intervention_id"].astype(str)
     verdicts["family"] = verdicts["family"].astype(str)
-    # Reruns: per entry, tuple and epoch the latest complete sample wins (scored and error-free first, then newest log).
+    # Reruns: per entry, tuple and epoch one sample wins: from a complete log first (a log that did not complete,
+    # scored by --include-incomplete, never replaces a complete run), then scored and error-free, then the newest log.
     key = ENTRY + ["rejudged"] + TUPLE + ["epoch"]
     verdicts["_rank"] = verdicts["complete"] & verdicts["css"].notna()
-    ordered = verdicts.sort_values(["_rank", "created", "log"], kind="stable")
+    ordered = verdicts.sort_values(["log_complete", "_rank", "created", "log"], kind="stable")
     kept = ordered.drop_duplicates(key, keep="last")
     dropped = ordered.drop(kept.index)
     verdicts = kept.drop(columns=["_rank"]).sort_index().reset_index(drop=True)
     # Epochs reduced per tuple as each log's reducer says.
     group_keys = ENTRY + ["rejudged"] + TUPLE
+    verdicts["_errored"] = verdicts["outcome"] == "error"
+    verdicts["_limited"] = verdicts["outcome"] == "limit"
     grouped = verdicts.groupby(group_keys, sort=False, dropna=False)
     rows = grouped.agg(split=("split", "first"), cms=("cms", "first"), epochs=("epoch", "nunique"),
+                       errored=("_errored", "sum"), limited=("_limited", "sum"),
                        log=("log", "last"), sample_id=("sample_id", "first"), task=("task", "first"),
                        reducer=("reducer", "first")).reset_index()
     rows["css"] = _reduced(verdicts, grouped, rows)
+    verdicts = verdicts.drop(columns=["_errored", "_limited"])
     rows["epoch"] = 1  # reduced: kept so per-tuple tables that pair on epoch still work
     coverage = _coverage(rows, dropped, missing_counts)
     if not dropped.empty:
-        entries = dropped.groupby(ENTRY).size()
-        for entry, n in entries.items():
-            warnings.append(f"{' / '.join(map(str, entry))}: {n} verdicts of an earlier run of the same tuples were "
-                            "replaced by the latest complete run (label runs with --label NAME=PATH to keep both)")
+        kept_logs = verdicts.groupby(ENTRY)["log"].unique()
+        for entry, group in dropped.groupby(ENTRY):
+            by = ", ".join(sorted(map(str, kept_logs.get(entry, []))))
+            warnings.append(f"{' / '.join(map(str, entry))}: {len(group)} verdicts of {', '.join(sorted(map(str, group['log'].unique())))} "
+                            f"replaced by another sample of the same tuple and epoch (complete log first, then scored, then "
+                            f"newest) from {by} (label runs with --label NAME=PATH to keep both)")
     return CSSRows(rows, skipped, verdicts, coverage, warnings, logs_read)
 
 
@@ -209,13 +222,17 @@ def _coverage(rows: pd.DataFrame, dropped: pd.DataFrame, missing: dict[str, int]
     primary = rows[~rows["rejudged"]]
     out = []
     for entry, group in primary.groupby(ENTRY, sort=True):
-        cases = sorted(group["case_id"].unique())
+        # Scored tuples and their cases: a tuple every epoch of which errored, hit a limit or was unscored is not
+        # a tuple the entry was measured on.
+        scored = group[group["css"].notna()]
+        cases = sorted(scored["case_id"].unique())
         logs = sorted(group["log"].unique())
         out.append(
             {
                 **dict(zip(ENTRY, entry, strict=False)),
                 "logs": len(logs),
-                "tuples": len(group),
+                "tuples": len(scored),
+                "unscored_tuples": len(group) - len(scored),
                 "cases": len(cases),
                 "case_ids": ", ".join(cases[:12]) + (f" … (+{len(cases) - 12})" if len(cases) > 12 else ""),
                 "epochs": int(group["epochs"].max()),
@@ -223,6 +240,8 @@ def _coverage(rows: pd.DataFrame, dropped: pd.DataFrame, missing: dict[str, int]
                 if not dropped.empty
                 else 0,
                 "samples_without_metadata": sum(missing.get(log, 0) for log in logs),
+                "samples_errored": int(group["errored"].sum()),
+                "samples_at_limit": int(group["limited"].sum()),
                 "_cases": frozenset(cases),
             }
         )
@@ -292,7 +311,9 @@ def table_cms_css(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     keys = _entries(rows)
     for entry, group in _primary(rows).groupby(keys):
         scored = _interventional(group)
-        cms = group.dropna(subset=["cms"]).groupby("case_id")["cms"].first().mean()
+        # CMS on the cases the row's CSS was scored on, so both numbers of a row rest on the same cases.
+        on_cases = group[group["case_id"].isin(set(scored["case_id"]))]
+        cms = on_cases.dropna(subset=["cms"]).groupby("case_id")["cms"].first().mean()
         low, high = cluster_bootstrap_ci(scored["css"], scored["case_id"]) if len(scored) else (np.nan, np.nan)
         out.append({**dict(zip(keys, entry, strict=False)), "cms": cms, "css": scored["css"].mean() if len(scored) else np.nan,
                     "css_ci_low": low, "css_ci_high": high, "tuples": len(scored), "cases": scored["case_id"].nunique()})

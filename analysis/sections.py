@@ -30,10 +30,10 @@ from typing import Any
 import pandas as pd
 from inspect_ai.scorer import value_to_float
 
-from clinical_cf.analysis.logs import LogRows, score_columns
+from clinical_cf.analysis.logs import LogRows, score_columns, unknown_suite
 from clinical_cf.analysis.parse_quality import parse_table
 from clinical_cf.analysis.registration import report_banners
-from clinical_cf.analysis.runs import latest_run
+from clinical_cf.analysis.runs import latest_run, replaced_rows
 from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.core.outputs import file_in, file_name_part
 from clinical_cf.suites import SUITES, Suite
@@ -64,6 +64,10 @@ class Section:
     """Logs of the suite the section could not use, with why."""
     warnings: list[str] = field(default_factory=list)
     """What was left out or replaced (samples without metadata, rerun rows): shown in the report and on the terminal."""
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    """The section's rows of the report's opening summary (`SUMMARY_COLUMNS`)."""
+    figures: list[Block] = field(default_factory=list)
+    """Headline figures, shown in the opening summary."""
 
 
 SectionBuilder = Callable[[SectionContext], Section]
@@ -74,49 +78,135 @@ def _write(table: pd.DataFrame, out: Path, name: str) -> pd.DataFrame:
     return table
 
 
+REPORT_SUITES = list(SUITES)
+"""The suites a report knows: a log recording any other `suite` is skipped and named (named explicitly: an error)."""
+
+SUMMARY_COLUMNS = ["suite", "setting", "model", "judge", "run", "css", "css_rank", "cms", "cms_rank", "family_D",
+                   "controls_held", "samples", "share_scored", "headline"]
+
+
 def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None) -> Path:
-    """Every registered suite's section over `rows`, then report.md and report.html in `out`."""
+    """Every registered suite's section over `rows`, then report.md and report.html in `out`: the summary first,
+    then the sections, then the housekeeping (logs read and their status, skipped, replaced, usage, samples).
+
+    A log named explicitly (`rows.named`) that a section cannot use, or whose suite the project does not have,
+    is a `CatalogError` naming why."""
     from clinical_cf.analysis.html import render_report
+    from clinical_cf.core.errors import CatalogError
 
     out.mkdir(parents=True, exist_ok=True)
     lead: list[Block] = []
     body: list[Block] = []
+    summary: list[dict[str, Any]] = []
+    figures: list[Block] = []
     skipped = list(rows.skipped)
     warnings: list[str] = []
+    for log, suite in zip(rows.logs.get("log", []), rows.logs.get("suite", []), strict=False):
+        if suite not in SUITES:  # a read without `known_suites`: named here instead
+            why = unknown_suite(suite, REPORT_SUITES)
+            if log in rows.named:
+                raise CatalogError(log, why)
+            skipped.append((log, why))
     for suite in SUITES.values():
         samples = rows.suite(suite.name)
         if samples.empty:
             continue
         ctx = SectionContext(suite, samples, rows.suite_logs(suite.name), out, Path(predictions) if predictions else None)
         section: Section = SECTIONS.get(suite.name, scores_section)(ctx)
+        for path, why in section.skipped:
+            if path in rows.named:
+                raise CatalogError(path, why)
         skipped += section.skipped
         warnings += section.warnings
+        summary += [{"suite": suite.name, **row} for row in section.summary]
+        figures += section.figures
         if not section.blocks and not section.lead:
             continue
         lead += section.lead
         for banner in (*COMMON_BANNERS, *suite.report_banners):
             body += [("banner", line) for line in banner(ctx.logs, ctx.samples)]
         body += section.blocks
+        body.append(("p", rests_on(ctx.logs, rows.excluded)))
         for function in (*COMMON_TABLES, *suite.report_tables):
             table = function(ctx.samples)
             title = (function.__doc__ or function.__name__).strip().splitlines()[0]
             body += [("h3", title), ("table", _write(table, out, f"{suite.name}_{function.__name__}"))]
-    blocks: list[Block] = [("h1", "Comparison report"), *lead]
-    for line in [f"{p}: {why}" for p, why in skipped] + warnings:
+    blocks: list[Block] = [("h1", "Comparison report"), *summary_blocks(summary, figures, out), *lead]
+    for line in [f"{p}: {why}" for p, why in skipped] + warnings + [f"{p}: {why}" for p, why in rows.excluded.items()]:
         print(f"report: {line}", file=sys.stderr)  # named on the terminal too, not only inside the report
+    if not body:
+        blocks.append(("p", "No usable " + ", ".join(SUITES) + " logs."))
+    blocks += body
+    blocks += logs_blocks(rows, skipped, out)
     if skipped:
         blocks += [("h2", "Skipped logs"), ("list", [f"{p}: {why}" for p, why in skipped])]
     if warnings:
         blocks += [("h2", "Left out or replaced"), ("list", warnings)]
     blocks += usage_blocks(rows, out)
     blocks += per_sample_blocks(rows, out)
-    if not body:
-        blocks.append(("p", "No usable " + ", ".join(SUITES) + " logs."))
-    blocks += body
     (out / "report.html").write_text(render_report(blocks), encoding="utf-8")
     report = out / "report.md"
     report.write_text(render_markdown(blocks, out), encoding="utf-8")
     return report
+
+
+def rests_on(logs: pd.DataFrame, excluded: dict[str, str]) -> str:
+    """'Rests on 5 logs (status success); 1 more read and not scored (status error): see Logs read.'"""
+    from collections import Counter
+
+    if logs.empty:
+        return "Rests on no log."
+    used = Counter(str(s) for log, s in zip(logs["log"], logs["status"], strict=True) if log not in excluded)
+    left = Counter(str(s) for log, s in zip(logs["log"], logs["status"], strict=True) if log in excluded)
+    text = "Rests on " + f"{sum(used.values())} log(s) (" + ", ".join(f"status {k}: {n}" for k, n in sorted(used.items())) + ")"
+    if left:
+        text += f"; {sum(left.values())} more read and not scored (" + ", ".join(f"status {k}: {n}" for k, n in sorted(left.items())) + ")"
+    return text + ": every log is listed under Logs read (logs.csv)."
+
+
+def summary_blocks(summary: list[dict[str, Any]], figures: list[Block], out: Path) -> list[Block]:
+    """The opening screen: per suite and setting, each model x judge x run's headline numbers, then Figures 1-2."""
+    table = _write(pd.DataFrame(summary, columns=SUMMARY_COLUMNS), out, "summary")
+    shown: list[Block] = []
+    for suite, part in table.groupby("suite", sort=False):
+        # Per suite only the columns it fills (CSS has no headline, the others no CSS columns).
+        keep = [c for c in SUMMARY_COLUMNS if c in ("model", "judge", "run", "samples", "share_scored")
+                or (c != "suite" and part[c].map(lambda v: v is not None and v == v and v != "").any())]
+        shown += [("h3", f"{suite}"), ("table", part[keep].reset_index(drop=True))]
+    return [("h2", "Summary"),
+            ("p", "One row per suite, setting, model, judge and run. CSS and CMS with their ranks within the judge (1 = best), "
+                  "family_D = CSS on family D, controls_held = whether the negative controls passed the equivalence test, "
+                  "share_scored = scored sample epochs over all sample epochs of the entry (the rest errored, hit a "
+                  "limit or were unreadable: see the parse-quality tables); headline = the suite's main numbers. "
+                  "Housekeeping (logs read and their status, skipped logs, replaced runs, tokens and cost) is at the end. "
+                  "All suites in summary.csv."),
+            *shown, *figures]
+
+
+def logs_blocks(rows: LogRows, skipped: list[tuple[str, str]], out: Path) -> list[Block]:
+    """Every log the report read or skipped, with its status and whether its samples were scored (and why not)."""
+    why_not = dict(skipped) | rows.excluded
+    records = []
+    for r in rows.logs.to_dict("records"):
+        log = str(r["log"])
+        records.append({"log": log, "suite": r.get("suite"), "model": r.get("model"), "task": r.get("task"),
+                        "status": r.get("status"), "samples": r.get("samples"), "judge": r.get("judge"), "run": r.get("run"),
+                        "used": log not in why_not, "why": why_not.get(log, "")})
+    listed = {r["log"] for r in records}
+    records += [{"log": p, "suite": None, "model": None, "task": None, "status": None, "samples": None, "judge": None,
+                 "run": None, "used": False, "why": why} for p, why in skipped if p not in listed]
+    table = _write(pd.DataFrame(records, columns=["log", "suite", "model", "task", "status", "samples", "judge", "run",
+                                                  "used", "why"]), out, "logs")
+    blocks: list[Block] = [("h2", "Logs read"),
+                           ("p", "Every log with the status Inspect recorded (success, error, cancelled, started) and whether "
+                                 "its samples were scored. A log that did not complete is scored only with "
+                                 "--include-incomplete, and never replaces a complete run's samples."),
+                           ("table", table)]
+    if rows.excluded:
+        status = dict(zip(rows.logs["log"].astype(str), rows.logs["status"].astype(str), strict=False))
+        blocks += [("h3", "Logs not scored (the eval did not complete)"),
+                   ("list", [f"{p} (status {status.get(p, '?')}): {why}" for p, why in rows.excluded.items()])]
+    return blocks
 
 
 USAGE_KEYS = ["suite", "model", "judge", "run"]
@@ -139,7 +229,7 @@ def usage_blocks(rows: LogRows, out: Path) -> list[Block]:
                 continue
             cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
             ran = key[1] if role == "model" else \
-                ", ".join(sorted({role_models.get((log, role), "") for log in group["log"].unique()} - {""}))
+                ", ".join(sorted({_role_model(role_models, log, role) for log in group["log"].unique()} - {""}))
             records.append({**dict(zip(USAGE_KEYS, key, strict=True)), "role": role, "role_model": ran,
                             "samples": int(tokens.notna().sum()), "tokens": int(tokens.sum()),
                             # No cost is 'not reported by the provider', never zero: the cell stays blank.
@@ -165,16 +255,37 @@ def _role_models(logs: pd.DataFrame) -> dict[tuple[str, str], str]:
     return out
 
 
+def _role_model(role_models: dict[tuple[str, str], str], log: str, role: str) -> str:
+    """The model that ran `role` in `log`; an unbound reader role is read by the judge's model
+    (`clinical_cf.replies.resolve_reader`), billed under `reader`."""
+    found = role_models.get((log, role), "")
+    if not found and role == "reader":
+        found = role_models.get((log, "judge"), "")
+    return found
+
+
 def column_or_none(frame: pd.DataFrame, name: str) -> pd.Series:
     return frame[name] if name in frame.columns else pd.Series([None] * len(frame), index=frame.index)
 
 
-SAMPLE_COLUMNS = ("suite", "log", "model", "judge", "run", "task", "sample_id", "epoch", "error")
+SAMPLE_COLUMNS = ("suite", "log", "status", "used", "replaced", "model", "judge", "run", "task", "sample_id", "epoch", "error",
+                  "limit")
 
 
 def per_sample_blocks(rows: LogRows, out: Path) -> list[Block]:
-    """Every sample's provenance, metadata scalars and score values as `samples.parquet` and `samples.csv`."""
+    """Every sample's provenance, metadata scalars and score values as `samples.parquet` and `samples.csv`.
+
+    `status` is its log's status; `used` whether its log was scored (a log that did not complete is not, without
+    --include-incomplete); `replaced` whether another sample of the same entry, sample and epoch replaced it (a rerun),
+    so `used & ~replaced` are the samples the tables rest on. Missing values are real nulls, never the text "nan"."""
     samples = rows.samples
+    if samples.empty:
+        return []
+    samples = samples.assign(used=~samples["log"].isin(list(rows.excluded)))
+    keys = [c for c in ("suite", "model", "judge", "run", "sample_id", "epoch") if c in samples.columns]
+    used = samples[samples["used"]]
+    _, dropped = replaced_rows(used.assign(judge=used["judge"].fillna(""), run=used["run"].fillna("")), keys)
+    samples["replaced"] = samples.index.isin(dropped.index)
     keep = [c for c in SAMPLE_COLUMNS if c in samples.columns]
     keep += [c for c in samples.columns if c.startswith("score_") and not c.endswith(("_metadata", "_explanation", "_answer"))]
     keep += [c for c in samples.columns if c.startswith("metadata_") and samples[c].map(
@@ -182,7 +293,7 @@ def per_sample_blocks(rows: LogRows, out: Path) -> list[Block]:
     table = samples[keep].copy()
     for col in table.columns:
         if table[col].dtype == object:
-            table[col] = table[col].map(lambda v: None if v is None else str(v))
+            table[col] = table[col].map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
     write_table(table, out / "samples.csv")
     write_table(table, out / "samples.parquet", kind="parquet")
     return [("p", f"Per-sample table ({len(table)} rows, every suite): samples.parquet and samples.csv.")]
@@ -277,14 +388,28 @@ def css_section(ctx: SectionContext) -> Section:
             ("table", t2),
             ("p", t2_note),
         ]
+        label = setting.replace("_", "-")
         if len(t2) >= 2:
-            blocks.append(("img", figures.rank_disagreement(t2, file_in(out, f"{prefix}_figure1_rank_disagreement.png"))))
+            section.figures += [("h3", f"Figure 1 ({label}): CMS rank against CSS rank"),
+                                ("img", figures.rank_disagreement(t2, file_in(out, f"{prefix}_figure1_rank_disagreement.png")))]
+            blocks.append(("p", f"Figure 1 ({label}) is in the summary at the top."))
         blocks += [
             ("h3", "CSS by family (Table 3; 95% CIs from a case-clustered bootstrap, 2,000 resamples, seed 0; N = negative controls)"),
             ("table", t3),
         ]
         if not t3.empty:
-            blocks.append(("img", figures.family_small_multiples(t3, file_in(out, f"{prefix}_figure2_families.png"))))
+            section.figures += [("h3", f"Figure 2 ({label}): CSS by family"),
+                                ("img", figures.family_small_multiples(t3, file_in(out, f"{prefix}_figure2_families.png")))]
+            blocks.append(("p", f"Figure 2 ({label}) is in the summary at the top."))
+        section.summary += css_summary(setting, t2, t3, controls, verdicts)
+        if setting == "agent":
+            trace = _write(agent_trace_table(ctx.samples, loaded.verdicts), out, "agent_trace")
+            blocks += [("h3", "Agent chart reading (trace metrics of the counterfactual arm, per model, judge and run)"),
+                       ("p", "tool_calls and sections_read per run; changed_section_read over interventional tuples: the agent "
+                             "read a section the intervention changes for its meaning (not `overview`, which every "
+                             "intervention touches); retrieved_not_updated among those, the share judged 0; "
+                             "limit_hit: runs a limit ended."),
+                       ("table", trace)]
         blocks += [
             ("h3", "Verdict shares (Table 4)"),
             ("table", t4),
@@ -303,7 +428,7 @@ def css_section(ctx: SectionContext) -> Section:
             ),
             (
                 "h3",
-                "Paired model comparisons within each judge (difference = model_a - model_b;"
+                "Paired model comparisons within each judge (difference = model_a - model_b on the tuples both scored;"
                 " McNemar on 'correct' discordance; Holm across families)",
             ),
             ("table", paired),
@@ -343,9 +468,62 @@ def css_section(ctx: SectionContext) -> Section:
     blocks += [("p", "Per-tuple outputs of every model side by side: side_by_side.html (self-contained, filterable)."),
                ("link", ("Open the side-by-side page", "side_by_side.html")),
                ("h3", "Logs read (open one with `inspect view`)"),
-               ("list", [f"{r.log}: {r.model}, judge {r.judge}{f', run {r.run}' if r.run else ''}, {r.samples} samples"
-                         for r in ctx.logs.itertuples()])]
+               ("list", [f"{r.log}: {r.model}, judge {r.judge}{f', run {r.run}' if r.run else ''}, {r.samples} samples, "
+                         f"status {r.status}" for r in ctx.logs.itertuples()])]
     return section
+
+
+def css_summary(setting: str, t2: pd.DataFrame, t3: pd.DataFrame, controls: pd.DataFrame, verdicts: pd.DataFrame) -> list[dict[str, Any]]:
+    """The summary rows of one CSS setting: Table 2's CSS and CMS with ranks, family D, controls held, share scored."""
+    keys = ["model", "judge", "run"]
+    out = []
+    primary = verdicts[~verdicts["rejudged"]] if "rejudged" in verdicts.columns else verdicts
+    for row in t2.to_dict("records"):
+        entry = {k: row.get(k, "") for k in keys}
+
+        mine = primary
+        for k, v in entry.items():
+            mine = mine[mine[k] == v]
+        scored = int((mine["outcome"] == "scored").sum()) if "outcome" in mine.columns else int(mine["css"].notna().sum())
+        out.append({"setting": setting, **entry, "css": row.get("css"), "css_rank": row.get("css_rank"), "cms": row.get("cms"),
+                    "cms_rank": row.get("cms_rank"), "family_D": _pick(t3, entry, "css", family="D"),
+                    "controls_held": _pick(controls, entry, "equivalent"),
+                    "samples": len(mine), "share_scored": scored / len(mine) if len(mine) else None})
+    return out
+
+
+def _pick(table: pd.DataFrame, entry: dict[str, Any], col: str, **extra: Any) -> Any:
+    """The `col` cell of the row of `table` matching the entry (and extra keys), or None."""
+    hit = table
+    for k, v in {**entry, **extra}.items():
+        if k in hit.columns:
+            hit = hit[hit[k] == v]
+    return hit[col].iloc[0] if len(hit) and col in hit.columns else None
+
+
+def agent_trace_table(samples: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Trace metrics per model, judge and run of the agent setting, from each kept verdict's counterfactual trace
+    (`clinical_cf.scorers.metrics.trace_metrics`, the same definition as the log's `agent_trace` metric)."""
+    from clinical_cf.scorers.metrics import trace_metrics
+
+    agent = verdicts[(verdicts["setting"] == "agent") & ~verdicts["rejudged"]] if not verdicts.empty else verdicts
+    columns = ["model", "judge", "run", "runs", "tool_calls", "sections_read", "procedures_read", "changed_section_read",
+               "retrieved_not_updated", "redundant_call_rate", "limit_hit"]
+    if agent.empty:
+        return pd.DataFrame(columns=columns)
+    cols = [c for c in score_columns(samples, ("agent_judge_direction",))[:1] if f"{c}_metadata" in samples.columns]
+    if not cols:
+        return pd.DataFrame(columns=columns)
+    meta = samples[f"{cols[0]}_metadata"]
+    traces = {(str(log), str(sid), int(epoch)): m.get("trace") for log, sid, epoch, m in
+              zip(samples["log"], samples["sample_id"], samples["epoch"], meta, strict=True) if isinstance(m, dict)}
+    out = []
+    for entry, group in agent.groupby(["model", "judge", "run"], sort=True):
+        records = [(traces.get((str(r.log), str(r.sample_id), int(r.epoch))), r.family, r.css) for r in group.itertuples()]
+        records = [(t, f, v) for t, f, v in records if isinstance(t, dict)]
+        if records:
+            out.append({**dict(zip(["model", "judge", "run"], entry, strict=True)), "runs": len(records), **trace_metrics(records)})
+    return pd.DataFrame(out, columns=columns)
 
 
 def _log_count(read: list[str], primary: pd.DataFrame) -> str:
@@ -385,6 +563,35 @@ def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame
     return rows.assign(model=[m if not r else f"{m} · run {r}" for m, r in zip(rows["model"], run, strict=True)])
 
 
+def suite_summary(samples: pd.DataFrame, headline: dict[str, str]) -> list[dict[str, Any]]:
+    """Summary rows of a suite keyed by model (and run): sample epochs, the share scored (not errored, not stopped
+    by a limit, not unreadable) from the parse-quality count, and the suite's headline numbers per shown model."""
+    out = []
+    for r in parse_table(samples).to_dict("records"):
+        shown = f"{r['model']} · run {r['run']}" if r["run"] else r["model"]
+        out.append({"setting": "", "model": r["model"], "judge": r["judge"], "run": r["run"], "samples": r["samples"],
+                    "share_scored": r["scored"] / r["samples"] if r["samples"] else None,
+                    "headline": headline.get(shown, headline.get(r["model"], ""))})
+    return out
+
+
+def _headline(table: pd.DataFrame, columns: list[str]) -> dict[str, str]:
+    """'col value; ...' per model of a display table (first row of each model)."""
+    out: dict[str, str] = {}
+    if table.empty:
+        return out
+    for model, group in table.groupby("model", sort=False):
+        row = group.iloc[0]
+        out[str(model)] = "; ".join(f"{c} {_short(row[c])}" for c in columns if c in group.columns)
+    return out
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return "no data" if value != value else f"{value:.3f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
 def sensitivity_section(ctx: SectionContext) -> Section:
     """Sensitivity: direction consistency, flip rate, JS divergence per model and perturbation type."""
     from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity
@@ -394,7 +601,8 @@ def sensitivity_section(ctx: SectionContext) -> Section:
     if rows.empty:
         return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
-    return Section(warnings=replaced, blocks=[
+    consistency = profile.groupby("model")["consistency"].mean().reset_index() if not profile.empty else profile
+    return Section(warnings=replaced, summary=suite_summary(samples, _headline(consistency, ["consistency"])), blocks=[
         ("h2", "Sensitivity suite"),
         ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence "
               "(bits), relative change of the gold and entropy change."),
@@ -423,7 +631,8 @@ def medpic_section(ctx: SectionContext) -> Section:
     pairs_page = medpic_pairs_page(rows, ctx.out / "medpic_pairs.html")
     table = _write(table_medpic(rows), ctx.out, "medpic")
     by_info = _write(dimension_accuracy(rows, "patient_info_type", kind="cf"), ctx.out, "medpic_cf_by_patient_info")
-    return Section(warnings=warnings, blocks=[
+    headline = _headline(table, ["overall", "GF", "CF", "pair"])
+    return Section(warnings=warnings, summary=suite_summary(samples, headline), blocks=[
         ("h2", "MedPIC suite"),
         ("p", "Exact-set accuracy in %, 95% CIs from a rule-clustered bootstrap (2,000 resamples, seed 0); "
               "pair accuracy counts complete pairs with both members correct."),
@@ -432,6 +641,31 @@ def medpic_section(ctx: SectionContext) -> Section:
         ("table", by_info),
         *([("link", ("MedPIC pairs side by side", pairs_page.name))] if pairs_page else []),
     ])
+
+
+def with_outcomes(summary: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """The workflow summary with every test-split episode counted: `episodes` (all sample epochs), `scored`, `errored`,
+    `at_limit` and `unscored` (an invalid reply), per model and condition; the metrics rest on the scored ones."""
+    if samples.empty:
+        return summary
+    shown = with_run_in_model(samples[["model", "log"]].copy(), samples)["model"]
+    split = samples["metadata_split"] if "metadata_split" in samples.columns else pd.Series(None, index=samples.index)
+    test = samples[(split == "test") | split.isna()] if (split == "test").any() else samples
+    condition = test["metadata_condition"].fillna("neutral") if "metadata_condition" in test.columns else \
+        pd.Series("neutral", index=test.index)
+    errored = test["error"].notna() if "error" in test.columns else pd.Series(False, index=test.index)
+    limited = test["limit"].notna() & ~errored if "limit" in test.columns else pd.Series(False, index=test.index)
+    value = pd.to_numeric(test["score_workflow_action"], errors="coerce") if "score_workflow_action" in test.columns else \
+        pd.Series(float("nan"), index=test.index)
+    counts = pd.DataFrame({"model": shown.loc[test.index], "condition": condition, "errored": errored, "at_limit": limited,
+                           "unscored": ~errored & ~limited & value.isna()})
+    counts = counts.groupby(["model", "condition"]).agg(episodes=("errored", "size"), errored=("errored", "sum"),
+                                                         at_limit=("at_limit", "sum"), unscored=("unscored", "sum")).reset_index()
+    counts["scored"] = counts["episodes"] - counts["errored"] - counts["at_limit"] - counts["unscored"]
+    merged = counts.merge(summary.drop(columns=["episodes"], errors="ignore"), on=["model", "condition"], how="outer")
+    merged[["episodes", "scored", "errored", "at_limit", "unscored"]] = \
+        merged[["episodes", "scored", "errored", "at_limit", "unscored"]].fillna(0).astype(int)
+    return merged
 
 
 def workflow_section(ctx: SectionContext) -> Section:
@@ -454,13 +688,17 @@ def workflow_section(ctx: SectionContext) -> Section:
 
     episodes_page = workflow_episodes_page(rows, ctx.out / "workflow_episodes.html")
     tested = select_split(rows, "test")
-    summary = _write(summary_table(tested), ctx.out, "workflow_summary")
+    summary = _write(with_outcomes(summary_table(tested), samples), ctx.out, "workflow_summary")
     variants = _write(accuracy_by(tested, "variant"), ctx.out, "workflow_by_variant")
     paired = _write(paired_tests(tested), ctx.out, "workflow_paired")
-    return Section(warnings=warnings, blocks=[
+    headline = _headline(summary[summary["condition"] == summary["condition"].iloc[0]] if not summary.empty else summary,
+                         ["accuracy", "utility_5"])
+    return Section(warnings=warnings, summary=suite_summary(samples, headline), blocks=[
         ("h2", "Workflow escalation suite (test split)"),
-        ("p", "Per model and condition: decision accuracy, utility at 5:1 and 10:1, missed and unnecessary "
-              "escalation, ECE (10 bins) and failure AUROC; 95% CIs resample seeds."),
+        ("p", "Per model and condition: episodes (sample epochs of the test split), how many were scored, errored "
+              "(provider error, timeout) or stopped by a limit (neither is an invalid reply), then over the scored ones "
+              "decision accuracy, utility at 5:1 and 10:1, missed and unnecessary escalation, ECE (10 bins) and failure "
+              "AUROC; 95% CIs resample seeds."),
         ("table", summary),
         ("h3", "Accuracy by variant"),
         ("table", variants),
@@ -490,6 +728,7 @@ def scores_section(ctx: SectionContext) -> Section:
         section.skipped = [(str(log), f"no {', '.join(names)} score") for log in logs]
         return section
     table = pd.DataFrame(rows)
+    section.summary = suite_summary(samples, {})
     section.blocks = [("h2", title), ("p", "Mean of each score over the samples it scored; unscored samples are counted, never averaged."),
                       ("table", _write(table, ctx.out, f"{ctx.suite.name}_scores"))]
     return section

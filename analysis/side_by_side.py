@@ -102,6 +102,21 @@ def _marked(baseline: list[str], counterfactual: list[str]) -> tuple[list[list],
     return [[t, t.lower() not in after] for t in baseline], [[t, t.lower() not in before] for t in counterfactual]
 
 
+def unread_arms(metadata: dict) -> dict[str, str]:
+    """{arm: 'unreadable: reason' | 'invalid: reason'} for the arms the verdict records as not read (score metadata
+    `parse` per arm, with `unreadable` / `invalid` reasons)."""
+    parse = metadata.get("parse")
+    if not isinstance(parse, dict):
+        return {}
+    out = {}
+    for arm, provenance in parse.items():
+        if provenance in ("unreadable", "invalid"):
+            reasons = metadata.get(provenance) if isinstance(metadata.get(provenance), dict) else {}
+            why = reasons.get(arm) if isinstance(reasons, dict) else None
+            out[str(arm)] = f"{provenance}: {why}" if why else str(provenance)
+    return out
+
+
 def _shown(score: object) -> str:
     if not isinstance(score, (int, float)) or score != score:
         return "unscored"
@@ -125,7 +140,14 @@ def _add(models: list[tuple], tuples: dict[str, dict], column: tuple[str, str, s
         entry["expected"] = str(meta.get("expected_change", ""))
     if not answer:
         return
-    baseline, counterfactual = _marked(_items(arms[0]), _items(arms[1]))
+    unread = unread_arms(score.metadata if isinstance(score.metadata, dict) else {})
+    if unread:
+        # An arm nothing was read from is shown as such, and the other arm's items are not "new" against it.
+        baseline = [[f"({unread['baseline']})", False]] if "baseline" in unread else [[t, False] for t in _items(arms[0])]
+        counterfactual = [[f"({unread['counterfactual']})", False]] if "counterfactual" in unread else \
+            [[t, False] for t in _items(arms[1])]
+    else:
+        baseline, counterfactual = _marked(_items(arms[0]), _items(arms[1]))
     entry["answers"].setdefault(column, {
         "score": _shown(score.value),
         "why": (score.explanation or "").split("\n\nBASELINE:")[0],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import sys
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
@@ -52,6 +53,35 @@ def judged_rows(paths: Sequence[str] | LogRows | pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def family_quota(available: dict[str, int], n: int) -> tuple[dict[str, int], str]:
+    """Rows per family for a sheet of `n`: equal shares (the first families in name order take the remainder), a
+    family short of its share giving the rest to the others, so the sheet holds `n` rows whenever the logs hold
+    that many judged tuples; and a note saying why not (or which families were short), empty when none was."""
+    families = sorted(available)
+    quota = dict.fromkeys(families, 0)
+    remaining = n
+    while remaining > 0:
+        open_ = [f for f in families if quota[f] < available[f]]
+        if not open_:
+            break
+        share, extra = divmod(remaining, len(open_))
+        for i, family in enumerate(open_):
+            give = min(share + (1 if i < extra else 0), available[family] - quota[family])
+            quota[family] += give
+            remaining -= give
+    total = sum(quota.values())
+    short = [f"{f} ({available[f]})" for f in families if quota[f] == available[f] and available[f] < n / len(families)]
+    if total < n:
+        note = (f"the sheet holds {total} of the {n} rows asked: the logs hold only {sum(available.values())} judged "
+                f"interventional tuples (per family: {', '.join(f'{f} {available[f]}' for f in families)})")
+    elif short:
+        note = (f"families with fewer judged tuples than an equal share gave every one they have ({', '.join(short)}); "
+                f"the other families filled the sheet to {n} rows")
+    else:
+        note = ""
+    return quota, note
+
+
 def export_sheet(paths: list[str], out_dir: str | Path, n: int = 100, seed: int = 0) -> tuple[Path, Path, Path]:
     """Write sheet.csv, sheet.html (raters) and key.csv (analysts): a family-stratified sample of n rows."""
     out = Path(out_dir)
@@ -61,10 +91,11 @@ def export_sheet(paths: list[str], out_dir: str | Path, n: int = 100, seed: int 
         raise ValueError("no judged CSS tuples in the given logs")
     rng = np.random.default_rng(seed)
     # Equal allocation across families (the paper's validation covered every family), capped by availability.
-    families = sorted(rows["family"].unique())
-    per_family = max(1, n // len(families))
+    quota, note = family_quota(rows["family"].value_counts().to_dict(), n)
+    if note:
+        print(f"annotate export: {note}", file=sys.stderr)
     picked = pd.concat(
-        [group.iloc[rng.permutation(len(group))[:per_family]] for _, group in rows.groupby("family")]
+        [group.iloc[rng.permutation(len(group))[:quota[family]]] for family, group in rows.groupby("family")]
     )
     picked = picked.iloc[rng.permutation(len(picked))].reset_index(drop=True)
     picked["row_id"] = [

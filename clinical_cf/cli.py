@@ -558,7 +558,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     cache = not args.no_cache
     out = Path(args.out)
     # Unchanged logs, labels, predictions and code: the same report, copied from the whole-report cache.
-    key = report_cache.report_key(args.logs, args.label, predictions) if cache and not (args.rewards or args.gate) else None
+    options = [*(args.label or []), *(["--include-incomplete"] if args.include_incomplete else [])]
+    key = report_cache.report_key(args.logs, options, predictions) if cache and not (args.rewards or args.gate) else None
     replayed = report_cache.restore(key, out)
     if replayed is not None:
         for line in replayed:
@@ -568,7 +569,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return 0
     from clinical_cf.analysis.logs import label_map, list_logs, read_logs
     from clinical_cf.analysis.report import export_rewards, regression_gate
-    from clinical_cf.analysis.sections import build_report
+    from clinical_cf.analysis.sections import REPORT_SUITES, build_report
 
     started = time.time() - 1  # file times may be rounded down to the second
     tee = report_cache.Tee(sys.stderr)
@@ -576,7 +577,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     try:
         # Each log's sample summaries are read once; the report, the rewards and the gate all take their rows from this read.
         labels = label_map(args.label, read=list_logs(args.logs, strict=True)) if args.label else None
-        rows = read_logs(args.logs, progress=True, mode="summaries", labels=labels, strict=True, use_cache=cache)
+        rows = read_logs(args.logs, progress=True, mode="summaries", labels=labels, strict=True, use_cache=cache,
+                         include_incomplete=args.include_incomplete, known_suites=REPORT_SUITES)
         baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True, use_cache=cache) if args.gate else None
         report = build_report(rows, out, predictions)
     finally:
@@ -823,6 +825,9 @@ def build_parser() -> argparse.ArgumentParser:
         _arg("--no-cache", action="store_true",
              help="parse every log again instead of reusing its rows cached by content hash "
                   "(CLINICAL_CF_CACHE_DIR, default the user cache folder)"),
+        _arg("--include-incomplete", action="store_true",
+             help="also score the completed samples of logs whose eval did not complete (status error, cancelled, "
+                  "started); listed with their status either way, and never replacing a complete run's samples"),
     )
 
     annotate = _group(sub, "annotate", "human validation of the judge")

@@ -1335,7 +1335,9 @@ def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: b
     if reader in roles:
         model = get_model(role=reader, required=True)
     elif judge_role in roles:
-        model = get_model(role=judge_role, required=True)
+        # The judge's model reads, under the reader role (Inspect's copy of the default, given the role), so its
+        # reading calls are billed to `reader` in the log's role usage, never counted as judge calls.
+        model = get_model(role=reader, default=get_model(role=judge_role, required=True))
     else:
         return None
     under_test = get_model()

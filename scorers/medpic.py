@@ -11,8 +11,8 @@ Metrics (all from `summarise`, which the log analysis reuses):
 - activation_accuracy, deactivation_accuracy: CF accuracy by reasoning operation;
 - pair_accuracy: share of linked pairs (both members present) with both members correct;
 - unparseable: number of replies no option set could be read from (and `unparseable_rate`).
-With several epochs Inspect reduces each sample to its mean first; a pair then counts as the
-product of its members' means.
+With several epochs Inspect reduces each sample to its mean first for every metric but `pair_accuracy`
+and `unparseable`, which read every epoch: a pair is its two members answered in the same epoch.
 
 The rationale analysis asks the judge role, with the pre-registered `RATIONALE_PROMPT`, whether a
 wrong deactivation reply mentions the patient information that was changed; whether the wrong
@@ -99,7 +99,7 @@ def _rows(scores: list[SampleScore]) -> list[dict[str, Any]]:
         meta = {**(s.sample_metadata or {}), **(s.score.metadata or {})}
         rows.append({
             "kind": meta.get("kind"), "operation": meta.get("operation"), "pair_id": meta.get("pair_id"),
-            "correct": _to_float(s.score.value), "parsed": meta.get("parsed_ok", True),
+            "correct": _to_float(s.score.value), "parsed": meta.get("parsed_ok", True), "epoch": meta.get("epoch", 1),
         })
     return rows
 
@@ -141,9 +141,11 @@ def deactivation_accuracy() -> Metric:
     return _summary_metric("deactivation_accuracy")
 
 
-@metric
+@metric(scores="unreduced")
 def pair_accuracy() -> Metric:
-    """Share of complete linked pairs with both members correct."""
+    """Share of complete linked pairs with both members correct, a pair being its two members answered in one epoch
+    (the seed paper's pair: both questions answered correctly), over every epoch; never the product of the members'
+    epoch means, which credits a pair no epoch answered right. The report computes the same."""
     return _summary_metric("pair_accuracy")
 
 
@@ -178,7 +180,9 @@ def medpic_exact_set(reader: str | None = "reader", json_schema: bool = True) ->
         parsed = reading.letters
         info = {"parse": reading.provenance, "read_by": read_by(reading.provenance), "conflict": list(reading.conflict) or None, "kind": meta["kind"], "operation": meta.get("operation"),
                 "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"], "reply_cut": reading.reply_cut,
-                "unreadable_reason": reading.reason or None, "reader": reading.reader}
+                "unreadable_reason": reading.reason or None, "reader": reading.reader,
+                # The epoch, so `pair_accuracy` pairs the members answered in the same epoch (the seed paper's pair).
+                "epoch": state.epoch}
         if reading.invalid is not None:
             return Score.unscored(reason="invalid_output", explanation=f"invalid output: {reading.invalid}",
                                   metadata={**info, "invalid": reading.invalid, "parsed": None, "parsed_ok": False})

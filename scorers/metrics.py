@@ -152,21 +152,42 @@ def agent_trace() -> Metric:
         traced = [s for s in scores if (s.score.metadata or {}).get("trace")]
         if not traced:
             return {"tool_calls": float("nan")}
-        traces = [s.score.metadata["trace"] for s in traced]  # type: ignore[index]
-        interventional = [s for s in _interventional(traced)]
-        read_changed = [s for s in interventional if s.score.metadata["trace"]["changed_section_read"]]  # type: ignore[index]
-        calls = sum(t["tool_calls"] for t in traces)
-        return {
-            "tool_calls": _mean([t["tool_calls"] for t in traces]),
-            "sections_read": _mean([len(set(t["sections_read"])) for t in traces]),
-            "procedures_read": _mean([float(t["procedures_read"]) for t in traces]),
-            "changed_section_read": _mean([float(s.score.metadata["trace"]["changed_section_read"]) for s in interventional]),  # type: ignore[index]
-            "retrieved_not_updated": _mean([float(s.score.as_float() == 0.0) for s in read_changed]),
-            "redundant_call_rate": sum(t["redundant_calls"] for t in traces) / calls if calls else float("nan"),
-            "limit_hit": _mean([float(t["limit"] is not None) for t in traces]),
-        }
+        return trace_metrics([(s.score.metadata["trace"], _family(s), s.score.value) for s in traced])  # type: ignore[index]
 
     return shown_as("agent_trace", compute)
+
+
+def trace_metrics(records: list[tuple[dict, str, object]]) -> dict[str, float]:
+    """The agent's chart-reading metrics from (counterfactual trace, family, judge score) per run: the log's
+    `agent_trace` metric and the report's agent table, one definition.
+
+    `changed_section_read` (interventional tuples) counts a read of a section the intervention changes for its
+    meaning (`solvers.css.meaning_sections`: not the overview every intervention touches), recomputed from the
+    trace's own `changed_sections` and `sections_read`, so logs written before that definition read the same.
+    `retrieved_not_updated`: among those that read it, the share judged 0 (an unscored verdict is left out).
+    """
+    from clinical_cf.solvers.css import meaning_sections
+
+    def read_changed(trace: dict) -> bool:
+        return any(s in trace.get("sections_read", []) for s in meaning_sections(list(trace.get("changed_sections", []))))
+
+    def number(value: object) -> float | None:
+        return float(value) if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)) else None
+
+    traces = [t for t, _, _ in records]
+    interventional = [(t, v) for t, f, v in records if f != CONTROL_FAMILY]
+    read = [(t, v) for t, v in interventional if read_changed(t)]
+    judged = [number(v) for _, v in read if number(v) is not None]
+    calls = sum(t.get("tool_calls", 0) for t in traces)
+    return {
+        "tool_calls": _mean([t.get("tool_calls", 0) for t in traces]),
+        "sections_read": _mean([len(set(t.get("sections_read", []))) for t in traces]),
+        "procedures_read": _mean([float("procedures" in t.get("sections_read", [])) for t in traces]),
+        "changed_section_read": _mean([float(read_changed(t)) for t, _ in interventional]),
+        "retrieved_not_updated": _mean([float(v == 0.0) for v in judged]),
+        "redundant_call_rate": sum(t.get("redundant_calls", 0) for t in traces) / calls if calls else float("nan"),
+        "limit_hit": _mean([float(t.get("limit") is not None) for t in traces]),
+    }
 
 
 def provenances(score: SampleScore) -> list[str]:

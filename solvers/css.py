@@ -127,6 +127,17 @@ RECOMMENDATIONS_SCHEMA = ResponseSchema(
 )
 
 
+DERIVED_SECTIONS = ("overview",)
+"""Sections that restate the others (the chart's overview): every intervention that edits a fact edits them too."""
+
+
+def meaning_sections(changed: list[str]) -> list[str]:
+    """The sections an intervention changes for its meaning: the changed sections without the derived overview,
+    which every intervention touches (the overview itself when it is the only section changed)."""
+    own = [s for s in changed if s not in DERIVED_SECTIONS]
+    return own or list(changed)
+
+
 class AgentTrace(BaseModel):
     """How an agent arm gathered the chart (the agent setting only)."""
 
@@ -147,7 +158,8 @@ class AgentTrace(BaseModel):
 
     @property
     def changed_section_read(self) -> bool:
-        return any(s in self.sections_read for s in self.changed_sections)
+        """Whether the agent read a section the intervention changes for its meaning (`meaning_sections`)."""
+        return any(s in self.sections_read for s in meaning_sections(self.changed_sections))
 
 
 class ArmResult(BaseModel):

@@ -295,3 +295,239 @@ def sensitivity_logs(folder: Path) -> str:
                sample_id=[s.id for s in sensitivity_selection()], display="none", log_dir=str(folder / "sensitivity"))[0]
     assert log.status == "success", log.error
     return log.location
+
+
+# ------------------------------------------------------------------ the lab walkthrough (issue 38)
+#
+# Behaviours a lab's folder holds besides clean sweeps, every one written by a real Inspect run:
+#
+#   css/alternating   its reply format cycles per call: JSON, repaired JSON, an answer line, prose
+#                     (unreadable); it always moves. Parse quality must count both arms of its verdicts.
+#   css/flaky         provider errors on every pancreas counterfactual (fail_on_error=False: the sample is
+#                     logged with its error and no score; the entry is scored on one case of two) and one
+#                     reply whose usage crosses the sample token limit (logged with `limit`, still scored by Inspect).
+#   css/rerun         a complete run (moves everywhere), then a newer rerun that crashed part-way
+#                     (log status `error`, some samples complete, one errored, the rest cancelled).
+#   agent/overview    a ReAct agent that reads only `overview` (which every intervention touches) and
+#   agent/procedures  one that reads `procedures` (the changed fact) and never updates.
+#   medpic/alternate  two epochs; on every CF pair, right on one member in epoch 1 and on the other in
+#                     epoch 2 (the seed paper's pair accuracy: 0).
+#   workflow/flaky    provider errors on some episodes (fail_on_error=False).
+#   other/            an unrelated Inspect task (no suite), a CSS log run with --no-score, and a log whose
+#                     eval metadata names a suite the project does not have ("CSS").
+
+WALK_FORMATS = ("json", "repaired", "field", "prose")
+WALK_FAIL_SITE = "other"
+"""The flaky model's every counterfactual call on the pancreas case (site "other") raises a provider error."""
+WALK_LIMIT_CALL = 1
+"""The flaky model's recommendation call whose reported usage crosses the sample token limit."""
+WALK_TOKEN_LIMIT = 1000
+
+
+def formatted(items: list[str], style: str) -> str:
+    if style == "json":
+        return recommendations(items)
+    if style == "repaired":
+        return recommendations(items)[:-1] + ",}"  # a trailing comma: JSON that needs repair
+    if style == "field":
+        return "RECOMMENDED: " + "; ".join(items)
+    return "I would discuss " + " and ".join(items) + " with the patient."  # prose: no list can be read
+
+
+@dataclass
+class WalkModel:
+    """`CSSModel` behaviours plus a reply format per call, provider errors and an over-limit reply."""
+
+    behaviour: str
+    baselines: set[str]
+    styles: tuple[str, ...] = ("json",)
+    errors: tuple[int, ...] = ()
+    fail_site: str | None = None
+    """Every counterfactual call on this case site ("breast" / "other") raises a provider error."""
+    over_limit: int | None = None
+    inner: CSSModel | None = None
+    calls: int = 0
+    log: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.inner = CSSModel(self.behaviour, self.baselines)
+
+    def __call__(self, messages, tools, tool_choice, config) -> ModelOutput:
+        out = self.inner(messages, tools, tool_choice, config)
+        if SUMMARY_MARK in messages[-1].text:
+            return out
+        self.calls += 1
+        if self.calls in self.errors:
+            raise RuntimeError(f"provider error on call {self.calls}")
+        if self.fail_site and f"(counterfactual, {self.fail_site})" in messages[-1].text:
+            raise RuntimeError(f"provider error on a {self.fail_site} counterfactual")
+        items = json.loads(out.completion)["recommendations"]
+        style = self.styles[(self.calls - 1) % len(self.styles)]
+        text = formatted([i["treatment"] for i in items], style)
+        result = reply(f"mockllm/{self.behaviour}", text, MODEL_USAGE)
+        if self.calls == self.over_limit:
+            result.usage = usage((WALK_TOKEN_LIMIT * 5, 4))
+        return result
+
+
+def _css_eval(folder: Path, name: str, model, judge: str = "strict", **kwargs):
+    from inspect_ai import eval
+
+    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+
+    cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
+    task = css_family_d(cases=cases, unreviewed="allow", reader="none")  # the scripted judge reads no replies
+    controls = {str(s.metadata["expected_change"]) for s in task.dataset if s.metadata["family"] == "N"}
+    role = get_model(f"mockllm/{judge}", custom_outputs=Judge(judge, controls))
+    return eval(task, model=get_model(f"mockllm/{name}", custom_outputs=model), model_roles={"judge": role},
+                display="none", log_dir=str(folder), max_samples=1, **kwargs)[0]
+
+
+def css_baselines() -> set[str]:
+    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+
+    cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
+    return {str(s.metadata["baseline_packet"]).strip() for s in css_family_d(cases=cases, unreviewed="allow").dataset}
+
+
+def walkthrough_css(folder: Path) -> dict[str, list[str]]:
+    """{behaviour: [log paths, oldest first]} of the walkthrough's CSS runs (single-shot, judge `strict`)."""
+    baselines = css_baselines()
+    out: dict[str, list[str]] = {}
+    log = _css_eval(folder / "css", "alternating", WalkModel("always", baselines, styles=WALK_FORMATS), epochs=2)
+    assert log.status == "success", log.error
+    out["alternating"] = [log.location]
+    flaky = WalkModel("always", baselines, fail_site=WALK_FAIL_SITE, over_limit=WALK_LIMIT_CALL)
+    log = _css_eval(folder / "css", "flaky", flaky, epochs=2, fail_on_error=False, token_limit=WALK_TOKEN_LIMIT)
+    assert log.status == "success", log.error
+    out["flaky"] = [log.location]
+    first = _css_eval(folder / "css", "rerun", WalkModel("always", baselines), epochs=1)
+    assert first.status == "success", first.error
+    crashed = _css_eval(folder / "css", "rerun", WalkModel("never", baselines, errors=(3,)), epochs=1)
+    assert crashed.status == "error" and crashed.samples, "the rerun must crash part-way with samples logged"
+    out["rerun"] = [first.location, crashed.location]
+    return out
+
+
+def walkthrough_other(folder: Path) -> dict[str, str]:
+    """An unrelated task's log, a CSS log written with --no-score and a log of a suite the project lacks."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+
+    out = {}
+    plain = Task(dataset=[Sample(input="2+2?", target="4")], name="arithmetic")
+    log = eval(plain, model=get_model("mockllm/other", custom_outputs=lambda *a: reply("mockllm/other", "4", MODEL_USAGE)),
+               display="none", log_dir=str(folder / "other"))[0]
+    out["unrelated"] = log.location
+    foreign = Task(dataset=[Sample(input="2+2?", target="4")], name="css_lookalike", metadata={"suite": "CSS"})
+    log = eval(foreign, model=get_model("mockllm/other", custom_outputs=lambda *a: reply("mockllm/other", "4", MODEL_USAGE)),
+               display="none", log_dir=str(folder / "other"))[0]
+    out["unknown_suite"] = log.location
+    log = _css_eval(folder / "noscore", "unscored", WalkModel("always", css_baselines()), score=False, limit=2)
+    out["no_score"] = log.location
+    return out
+
+
+AGENT_READS = {"overview": ["overview"], "procedures": ["procedures"]}
+
+
+def agent_script(behaviour: str):
+    """A ReAct agent that reads its sections, then submits the baseline recommendations (it never updates)."""
+    from inspect_ai.model import ModelOutput as Output
+
+    def respond(messages, tools, tool_choice, config):
+        reads = sum(1 for m in messages if m.role == "tool")
+        sections = AGENT_READS[behaviour]
+        if reads < len(sections):
+            out = Output.for_tool_call(f"mockllm/{behaviour}", "read_chart_section", {"section": sections[reads]})
+        else:
+            out = Output.for_tool_call(f"mockllm/{behaviour}", "submit", json.loads(recommendations(BASE)))
+        out.usage = usage(MODEL_USAGE)
+        return out
+
+    return respond
+
+
+def walkthrough_agent(folder: Path) -> dict[str, str]:
+    from inspect_ai import eval
+
+    from clinical_cf.tasks.css_agent.css_agent import css_agent
+
+    cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
+    out = {}
+    for behaviour in AGENT_READS:
+        task = css_agent(families="D", cases=cases, controls="none", unreviewed="allow", reader="none")
+        role = get_model("mockllm/strict", custom_outputs=Judge("strict", set()))
+        log = eval(task, model=get_model(f"mockllm/{behaviour}", custom_outputs=agent_script(behaviour)),
+                   model_roles={"judge": role}, display="none", log_dir=str(folder / "agent"))[0]
+        assert log.status == "success", log.error
+        out[behaviour] = log.location
+    return out
+
+
+@dataclass
+class AlternatingMedPIC:
+    """Right on the first member of each CF pair in epoch 1 and on the second in epoch 2; right on GF."""
+
+    questions: dict[str, dict]
+    first: dict[str, str]
+    seen: Counter = field(default_factory=Counter)
+
+    def __call__(self, messages, tools, tool_choice, config) -> ModelOutput:
+        key = question_key(messages[-1].text)
+        question = self.questions[key]
+        self.seen[key] += 1
+        epoch = self.seen[key]  # one call per question per epoch
+        if question["kind"] == "gf":
+            right = True
+        else:
+            is_first = self.first[question["pair_id"]] == key
+            right = is_first == (epoch == 1)
+        letters = question["answer"] if right else [question["wrong"]]
+        return reply("mockllm/alternate", json.dumps({"rationale": "The rationale.", "answer": list(letters)}), MODEL_USAGE)
+
+
+def walkthrough_medpic(folder: Path) -> str:
+    from inspect_ai import eval
+
+    from clinical_cf.tasks.medpic.medpic import medpic
+
+    chosen = medpic_selection()
+    questions, first = {}, {}
+    for s in chosen:
+        meta = dict(s.metadata)
+        meta["wrong"] = next(k for k in meta["options"] if k not in meta["answer"] and "None" not in meta["options"][k])
+        questions[question_key(s.input)] = meta
+        if meta["kind"] == "cf":
+            first.setdefault(meta["pair_id"], question_key(s.input))
+    log = eval(medpic(populations="pregnancy"), model=get_model("mockllm/alternate", custom_outputs=AlternatingMedPIC(questions, first)),
+               sample_id=[s.id for s in chosen], epochs=2, display="none", log_dir=str(folder / "medpic"))[0]
+    assert log.status == "success", log.error
+    return log.location
+
+
+WALK_WORKFLOW_ERRORS = (2, 5)
+"""Workflow calls (1-based) that raise a provider error."""
+
+
+def walkthrough_workflow(folder: Path) -> str:
+    from inspect_ai import eval
+
+    from clinical_cf.tasks.workflow.workflow import workflow
+
+    chosen = workflow_selection()
+    episodes = {s.input: dict(s.metadata) for s in chosen}
+    inner = WorkflowModel("right", episodes)
+    calls = Counter()
+
+    def flaky(messages, tools, tool_choice, config):
+        calls["n"] += 1
+        if calls["n"] in WALK_WORKFLOW_ERRORS:
+            raise RuntimeError(f"provider error on call {calls['n']}")
+        return inner(messages, tools, tool_choice, config)
+
+    log = eval(workflow(task_class="triage_handoff"), model=get_model("mockllm/flaky", custom_outputs=flaky),
+               sample_id=[s.id for s in chosen], display="none", log_dir=str(folder / "workflow"), fail_on_error=False,
+               max_samples=1)[0]
+    assert log.status == "success", log.error
+    return log.location

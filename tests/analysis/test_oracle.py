@@ -295,7 +295,7 @@ def test_coverage_counts_the_replaced_rerun_and_the_header_counts_every_log(swee
 
 def test_parse_quality_is_keyed_by_model_judge_and_run_without_replaced_runs(sweep, truth, rendered):
     expected = [{"model": M + b, "judge": M + j, "run": "", "replies": 16, "json": 1.0, "invalid": 0.0} for b, j in ENTRIES]
-    check_table(sweep, rendered, "css_parse_table.csv", "Share of replies read each way", expected, ["model", "judge", "run"])
+    check_table(sweep, rendered, "css_parse_table.csv", "Parse quality", expected, ["model", "judge", "run"])
 
 
 def test_usage_per_suite_model_role_and_the_model_behind_each_role(sweep, truth, rendered):
@@ -339,7 +339,7 @@ def test_medpic_counts_guideline_following_questions(sweep, rendered):
 def test_medpic_parse_quality_per_model(sweep, rendered):
     n = oracle.GF_N + 2 * oracle.PAIRS
     expected = [{"model": M + b, "judge": "", "run": "", "replies": n, "json": 1.0} for b in oracle.MEDPIC_MODELS]
-    check_table(sweep, rendered, "medpic_parse_table.csv", "Share of replies read each way", expected, ["model", "run"], which=1)
+    check_table(sweep, rendered, "medpic_parse_table.csv", "Parse quality", expected, ["model", "run"], which=1)
 
 
 # ------------------------------------------------------------------ per-sample table
@@ -359,6 +359,11 @@ def test_samples_table_has_every_sample_with_its_judge_and_verdict(sweep, truth)
             for r in rows.itertuples():
                 key = (r.metadata_case_id, r.metadata_intervention_id, r.metadata_family)
                 assert float(r.score_judge_direction) == truth["verdicts"][(b, j)][key][int(r.epoch) - 1]
+        # The earlier run a rerun replaced is flagged, every other row is the one the tables rest on.
+        earlier = [p for paths in sweep["css"].values() for p in paths[:-1]]
+        assert set(table[table["log"].isin(earlier)]["replaced"].astype(str)) == {"True"}
+        assert set(table[~table["log"].isin(earlier)]["replaced"].astype(str)) == {"False"}
+        assert set(table["used"].astype(str)) == {"True"} and set(table["status"]) == {"success"}
 
 
 # ------------------------------------------------------------------ side by side

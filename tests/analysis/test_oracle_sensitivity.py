@@ -42,4 +42,4 @@ def test_sensitivity_profile_every_cell(sweep):
 def test_sensitivity_parse_quality(sweep):
     n = len(oracle.sensitivity_selection())
     expected = [{"model": "mockllm/steady", "judge": "", "run": "", "samples": n, "replies": 2 * n, "json": 1.0}]
-    check_table(sweep, sweep["rendered"], "sensitivity_parse_table.csv", "Share of replies read each way", expected, ["model", "run"])
+    check_table(sweep, sweep["rendered"], "sensitivity_parse_table.csv", "Parse quality", expected, ["model", "run"])

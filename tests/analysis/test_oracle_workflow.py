@@ -88,4 +88,4 @@ def test_workflow_accuracy_by_variant_every_cell(sweep, rendered):
 def test_workflow_parse_quality_per_model_judge_and_run(sweep, rendered):
     n = len(oracle.workflow_selection())
     expected = [{"model": M + b, "judge": "", "run": "", "samples": n, "replies": n, "json": 1.0} for b in oracle.WORKFLOW_MODELS]
-    check_table(sweep, rendered, "workflow_parse_table.csv", "Share of replies read each way", expected, ["model", "run"])
+    check_table(sweep, rendered, "workflow_parse_table.csv", "Parse quality", expected, ["model", "run"])

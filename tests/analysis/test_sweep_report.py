@@ -57,7 +57,7 @@ def test_rows_are_keyed_by_model_judge_and_run_with_epochs_reduced_and_the_rerun
     alpha_a = _entry(coverage, "alpha", "judge-a")
     assert alpha_a["tuples"] == 4 and alpha_a["cases"] == 2 and alpha_a["rerun_rows_dropped"] == 8
     assert alpha_a["case_ids"] == "fx-breast-1, fx-pancreas-1" and coverage["same_cases"].all()
-    assert "replaced by the latest complete run" in capsys.readouterr().err
+    assert "replaced by another sample of the same tuple and epoch" in capsys.readouterr().err
 
     # Verdict shares are over the judge's verdicts (epochs), tuples counted once.
     t4 = pd.read_csv(out / "single_shot_verdicts.csv")

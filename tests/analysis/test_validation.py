@@ -74,3 +74,14 @@ def test_import_rejects_a_bad_score(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert "bad.csv" in err and "row a" in err and "score" in err
+
+
+def test_the_sheet_fills_its_quota_across_families_or_says_why_not():
+    from clinical_cf.analysis.validation import family_quota
+
+    quota, note = family_quota({"A": 50, "B": 50, "C": 50}, 100)
+    assert sum(quota.values()) == 100 and sorted(quota.values()) == [33, 33, 34] and note == ""
+    quota, note = family_quota({"A": 5, "B": 80, "C": 80}, 100)  # a short family's share goes to the others
+    assert quota == {"A": 5, "B": 48, "C": 47} and "A (5)" in note
+    quota, note = family_quota({"A": 30, "B": 25, "C": 30}, 100)
+    assert sum(quota.values()) == 85 and "85 of the 100 rows" in note
