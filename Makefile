@@ -2,6 +2,7 @@
 #   make css-demo   set up, then run CSS Family D offline on the bundled local model
 #   make test       set up, then run the whole offline test suite on two cores, then the linters
 #   make test-fast  the tests not marked slow, on two cores, with the ten slowest printed
+#   make test-load  make test's suite while twice the cores of busy loops compete for the CPU (the load check)
 #   make lint       ruff (rules in pyproject.toml), then inspect-evals-lint
 PYTHON ?= python3
 VENV ?= .venv
@@ -17,7 +18,7 @@ DEMO_LIMIT ?= 3
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: setup local browser test test-fast lint css-demo bench lock
+.PHONY: setup local browser test test-fast test-load lint css-demo bench lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +55,14 @@ test: local browser
 # lm_eval, Flow sweep, packaging, browser or CLI subprocess), under 3 minutes on two cores.
 test-fast: setup
 	$(BIN)/pytest -q -m "not slow" $(XDIST) --durations=10
+
+# The load check: the suite as `make test` runs it while CPU_HOGS busy-loop processes (twice the cores) compete
+# for the CPU (`pytest --cpu-hog=N`, tests/conftest.py; the loops stop with the run however it ends). No test
+# asserts wall-clock time, so it passes on a busy machine, only slower. LOAD_TESTS='-m "not slow"' for the fast tier.
+CPU_HOGS ?= $(shell echo $$(( 2 * $$(nproc) )))
+LOAD_TESTS ?=
+test-load: local browser
+	$(BIN)/pytest -q $(XDIST) --durations=10 --cpu-hog=$(CPU_HOGS) $(LOAD_TESTS)
 
 # ruff with the rule set in pyproject.toml ([tool.ruff.lint]), then
 # inspect-evals-lint as the Register runs it: every task package under tasks/ (the layout is the

@@ -30,7 +30,20 @@ from clinical_cf.scorers.sensitivity import consistent, measure
 ALL_AGE_ADVICE = (
     "beers-t2-warfarin-first-line", "preg-warfarin", "beers-t2-nifedipine-ir", "beers-t2-aspirin-primary", "beers-t2-meperidine",
     "beers-t2-quetiapine", "beers-t2-mineral-oil", "beers-t2-diphenhydramine", "beers-t2-lorazepam", "beers-t2-megestrol",
-    "beers-t2-carisoprodol", "beers-t2-metoclopramide", "beers-t3-oxybutynin-dementia",
+    "beers-t2-carisoprodol", "beers-t2-metoclopramide", "beers-t3-oxybutynin-dementia", "preg-misoprostol",
+)
+# Beers 2023 Table 5: a RAS inhibitor or potassium-sparing diuretic with another of them, older adult, GFR below 60.
+RAS_INHIBITORS = (
+    "lisinopril", "enalapril", "ramipril", "perindopril", "captopril", "quinapril", "losartan", "valsartan", "candesartan",
+    "irbesartan", "telmisartan", "olmesartan", "sacubitril",
+)
+HYPERKALAEMIC = (*RAS_INHIBITORS, "amiloride", "triamterene")
+# Findings that settle a diagnosis by the criteria the vignettes cite (a background or a longer history owes no change).
+SETTLED = (
+    re.compile(r"troponin[^;]*\brising to\b.*\bST (?:depression|elevation)"
+               r"|\bST (?:depression|elevation).*troponin[^;]*\brising to\b", re.I),
+    re.compile(r"pH 7\.[0-2]\d with bicarbonate \d mmol/L.*ketones|ketones.*pH 7\.[0-2]\d with bicarbonate \d mmol/L", re.I),
+    re.compile(r"CSF neutrophils [\d,]+ cells/uL with glucose [01]\.\d", re.I),
 )
 HYPERTENSIVE = re.compile(
     r"poorly controlled hypertension|resistant hypertension|raised blood pressure|high blood pressure"
@@ -110,7 +123,21 @@ def medpic_audit(questions_path=QUESTIONS_PATH) -> dict:
         if "fast ventricular rate" in q.vignette:
             pulse += int(re.search(r"pulse (\d+)/min", q.vignette).group(1)) < 110
         meds += bool(IMPLIED_MEDICINE.search(complaint) and NO_MEDS.search(q.vignette))
+    hyperkalaemic = 0
+    for q in questions:
+        age, kidney = re.search(r"(\d+)-year-old", q.vignette), re.search(r"(?:Creatinine clearance|CrCl)[^.]*?(\d+) mL/min", q.vignette)
+        if age and int(age.group(1)) >= 65 and kidney and int(kidney.group(1)) < 60:
+            taken = {d for d in HYPERKALAEMIC if re.search(rf"\b{d}\b", q.vignette, re.I)}
+            hyperkalaemic += sum(
+                bool(drug and drug.lower() in HYPERKALAEMIC and taken - {drug.lower()} and letter not in q.answer)
+                for letter, drug in (q.option_drugs or {}).items()
+            )
     out.update(
+        beers_t5_hyperkalaemic_pair_missed=hyperkalaemic,
+        misoprostol_fine_for_childbearing_age=sum(
+            drug == "misoprostol" and q.patient.sex == "F" and 12 <= q.patient.age_years <= 50 and letter not in q.answer
+            for q in questions for letter, drug in (q.option_drugs or {}).items()
+        ),
         cha2ds2_vasc_not_from_facts=score,
         bp_contradicts_complaint=bp,
         temperature_contradicts_complaint=temp,
@@ -139,6 +166,15 @@ def sensitivity_audit(vignettes_path=VIGNETTES_PATH, perturbations_path=PERTURBA
     out["anticoagulation_shift_debatable_scope"] = sum(
         p.id == "B3_anticoagulation" and v.presentation not in ("stroke", "pe", "meningitis") for v, p in pairs
     )
+    out["settled_diagnosis_expected_to_move"] = sum(
+        p.op in ("add_background", "prolong") and p.expected_for(v) in ("shift", "down", "up")
+        and any(r.search("; ".join(v.findings)) for r in SETTLED)
+        for v, p in pairs
+    )
+    out["m1_up_inconsistent_when_kept_at"] = [
+        p0 for p0 in (0.96, 0.98, 0.99, 1.0)
+        if not consistent(measure([p0, *[(1 - p0) / 4] * 4], [p0, *[(1 - p0) / 4] * 4], 0), "up", tolerance)
+    ]
     ceiling = [
         p0
         for p0 in (0.91, 0.95, 0.98, 0.995)

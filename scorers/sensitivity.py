@@ -11,7 +11,8 @@ Inputs are clipped at 0 and renormalised; P(y) = 0 is floored at 1e-6 so the rel
 stays finite. Direction consistency (1 or 0) compares the change with the pre-registered
 direction within the catalog's tolerances, as CheckList's directional and invariance tests do.
 "up" asks for a gain of a share of the headroom, (P'(y) - P(y)) / (1 - P(y)) >= headroom_gain, so it is
-reachable from any baseline (a 10 % relative rise is impossible from P(y) >= 0.91); "down" a relative fall
+reachable from any baseline (a 10 % relative rise is impossible from P(y) >= 0.91), and where that share rounds to
+nothing at two decimals (P(y) above 0.95) not falling is enough; "down" a relative fall
 of relative_change; "flip_to_target" a confident move to the candidate a diagnostic result establishes.
 """
 
@@ -91,8 +92,13 @@ def consistent(change: Change, expected: str, tolerance: Tolerance = Tolerance()
     if expected == "invariant":
         return change.relative <= tolerance.relative_change and not change.flip
     if expected == "up":
-        # a share of the headroom 1 - P(y); at P(y) = 1 staying at 1 is the whole (empty) headroom kept
-        return change.gold_after - change.gold_before >= tolerance.headroom_gain * (1 - change.gold_before) - 1e-12
+        # A share of the headroom 1 - P(y). Where that share rounds to nothing at the step models state
+        # probabilities in (under half of `resolution`: P(y) above 0.95 at two decimals), no gain can be asked
+        # for: not falling (by a stated step) is consistent, so 0.99 -> 0.99 counts as 1.0 -> 1.0 does.
+        required = tolerance.headroom_gain * (1 - change.gold_before)
+        if required < tolerance.resolution / 2 - 1e-12:
+            return change.gold_after >= change.gold_before - tolerance.resolution / 2
+        return change.gold_after - change.gold_before >= required - 1e-12
     if expected == "down":
         return change.signed <= -tolerance.relative_change
     if expected == "shift":

@@ -1,5 +1,8 @@
 import fcntl
 import hashlib
+import os
+import subprocess
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,3 +53,47 @@ def isolated_inspect(tmp_path, monkeypatch):
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "logs"))
     monkeypatch.delenv("INSPECT_EVAL_MODEL", raising=False)
+
+
+# ---------------------------------------------------------------- the load check (`make test-load`, issue 36)
+
+# A busy loop that ends by itself when the pytest process that started it is gone (killed, crashed,
+# interrupted): it checks its parent about twenty times a second, so no hog outlives its run.
+_BUSY_LOOP = """
+import os, sys
+parent = int(sys.argv[1])
+while os.getppid() == parent:
+    for _ in range(200_000):
+        pass
+"""
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--cpu-hog", type=int, default=0, metavar="N",
+        help="run the tests while N busy-loop processes compete for the CPU (the load check: `make test-load` "
+        "starts twice the cores); the hogs stop when the run ends, however it ends",
+    )
+
+
+def pytest_configure(config):
+    hogs = config.getoption("cpu_hog")
+    if hogs < 0:
+        raise pytest.UsageError(f"--cpu-hog: {hogs} is not a number of processes (0 or more)")
+    # Started once, by the controlling process (never by pytest-xdist's workers, which would multiply them).
+    if hogs and not hasattr(config, "workerinput"):
+        config._cpu_hogs = [
+            subprocess.Popen([sys.executable, "-c", _BUSY_LOOP, str(os.getpid())], stdin=subprocess.DEVNULL)
+            for _ in range(hogs)
+        ]
+
+
+def pytest_unconfigure(config):
+    for hog in getattr(config, "_cpu_hogs", []):
+        hog.kill()
+        hog.wait()
+
+
+def pytest_report_header(config):
+    hogs = getattr(config, "_cpu_hogs", [])
+    return [f"load check: {len(hogs)} busy-loop processes on {os.cpu_count()} cores"] if hogs else []

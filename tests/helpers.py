@@ -110,8 +110,10 @@ def llama_server(workdir: Path, n_ctx: int = 8192) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
+        # Wait while the server is alive and not yet answering: no deadline of our own, because loading the model
+        # takes longer on a busy machine; a server that exits is an error at once, and a hang is the test's own
+        # timeout (pytest-timeout covers fixtures; the finally below still stops the server).
+        while True:
             if proc.poll() is not None:
                 log.seek(0)
                 raise RuntimeError(f"llama_cpp.server exited: {log.read()[-2000:]}")
@@ -120,8 +122,6 @@ def llama_server(workdir: Path, n_ctx: int = 8192) -> Iterator[str]:
                 break
             except OSError:
                 time.sleep(0.5)
-        else:
-            raise RuntimeError("llama_cpp.server did not start within 90 s")
         yield url
     finally:
         log.close()

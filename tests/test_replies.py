@@ -5,7 +5,6 @@ reading, and the fixture corpora read through every suite's parser."""
 import importlib.util
 import json
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -350,12 +349,10 @@ ALL_READERS = {
     ids=["deep_json", "open_braces", "whitespace", "score_whitespace", "unclosed_tags", "over_size"],
 )
 @pytest.mark.timeout(20)  # a reader that hangs fails here instead of stalling the run
-def test_adversarial_replies_are_read_as_no_answer_at_once(suite, reply):
-    """None of these replies states an answer: each is unscored with its reason (or invalid), never a value, within a second."""
-    started = time.perf_counter()
+def test_adversarial_replies_are_read_as_no_answer(suite, reply):
+    """None of these replies states an answer: each is unscored with its reason (or invalid), never a value. (That
+    each is read in linear CPU time, cut at MAX_REPLY_CHARS, is tests/test_linear_time.py's claim.)"""
     reading = ALL_READERS[suite](reply)
-    took = time.perf_counter() - started
-    assert took < 2.0, f"{suite} took {took:.2f} s on a {len(reply):,}-character reply"  # each takes under 0.1 s
     assert unscored_with_reason(suite, reading), (suite, reading)
 
 

@@ -67,6 +67,7 @@ def _built(name: str):
     return create_task(name, **_small(name))
 
 
+@pytest.mark.slow  # builds every task of every suite (over 3 s)
 def test_every_scorer_a_suites_tasks_use_is_in_its_spec():
     """The spec's scorers are the ones its tasks are built with (besides the registration check every task gets)."""
     for suite in SUITES.values():

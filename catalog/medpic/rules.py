@@ -116,9 +116,15 @@ class Condition(BaseModel):
     active: tuple[float, float] | None = None
     inactive: tuple[float, float] | None = None
     vary: bool = False
+    members: list[str] = Field(default_factory=list)
+    """For a co_medication that names a class (`ras_inhibitor`): the drugs it covers. A medicine list names a drug
+    with its dose ("lisinopril 20 mg daily"), so a line matches by its drug name: the value or a member, followed
+    by the rest of the line."""
 
     @model_validator(mode="after")
     def _typed(self) -> Condition:
+        if self.members and self.kind != "co_medication":
+            raise ValueError("members name the drugs of a co_medication class; other kinds take none")
         if self.kind in NUMERIC_KINDS:
             if isinstance(self.value, bool) or not isinstance(self.value, (int, float)):
                 raise ValueError(f"a {self.kind} threshold must be a number")
@@ -170,11 +176,18 @@ class Condition(BaseModel):
             return facts.pregnant is self.value
         if self.kind == "lactating":
             return facts.lactating is self.value
-        names = facts.conditions if self.kind == "condition" else facts.co_medications
-        return str(self.value).lower() in {n.lower() for n in names}
+        if self.kind == "condition":
+            return str(self.value).lower() in {n.lower() for n in facts.conditions}
+        drugs = {str(self.value).lower(), *(m.lower() for m in self.members)}
+        return any(_drug_name_matches(line.lower(), drugs) for line in facts.co_medications)
 
     def surface(self) -> list[str]:
         return [self.label, *self.labels] if self.label else list(self.labels)
+
+
+def _drug_name_matches(line: str, drugs: set[str]) -> bool:
+    """Whether a medicine line ("lisinopril 20 mg daily", or the generator's canonical "warfarin") names one of `drugs`."""
+    return any(line == d or line.startswith(d + " ") or line.startswith(d.replace("_", " ") + " ") for d in drugs)
 
 
 class RuleException(BaseModel):

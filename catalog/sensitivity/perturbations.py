@@ -28,6 +28,9 @@ class Requires(BaseModel):
     """When given, the only presentations the expected direction holds for (the scope)."""
     not_presentations: list[str] = Field(default_factory=list)
     has_timeline_expectation: bool = False
+    unsettled: bool = False
+    """Only where the vignette's findings do not settle the gold (its `settled_by`): a background or a longer
+    history cannot be expected to move a diagnosis the labs establish."""
 
 
 class Perturbation(BaseModel):
@@ -59,6 +62,8 @@ class Perturbation(BaseModel):
             return "age outside the plausible range"
         if v.presentation in r.not_presentations or r.presentations and v.presentation not in r.presentations:
             return f"not applicable to {v.presentation}"
+        if r.unsettled and v.settled():
+            return "its findings settle the diagnosis (" + "; ".join(v.settled_by) + ")"
         if r.has_timeline_expectation and v.timeline_expected is None:
             return "no pre-registered timeline direction for this presentation"
         if self.op == "add_background" and not self.text:
@@ -102,13 +107,17 @@ class Tolerance:
     `relative_change`: |P'(y) - P(y)| / P(y) for invariant and down. `headroom_gain`: for up, the gold must
     gain this share of its headroom, (P'(y) - P(y)) / (1 - P(y)), so "more confident" is reachable from any
     baseline (a relative rise of 10 % is impossible from P(y) >= 0.91). `confident_flip`: the top candidate's
-    probability above which a flip is confident (and a flip_to_target move counts).
+    probability above which a flip is confident (and a flip_to_target move counts). `resolution`: the step in
+    which models state probabilities (two decimals); a required gain that rounds to nothing at it (10 % of a
+    headroom under 0.05, i.e. P(y) above 0.95) is not asked for, so "up" there means not falling: 0.99 -> 0.99
+    counts as 1.0 -> 1.0 does.
     """
 
     relative_change: float = 0.10
     js_divergence: float = 0.05
     confident_flip: float = 0.60
     headroom_gain: float = 0.10
+    resolution: float = 0.01
 
 
 class ToleranceSpec(BaseModel):
@@ -120,6 +129,7 @@ class ToleranceSpec(BaseModel):
     js_divergence: float = Field(default=Tolerance.js_divergence, gt=0, le=1)
     confident_flip: float = Field(default=Tolerance.confident_flip, gt=0, le=1)
     headroom_gain: float = Field(default=Tolerance.headroom_gain, gt=0, le=1)
+    resolution: float = Field(default=Tolerance.resolution, gt=0, le=0.1)
 
 
 def load_perturbations(path: str | Path) -> tuple[list[Perturbation], Tolerance]:

@@ -56,6 +56,10 @@ class Vignette(BaseModel):
     timeline_expected: Literal["up", "down", "invariant"] | None = None
     conflicting_expected: Literal["entropy_up_no_flip", "down", "flip_to_target"] = "entropy_up_no_flip"
     conflicting_target: str | None = None
+    settled_by: list[str] = Field(default_factory=list)
+    """Findings that together establish the gold by the criteria `source` cites (a rising troponin with ischaemic
+    ECG changes, DKA's pH, bicarbonate and ketones, a bacterial CSF). While they are all present, a background or a
+    longer history owes no change: perturbations that require `unsettled` skip the vignette."""
     source: str
 
     @model_validator(mode="after")
@@ -64,11 +68,17 @@ class Vignette(BaseModel):
             raise ValueError("gold diagnosis must be one of the candidates")
         if self.removable_finding not in self.findings:
             raise ValueError("removable_finding must be one of the findings")
+        if any(f not in self.findings for f in self.settled_by):
+            raise ValueError("settled_by names only findings of this vignette")
         if (self.conflicting_expected == "flip_to_target") != (self.conflicting_target is not None):
             raise ValueError("conflicting_target is given exactly when conflicting_expected is flip_to_target")
         if self.conflicting_target is not None and (self.conflicting_target not in self.candidates or self.conflicting_target == self.gold):
             raise ValueError("conflicting_target must be a candidate other than the gold")
         return self
+
+    def settled(self) -> bool:
+        """Whether the findings that settle the gold (`settled_by`) are all present."""
+        return bool(self.settled_by) and all(f in self.findings for f in self.settled_by)
 
     def render(self) -> str:
         who = "woman" if self.sex == "F" else "man"
@@ -101,6 +111,7 @@ class Presentation:
     source: str
     conflicting_expected: Literal["entropy_up_no_flip", "down", "flip_to_target"] = "entropy_up_no_flip"
     conflicting_target: str | None = None
+    settled_by: tuple[str, ...] = ()
 
 
 PRESENTATIONS: tuple[Presentation, ...] = (
@@ -120,7 +131,10 @@ PRESENTATIONS: tuple[Presentation, ...] = (
                  "crushing central chest pain radiating to the left arm", "pressure-like retrosternal pain spreading to the left arm", "chest discomfort", "2 hours", "2 years",
                  ("diaphoresis", "ST depression in V4-V6", "high-sensitivity troponin T 85 ng/L rising to 140 ng/L"), "high-sensitivity troponin T 85 ng/L rising to 140 ng/L",
                  "new S4 gallop and a troponin rise on repeat sampling", "coronary CT angiography with no coronary stenosis", "down", None, (45, 85),
-                 "T {t} C, HR {hr}, BP {bp}", "ESC 2023 ACS guideline (0/1 h hs-troponin algorithm; fourth universal definition of MI)"),
+                 "T {t} C, HR {hr}, BP {bp}", "ESC 2023 ACS guideline (0/1 h hs-troponin algorithm; fourth universal definition of MI)",
+                 # a rise of hs-troponin above the 99th centile with ischaemic ECG changes is an acute MI by the fourth
+                 # universal definition, however long the history (clinical review 2)
+                 settled_by=("ST depression in V4-V6", "high-sensitivity troponin T 85 ng/L rising to 140 ng/L")),
     Presentation("pe", "Pulmonary embolism", ("Pulmonary embolism", "Community-acquired pneumonia", "Acute coronary syndrome (NSTEMI)", "Pneumothorax", "Anxiety"),
                  "sudden shortness of breath and pleuritic chest pain", "abrupt breathlessness with sharp chest pain on inspiration", "feeling short of breath", "1 day", "6 months",
                  ("swollen tender left calf", "D-dimer 2,400 ng/mL", "sinus tachycardia on ECG"), "swollen tender left calf",
@@ -140,7 +154,9 @@ PRESENTATIONS: tuple[Presentation, ...] = (
                  "vomiting, abdominal pain and excessive thirst", "nausea with vomiting, belly pain and polydipsia", "feeling sick", "2 days", "5 weeks",
                  ("glucose 28 mmol/L", "venous pH 7.12 with bicarbonate 9 mmol/L", "blood ketones 5.8 mmol/L"), "blood ketones 5.8 mmol/L",
                  "Kussmaul breathing and ketotic breath", "blood ketones 0.3 mmol/L on repeat testing", None, None, (16, 60),
-                 "T {t} C, HR {hr}, BP {bp}, RR 28", "JBDS 2023 / ADA 2024 DKA consensus (diagnostic criteria)"),
+                 "T {t} C, HR {hr}, BP {bp}, RR 28", "JBDS 2023 / ADA 2024 DKA consensus (diagnostic criteria)",
+                 # glucose, pH below 7.3 with bicarbonate below 15 and ketones of 3 or more meet the diagnostic criteria
+                 settled_by=("glucose 28 mmol/L", "venous pH 7.12 with bicarbonate 9 mmol/L", "blood ketones 5.8 mmol/L")),
     Presentation("sepsis", "Sepsis from a urinary source", ("Sepsis from a urinary source", "Viral illness", "Pneumonia", "Intra-abdominal sepsis", "Drug reaction"),
                  "fever, rigors and confusion", "high temperature with shaking chills and new confusion", "feeling off", "1 day", "2 months",
                  ("dysuria and suprapubic tenderness", "lactate 4.1 mmol/L", "urinalysis with nitrites and leukocyte esterase"), "urinalysis with nitrites and leukocyte esterase",
@@ -150,7 +166,9 @@ PRESENTATIONS: tuple[Presentation, ...] = (
                  "severe headache, fever and neck stiffness", "intense headache with high temperature and a stiff neck", "a bad headache", "12 hours", "3 weeks",
                  ("photophobia", "positive Kernig sign", "CSF neutrophils 1,800 cells/uL with glucose 1.2 mmol/L"), "CSF neutrophils 1,800 cells/uL with glucose 1.2 mmol/L",
                  "non-blanching petechial rash on the trunk", "CSF with 12 lymphocytes/uL and normal glucose and protein", "down", None, (18, 75),
-                 "T {t} C, HR {hr}, BP {bp}", "ESCMID 2016 acute bacterial meningitis guideline"),
+                 "T {t} C, HR {hr}, BP {bp}", "ESCMID 2016 acute bacterial meningitis guideline",
+                 # a neutrophilic CSF with a low glucose is bacterial meningitis among these candidates (ESCMID 2016)
+                 settled_by=("CSF neutrophils 1,800 cells/uL with glucose 1.2 mmol/L",)),
     Presentation("ectopic", "Ruptured ectopic pregnancy", ("Ruptured ectopic pregnancy", "Miscarriage", "Ovarian torsion", "Acute appendicitis", "Ruptured ovarian cyst"),
                  "lower abdominal pain and vaginal spotting after a missed period", "pelvic pain with light bleeding and amenorrhoea", "some lower tummy pain", "6 hours", "2 months",
                  ("positive urine pregnancy test", "left adnexal tenderness", "free fluid in the pouch of Douglas on ultrasound"), "free fluid in the pouch of Douglas on ultrasound",
@@ -228,7 +246,7 @@ def generate_vignettes(seed: int = SEED) -> list[Vignette]:
                 gold=p.gold, candidates=candidates, key_findings=[p.removable],
                 supporting_sign=p.supporting, removable_finding=p.removable, conflicting_result=p.conflicting,
                 timeline_expected=p.timeline_expected, conflicting_expected=p.conflicting_expected,
-                conflicting_target=p.conflicting_target, source=p.source,
+                conflicting_target=p.conflicting_target, settled_by=list(p.settled_by), source=p.source,
             ))
     return out
 

@@ -13,6 +13,8 @@ from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
 
+pytestmark = pytest.mark.slow  # the module's fixture writes and reads a sweep of logs (over 3 s)
+
 
 def judge(verdict):
     return MockModel("mockllm/grader", lambda p: json.dumps({"score": 1 if "No change in substance" in p else verdict, "rationale": "why"}))

@@ -26,6 +26,8 @@ from clinical_cf.cli import main
 sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the module's sweep fixture builds and scores every suite's logs (over 3 s)
+
 M = "mockllm/"
 ENTRIES = [(b, j) for j in oracle.JUDGES for b in oracle.CSS_MODELS]
 

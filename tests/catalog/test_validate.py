@@ -39,7 +39,7 @@ def test_a_frozen_counterfactual_set_is_detected_and_validated(tmp_path, capsys)
 def test_cli_reports_kind_hash_lock_and_publication(capsys):
     assert main(["validate", str(CATALOG_DIR / "medpic" / "questions.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "questions, 436 entries, valid" in out and "registered: yes" in out and "published: yes" in out
+    assert "questions, 439 entries, valid" in out and "registered: yes" in out and "published: yes" in out
 
 
 def test_user_file_without_lock_is_valid_but_unregistered(tmp_path, capsys):

@@ -1,6 +1,6 @@
-"""Catalog patterns run in time linear in the line (issue 22): refused when they could not, timed on a long line."""
+"""Catalog patterns run in time linear in the line (issue 22): refused when they could not, measured on a long line."""
 
-import time
+import re
 
 import pytest
 import yaml
@@ -11,6 +11,7 @@ from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.patterns import backtracking_problem
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.core.errors import CatalogError
+from tests.cpu_time import SCALE, assert_grows_linearly, cpu_seconds
 from tests.helpers import HANDWRITTEN_CASES
 
 CATALOG = load_catalog(CATALOG_PATH)
@@ -60,29 +61,29 @@ def test_linear_patterns_are_accepted():
         assert backtracking_problem(pattern) is None, pattern
 
 
+SLOWEST_CHECKED = 5
+"""The patterns slowest on the long line whose growth is measured (the others take less CPU than these)."""
+
+
 @pytest.mark.slow
-def test_every_bundled_pattern_is_fast_on_a_150000_character_line():
-    slow = []
+def test_every_bundled_pattern_runs_in_linear_time_on_a_150000_character_line():
+    """Every pattern passes the structural check (no nested unbounded repeats, no backreferences); the slowest on
+    a 150,000-character line then take under 10x the CPU there that they take on a quarter of it (a quadratic one
+    took minutes). CPU time, not wall-clock: a busy machine cannot fail it (tests/cpu_time.py)."""
+    compiled = {}
     for label, pattern in bundled_patterns():
         assert backtracking_problem(pattern) is None, label
-        compiled = __import__("re").compile(pattern)
-        start = time.perf_counter()
-        list(compiled.finditer(LONG_LINE))
-        took = time.perf_counter() - start
-        if took > 1.0:  # all take well under 0.2 s; a quadratic one took minutes
-            slow.append((label, round(took, 2)))
-    assert not slow
+        compiled[label] = re.compile(pattern)
+    at_full_length = {label: cpu_seconds(lambda c=c: list(c.finditer(LONG_LINE))) for label, c in compiled.items()}
+    for label in sorted(at_full_length, key=at_full_length.get, reverse=True)[:SLOWEST_CHECKED]:
+        assert_grows_linearly(lambda n: LONG_LINE[:n], lambda text, c=compiled[label]: list(c.finditer(text)), len(LONG_LINE) // SCALE, label)
 
 
 @pytest.mark.slow
 def test_a_case_with_one_150000_character_line_expands_in_linear_time():
     case = load_cases(HANDWRITTEN_CASES)[0]
 
-    def expand(n: int) -> float:
-        long_case = case.model_copy(update={"sections": {**case.sections, "overview": case.sections["overview"] + "\n" + LONG_LINE[:n]}})
-        start = time.perf_counter()
-        expand_tuples([long_case], CATALOG, "regex")
-        return time.perf_counter() - start
+    def long_case(n: int):
+        return case.model_copy(update={"sections": {**case.sections, "overview": case.sections["overview"] + "\n" + LONG_LINE[:n]}})
 
-    short, long = expand(37_500), expand(150_000)
-    assert long < 8 * max(short, 0.05)  # four times the text: quadratic work would be sixteen times
+    assert_grows_linearly(long_case, lambda c: expand_tuples([c], CATALOG, "regex"), len(LONG_LINE) // SCALE, "expanding a case")

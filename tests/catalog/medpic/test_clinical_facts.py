@@ -58,6 +58,10 @@ ADVICE_HOLDS_OUTSIDE_TRIGGER = {
     "beers-t2-metoclopramide",
     # Oxybutynin in an older adult without dementia is still not preferred (NICE NG123 2019; Beers 2023 Table 7).
     "beers-t3-oxybutynin-dementia",
+    # Misoprostol for NSAID-ulcer prevention in a woman of childbearing potential who is not pregnant: still not
+    # to be used unless at high risk and using effective contraception; a PPI is the usual choice (US boxed
+    # warning; clinical review 2).
+    "preg-misoprostol",
 }
 
 

@@ -82,7 +82,9 @@ def test_more_confident_is_reachable_from_any_baseline(p):
     half_the_headroom = measure(_distribution(n, gold, p), _distribution(n, gold, p + 0.5 * (1 - p)), gold)
     a_twentieth = measure(_distribution(n, gold, p), _distribution(n, gold, p + 0.05 * (1 - p)), gold)
     assert consistent(half_the_headroom, "up", TOLERANCE)
-    assert not consistent(a_twentieth, "up", TOLERANCE)
+    # a twentieth of the headroom falls short wherever the required tenth can be stated at two decimals (P <= 0.95);
+    # above that, not falling is enough (tests/catalog/sensitivity/test_settled_diagnoses.py)
+    assert consistent(a_twentieth, "up", TOLERANCE) == (TOLERANCE.headroom_gain * (1 - p) < TOLERANCE.resolution / 2)
 
 
 def test_the_review_reproduction_of_the_m1_ceiling():
@@ -99,7 +101,8 @@ def test_anticoagulation_shift_only_where_the_candidates_hold_a_diagnosis_it_mov
     assert applied, "B3 still applies somewhere"
     wrong = [v.vignette_id for v in applied if not MOVED_BY_ANTICOAGULATION & (set(v.candidates) - {v.gold}) and v.gold != "Pulmonary embolism"]
     assert wrong == []
-    assert {v.presentation for v in applied} == {"stroke", "pe", "meningitis"}
+    # meningitis is in B3's scope, but every bundled meningitis vignette's CSF settles it (clinical review 2)
+    assert {v.presentation for v in applied} == {"stroke", "pe"}
 
 
 INFECTIVE = {"cap", "appendicitis", "sepsis", "meningitis", "cholecystitis", "pyelo"}
