@@ -247,12 +247,21 @@ def _flags(reading: Any, reason: str) -> dict:
     }
 
 
+def _whole(fn: Any, entry: dict) -> dict:
+    """The entry's provider facts (`stop_reason`, `max_tokens`) as keyword arguments, for a reader that takes them
+    (issue 37: a reply the provider cut is unreadable); readers that predate them read the text only."""
+    import inspect
+
+    names = inspect.signature(fn).parameters
+    return {k: entry[k] for k in ("stop_reason", "max_tokens") if k in entry and k in names}
+
+
 def _read(entry: dict, reader: ScriptedReader | None) -> Read:
     suite, reply = entry["suite"], expand(entry["reply"])
     if suite in ("css", "agent"):
         from clinical_cf.solvers.css import read_recommendations_with_reader
 
-        r = asyncio.run(read_recommendations_with_reader(reply, reader))
+        r = asyncio.run(read_recommendations_with_reader(reply, reader, **_whole(read_recommendations_with_reader, entry)))
         if r.provenance in ("invalid", "unreadable"):
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         value = {"recommended": [x.treatment for x in r.recommendations], "not_recommended": [x.treatment for x in r.not_recommended]}
@@ -260,14 +269,14 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
     if suite == "medpic":
         from clinical_cf.solvers.medpic import read_answer_with_reader
 
-        r = asyncio.run(read_answer_with_reader(reply, entry["options"], reader))
+        r = asyncio.run(read_answer_with_reader(reply, entry["options"], reader, **_whole(read_answer_with_reader, entry)))
         if r.letters is None:
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         return Read(sorted(r.letters), "", r.provenance, **_flags(r, ""))
     if suite == "workflow":
         from clinical_cf.solvers.workflow import parse_decision_with_reader
 
-        d = asyncio.run(parse_decision_with_reader(reply, reader))
+        d = asyncio.run(parse_decision_with_reader(reply, reader, **_whole(parse_decision_with_reader, entry)))
         if d.action is None:
             return _not_read(d.provenance, d.unreadable_reason or str(d.invalid or ""), **_flags(d, d.unreadable_reason))
         return Read({"action": d.action, "confidence": None if d.confidence is None else round(d.confidence, 4)}, "", d.provenance,
@@ -275,7 +284,7 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
     if suite == "sensitivity":
         from clinical_cf.solvers.sensitivity import read_distribution_with_reader
 
-        r = asyncio.run(read_distribution_with_reader(reply, entry["candidates"], reader))
+        r = asyncio.run(read_distribution_with_reader(reply, entry["candidates"], reader, **_whole(read_distribution_with_reader, entry)))
         if r.probs is None:
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         return Read([round(p, 2) for p in r.probs], "", r.provenance, **_flags(r, ""))
@@ -284,13 +293,13 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
         from clinical_cf.scorers.css_judge import VALID_SCORES
 
         if entry["kind"] == "mention":
-            f = read_flag(reply, "mentions")
+            f = read_flag(reply, "mentions", **_whole(read_flag, entry))
             return Read(f.value, "", f.provenance) if f.ok else _not_read(f.provenance, f.reason, conflict="conflicting" in f.reason)
-        s = read_score(reply, VALID_SCORES)
+        s = read_score(reply, VALID_SCORES, **_whole(read_score, entry))
         if not s.ok:
             return _not_read(s.provenance, s.reason, conflict="conflicting" in s.reason)
         if entry["kind"] == "process":
-            c = read_flag(reply, "critical_error")
+            c = read_flag(reply, "critical_error", **_whole(read_flag, entry))
             if not c.ok:
                 return _not_read(c.provenance, c.reason, conflict="conflicting" in c.reason)
             return Read({"score": s.value, "critical_error": c.value}, "", s.provenance)
