@@ -14,6 +14,7 @@ PACKAGES = [
     "clinical_cf.providers",
     "clinical_cf.exports",
     "clinical_cf.core",
+    "clinical_cf.replies",
     "clinical_cf.catalog",
     "clinical_cf.catalog.css",
     "clinical_cf.catalog.sensitivity",

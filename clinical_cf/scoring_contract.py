@@ -18,7 +18,7 @@ rendered prompts for doubled braces and unfilled slots: the same list.
 To add a prompt, a schema or a scoring constant: add its name to its module's `_constants(module, ...)`
 in its suite's function below (import the module if it is new here; `_shared` for what every suite's
 reading uses), then run `clinical-cf export register`. tests/test_scoring_contract.py
-fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies.py that no
+fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies/ that no
 suite lists.
 """
 
@@ -77,15 +77,14 @@ def _patterns(*modules: ModuleType) -> dict[str, Any]:
 
 
 def _shared() -> dict[str, Any]:
-    """The reading every suite's replies go through (clinical_cf/replies.py) and the judge-role wiring."""
+    """The reading every suite's replies go through (the modules of clinical_cf/replies/) and the judge-role wiring."""
     return {
-        **_constants(
-            replies,
-            "READER_PROMPT", "DATA_NOTICE", "READER_ROLE", "PROVENANCES", "READ", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH", "MAX_REPAIR_CHARS",
-            "NEGATIVE_CUES", "EXCLUDING_CUES"
-        ),
+        **_constants(replies.reader, "READER_PROMPT", "READER_ROLE"),
+        **_constants(replies.judge_input, "DATA_NOTICE"),
+        **_constants(replies.final, "PROVENANCES", "READ", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH", "MAX_REPAIR_CHARS"),
+        **_constants(replies.verification, "NEGATIVE_CUES", "EXCLUDING_CUES"),
         **_constants(judging, "JUDGE_ROLE", "FALLBACK_ROLE"),
-        **_patterns(replies),
+        **_patterns(*replies.MODULES),
     }
 
 
