@@ -53,7 +53,9 @@ from clinical_cf.replies import (
     negated_near,
     none_like,
     normalise_for_judge,
+    not_whole,
     number_problem,
+    output_facts,
     outside_json,
     quoted_items,
     reply_cut,
@@ -62,6 +64,7 @@ from clinical_cf.replies import (
     squash,
     strip_markdown,
     trailing_lines,
+    unreadable_code,
     verify_quote,
     words_of,
 )
@@ -172,6 +175,7 @@ class ArmResult(BaseModel):
     reader: dict[str, Any] | None = Field(
         default=None, description="The reader role's call when step (d) ran: model, its reply, the verification's verdict."
     )
+    max_tokens: int | None = Field(default=None, description="The output-token cap that cut the reply (unreadable: truncated).")
     trace: AgentTrace | None = None
 
     @property
@@ -181,6 +185,13 @@ class ArmResult(BaseModel):
     @property
     def is_unreadable(self) -> bool:
         return self.invalid is None and self.provenance == "unreadable"
+
+    @property
+    def unreadable_code(self) -> str | None:
+        """The short reason code when no list was read (`clinical_cf.replies.UNREADABLE_CODES`, or the invalid code), else None."""
+        if self.is_invalid:
+            return self.invalid
+        return unreadable_code(self.unreadable_reason) if self.is_unreadable else None
 
 
 class CSSArms(StoreModel):
@@ -308,7 +319,8 @@ async def run_arm(
     ]
     output = await model.generate(stage2, config=stage2_config, cache=cache)
     messages.extend([stage2[1], ChatMessageAssistant(content=output.completion)])
-    return await read_arm(output.completion, summary=summary.completion, reader=reader), messages
+    stop, cap = output_facts(output, stage2_config.max_tokens)
+    return await read_arm(output.completion, summary=summary.completion, reader=reader, stop_reason=stop, max_tokens=cap), messages
 
 
 # Caps applied when a reply is read, whatever the response schema asked for (a server without
@@ -343,7 +355,9 @@ class RecommendationReading(BaseModel):
     conflict: list[str] = Field(default_factory=list)
     """The candidate answers when they disagree (`unreadable: conflicting answers`)."""
     bounds: bool = False
-    """Unreadable because a number is out of bounds (the reader is not asked)."""
+    """Unreadable for a reason no reader can undo (a number out of bounds, a reply that is not whole): the reader is not asked."""
+    max_tokens: int | None = None
+    """The output-token cap that cut the reply (unreadable `truncated`), when the provider stopped it for length."""
 
     @property
     def needs_reader(self) -> bool:
@@ -464,7 +478,7 @@ def _object_key(data: dict[str, Any]) -> str:
     return json.dumps({"recommended": names(lists[0]), "not recommended": names(lists[1])})
 
 
-def read_recommendations(text: str) -> RecommendationReading:
+def read_recommendations(text: str, stop_reason: str | None = None, max_tokens: int | None = None) -> RecommendationReading:
     """Read the stage-2 reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
     Every candidate answer of the final answer is collected: each schema JSON object (strict or
@@ -481,6 +495,10 @@ def read_recommendations(text: str) -> RecommendationReading:
     are capped in number and length at parse time.
     """
     cut = reply_cut(text)
+    cut_off = not_whole(text, stop_reason)
+    if cut_off:  # a reply the provider cut or filtered, or JSON cut before it closed: never read, never repaired
+        return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=cut_off, bounds=True,
+                                     max_tokens=max_tokens if cut_off.startswith("truncated") else None)
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return RecommendationReading(provenance="invalid", invalid="empty", reply_cut=cut)
@@ -661,10 +679,11 @@ def verify_css_reading(data: dict[str, Any], final: str, conflict: bool = False)
     return out[0], out[1], ""
 
 
-async def read_recommendations_with_reader(text: str, reader: Any | None) -> RecommendationReading:
+async def read_recommendations_with_reader(text: str, reader: Any | None, stop_reason: str | None = None,
+                                          max_tokens: int | None = None) -> RecommendationReading:
     """`read_recommendations`, then step (d) when it read nothing: the reader role's verified reading
     (told when the reply's answers conflict, and then held to the revision the reply marks)."""
-    reading = read_recommendations(text)
+    reading = read_recommendations(text, stop_reason, max_tokens)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
@@ -714,9 +733,11 @@ def arm_result(raw: str, summary: str = "", trace: AgentTrace | None = None) -> 
     return _arm(read_recommendations(raw), raw, summary, trace)
 
 
-async def read_arm(raw: str, summary: str = "", trace: AgentTrace | None = None, reader: Model | None = None) -> ArmResult:
-    """An arm's result read in the full order, the reader role (step d) included when `reader` is given."""
-    return _arm(await read_recommendations_with_reader(raw, reader), raw, summary, trace)
+async def read_arm(raw: str, summary: str = "", trace: AgentTrace | None = None, reader: Model | None = None,
+                   stop_reason: str | None = None, max_tokens: int | None = None) -> ArmResult:
+    """An arm's result read in the full order, the reader role (step d) included when `reader` is given; a reply
+    whose `stop_reason` says the provider cut or filtered it is unreadable (`truncated` / `filtered`)."""
+    return _arm(await read_recommendations_with_reader(raw, reader, stop_reason, max_tokens), raw, summary, trace)
 
 
 def _arm(reading: RecommendationReading, raw: str, summary: str, trace: AgentTrace | None) -> ArmResult:
@@ -734,6 +755,7 @@ def _arm(reading: RecommendationReading, raw: str, summary: str, trace: AgentTra
         reader=reading.reader,
         contradictory=reading.contradictory,
         conflict=reading.conflict,
+        max_tokens=reading.max_tokens,
         trace=trace,
     )
 

@@ -28,8 +28,8 @@ from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
     ANSWER_STEMS,
     EXCLUDING_WORDS,
-    Provenance,
     ReaderTask,
+    SuiteReading,
     ask_reader,
     conflict_reason,
     final_answer,
@@ -38,6 +38,7 @@ from clinical_cf.replies import (
     item_in_quote,
     json_objects,
     lowered_keys,
+    not_whole,
     number_problem,
     occurrences,
     places,
@@ -196,22 +197,12 @@ PLACEHOLDERS = ("<letter or letters, comma-separated>",)
 
 
 @dataclass(frozen=True)
-class AnswerReading:
-    """The option letters a reply selects (None when unread) and how they were read."""
-
-    letters: frozenset[str] | None
-    provenance: Provenance
-    invalid: str | None = None
-    reason: str = ""
-    reply_cut: bool = False
-    reader: dict[str, Any] | None = None
-
-    conflict: tuple[str, ...] = ()
-    bounds: bool = False
+class AnswerReading(SuiteReading):
+    """The option letters a reply selects (`value`, None when unread) and how they were read."""
 
     @property
-    def needs_reader(self) -> bool:
-        return self.letters is None and self.invalid is None and not self.bounds
+    def letters(self) -> frozenset[str] | None:
+        return self.value  # type: ignore[no-any-return]
 
 
 # Answers stated inside a line ("..., so the answer is A.", "\\boxed{B}"): candidates for the conflict check only.
@@ -242,7 +233,7 @@ def _answer_line_candidates(final: str, options: Mapping[str, str]) -> list[tupl
     return out
 
 
-def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
+def read_answer(text: str | None, options: Mapping[str, str], stop_reason: str | None = None, max_tokens: int | None = None) -> AnswerReading:
     """Read a MedPIC reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
     (a)/(b) a JSON object with the answer schema's `answer` (a list of option letters, or a string
@@ -252,6 +243,9 @@ def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
     replies, template echo and degenerate repetition of the answer are `invalid`.
     """
     cut = reply_cut(text)
+    cut_off = not_whole(text, stop_reason)
+    if cut_off:  # cut or filtered by the provider, or JSON cut before it closed: never read, never repaired
+        return AnswerReading(None, "unreadable", reply_cut=cut).cut_short(cut_off, max_tokens)  # type: ignore[return-value]
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return AnswerReading(None, "invalid", "empty", reply_cut=cut)
@@ -376,10 +370,11 @@ def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[
     return frozenset(letters), ""
 
 
-async def read_answer_with_reader(text: str | None, options: Mapping[str, str], reader: Any | None) -> AnswerReading:
+async def read_answer_with_reader(text: str | None, options: Mapping[str, str], reader: Any | None, stop_reason: str | None = None,
+                                  max_tokens: int | None = None) -> AnswerReading:
     """`read_answer`, then step (d) when it read nothing: the reader role's verified reading (told when the
     reply's answers conflict, and then held to the revision the reply marks)."""
-    reading = read_answer(text, options)
+    reading = read_answer(text, options, stop_reason, max_tokens)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)

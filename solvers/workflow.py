@@ -41,15 +41,18 @@ from clinical_cf.replies import (
     is_placeholder,
     json_objects,
     lowered_keys,
+    not_whole,
     number_grounded,
     number_problem,
     numbers_in,
+    output_facts,
     outside_json,
     places,
     reply_cut,
     resolve_reader,
     revision_in,
     trailing_lines,
+    unreadable_code,
     verify_quote,
     words_of,
 )
@@ -152,9 +155,16 @@ class Decision:
     reader: dict[str, Any] | None = None
     conflict: tuple[str, ...] = ()
     bounds: bool = False
+    max_tokens: int | None = None
+    """The output-token cap that cut the reply (unreadable `truncated`)."""
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "unreadable": self.unreadable}
+
+    @property
+    def unreadable(self) -> str | None:
+        """The short reason code when no action was read (`clinical_cf.replies.UNREADABLE_CODES`), else None."""
+        return None if self.action is not None else unreadable_code(self.unreadable_reason, self.invalid)
 
     @property
     def needs_reader(self) -> bool:
@@ -259,7 +269,7 @@ def _decision_candidates(final: str, objects: list) -> list[tuple[int, str, tupl
     return out
 
 
-def parse_decision(text: str) -> Decision:
+def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | None = None) -> Decision:
     """Read the action, confidence and reason from a reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
     (a)/(b) a JSON object with the decision schema's `action` (exactly one of the four names) and
@@ -270,6 +280,10 @@ def parse_decision(text: str) -> Decision:
     unreadable here (`needs_reader`): prose is read only by the reader role (step d).
     """
     cut = reply_cut(text)
+    cut_off = not_whole(text, stop_reason)
+    if cut_off:  # cut or filtered by the provider, or JSON cut before it closed: never read, never repaired
+        return Decision(None, None, "", False, "none", "unreadable", unreadable_reason=cut_off, reply_cut=cut, bounds=True,
+                        max_tokens=max_tokens if cut_off.startswith("truncated") else None)
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return Decision(None, None, "", False, "none", "invalid", "empty", reply_cut=cut)
@@ -449,10 +463,10 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
     return action, confidence, ""
 
 
-async def parse_decision_with_reader(text: str, reader: Any | None) -> Decision:
+async def parse_decision_with_reader(text: str, reader: Any | None, stop_reason: str | None = None, max_tokens: int | None = None) -> Decision:
     """`parse_decision`, then step (d) when it read nothing: the reader role's verified reading (told when the
     reply's answers conflict, and then held to the revision the reply marks)."""
-    decision = parse_decision(text)
+    decision = parse_decision(text, stop_reason, max_tokens)
     if not decision.needs_reader or reader is None:
         return decision
     final = final_answer(text)
@@ -497,7 +511,8 @@ def workflow_decision(condition: str = "neutral", json_schema: bool = True, read
                 state = await generate(state, response_schema=DECISION_SCHEMA)
             else:
                 state = await generate(state)
-            decision = await parse_decision_with_reader(state.output.completion, reader_model)
+            stop, cap = output_facts(state.output if state.output.choices else None)
+            decision = await parse_decision_with_reader(state.output.completion, reader_model, stop_reason=stop, max_tokens=cap)
             decisions.append({**decision.as_dict(), "raw": state.output.completion})
         state.store_as(WorkflowDecisions).decisions = decisions
         return state

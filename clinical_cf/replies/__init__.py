@@ -32,7 +32,7 @@ model text is linear in its length (no nested or adjacent overlapping quantifier
 
 from __future__ import annotations
 
-from clinical_cf.replies import contract, final, json_answers, judge_input, reader, verification
+from clinical_cf.replies import contract, final, json_answers, judge_input, reader, verification, whole
 from clinical_cf.replies.contract import (  # noqa: F401
     Reading,
     answer_lines,
@@ -72,6 +72,7 @@ from clinical_cf.replies.final import (  # noqa: F401
 from clinical_cf.replies.json_answers import (  # noqa: F401
     Found,
     find_object,
+    json_cut,
     json_objects,
     lowered_keys,
     normal_key,
@@ -126,6 +127,15 @@ from clinical_cf.replies.verification import (  # noqa: F401
     verify_quote,
     words_of,
 )
+from clinical_cf.replies.whole import (  # noqa: F401
+    STOP_REASON_CODES,
+    UNREADABLE_CODES,
+    SuiteReading,
+    not_whole,
+    output_facts,
+    per_arm,
+    unreadable_code,
+)
 
-MODULES = (final, json_answers, contract, verification, judge_input, reader)
+MODULES = (final, json_answers, whole, contract, verification, judge_input, reader)
 """The package's modules, for the scoring contract (their rules and patterns are parts of every suite's fingerprint)."""

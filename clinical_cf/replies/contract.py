@@ -11,6 +11,7 @@ from typing import Any
 
 from clinical_cf.replies.final import Provenance, conflict_reason, final_answer, had_reasoning, number_problem, revision_in
 from clinical_cf.replies.json_answers import Found, json_objects, lowered_keys, outside_json
+from clinical_cf.replies.whole import not_whole
 
 # --------------------------------------------------------------------------- closed grammars
 
@@ -119,7 +120,8 @@ def _is_example_echo(data: dict[str, Any]) -> bool:
     return isinstance(rationale, str) and rationale.strip() in ("...", "…", "<rationale>", "string")
 
 
-def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", aliases: tuple[str, ...] = ("verdict",)) -> Reading:
+def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", aliases: tuple[str, ...] = ("verdict",),
+               stop_reason: str | None = None) -> Reading:
     """A judge's score from its reply, or unreadable.
 
     Only the final answer counts, and only the verdict field: every JSON object with the key (or an
@@ -130,6 +132,9 @@ def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", a
     or a value outside `valid` make the reply unreadable. Numbers elsewhere in the prose (a tumour
     grade, a risk score) are never read.
     """
+    cut = not_whole(text, stop_reason)
+    if cut:
+        return Reading(None, "unreadable", cut)
     final = final_answer(text)
     if not final:
         return Reading(None, "invalid", "empty reply" if not had_reasoning(text) else "no final answer after reasoning")
@@ -184,7 +189,7 @@ def as_flag(value: Any) -> bool | None:
     return None
 
 
-def read_flag(text: str | None, key: str) -> Reading:
+def read_flag(text: str | None, key: str, stop_reason: str | None = None) -> Reading:
     """A yes/no field stated in the final answer, or unreadable.
 
     Read from JSON (`{"mentions": true}`, `{"criticalError": "yes"}`: keys compared as
@@ -192,6 +197,9 @@ def read_flag(text: str | None, key: str) -> Reading:
     a missing field, a value that is not yes/no, or two readings that disagree is unreadable
     (never a default).
     """
+    cut = not_whole(text, stop_reason)
+    if cut:
+        return Reading(None, "unreadable", cut)
     final = final_answer(text)
     if not final:
         return Reading(None, "invalid", "empty reply")

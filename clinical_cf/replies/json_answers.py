@@ -27,18 +27,21 @@ class Found:
 def json_objects(text: str) -> list[Found]:
     """Every top-level JSON object in `text`, in order of appearance.
 
-    Each brace-delimited span (balanced, or running to the end of a reply cut off mid-object) is
-    read with the standard decoder, and when that fails, repaired with `json_repair` (trailing
-    commas, single quotes, Python literals, a missing closing brace) and marked `repaired`. An
+    Each balanced brace-delimited span is read with the standard decoder, and when that fails,
+    repaired with `json_repair` (trailing commas, single quotes, Python literals) and marked
+    `repaired`. A span the reply ends inside (cut at a token cap, or never closed) is not an
+    answer: syntax repair is for complete JSON only (`json_cut` says the reply is cut). An
     object nested in a span is part of that span, never a top-level answer of its own. Spans
     nested deeper than `MAX_JSON_DEPTH` are skipped, and long broken spans are not repaired.
     A tool-call wrapper (`{"name": ..., "arguments": "<JSON>"}`) is read as its arguments.
     """
     text, _ = bounded(text)
     found: list[Found] = []
-    for span, start, depth in _brace_spans(text):
+    for span, start, depth, closed in _spans(text):
         if depth > MAX_JSON_DEPTH:
             continue
+        if not closed:
+            continue  # JSON the reply ended inside is cut (`json_cut`): never repaired into an answer
         try:
             value = loads(span)
             provenance: Provenance = "json"
@@ -88,6 +91,12 @@ def _depth(text: str) -> int:
 
 def _brace_spans(text: str) -> Iterable[tuple[str, int, int]]:
     """Top-level `{...}` spans with their bracket depth, string-aware; the last may be unterminated."""
+    for span, start, depth, _ in _spans(text):
+        yield span, start, depth
+
+
+def _spans(text: str) -> Iterable[tuple[str, int, int, bool]]:
+    """`_brace_spans` with whether each span closed (only the last can be open: the reply ended inside it)."""
     position = 0
     while True:
         start = text.find("{", position)
@@ -113,7 +122,7 @@ def _brace_spans(text: str) -> Iterable[tuple[str, int, int]]:
                 if depth == 0:
                     end = i + 1
                     break
-        yield (text[start:end] if end else text[start:]), start, deepest
+        yield (text[start:end] if end else text[start:]), start, deepest, end is not None
         if end is None:
             return
         position = end
@@ -147,3 +156,12 @@ def outside_json(text: str, found: Iterable[Found]) -> str:
         position = f.end if f.end >= 0 else len(text)
     pieces.append(text[position:])
     return re.sub(r"```[A-Za-z]{0,10}", " ", " ".join(pieces)).strip()
+
+
+def json_cut(text: str) -> bool:
+    """Whether the reply ends inside a JSON object: a top-level `{` whose span never closes, strings and nesting
+    read as a partial-JSON parser reads them (a brace inside a string is not structure). Such JSON was cut
+    (by a token cap the provider may not have reported) and states no answer."""
+    text, _ = bounded(text)
+    closed = [c for _, _, _, c in _spans(text)]
+    return bool(closed) and not closed[-1]
