@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -48,8 +49,10 @@ from clinical_cf.replies import (
     invalid_reason,
     is_conflict,
     is_placeholder,
+    is_pointer,
     json_objects,
     lowered_keys,
+    negated,
     negated_near,
     none_like,
     normalise_for_judge,
@@ -59,10 +62,12 @@ from clinical_cf.replies import (
     outside_json,
     quoted_items,
     reply_cut,
+    resolve_pointer,
     resolve_reader,
     revision_in,
     squash,
     strip_markdown,
+    struck_conflict,
     trailing_lines,
     unreadable_code,
     verify_quote,
@@ -432,11 +437,12 @@ def _contradicted(items: list[Recommendation], prose: str) -> str | None:
     return None
 
 
-_CSS_LABEL = re.compile(r"^(?P<label>not recommended|recommended)[ \t]{0,4}:[ \t]{0,4}(?P<items>.*)$", re.IGNORECASE)
+# An answer line, optionally after a short label of its own ("Initial plan: RECOMMENDED: X" is a candidate answer too).
+_CSS_LABEL = re.compile(r"^(?:[^:\n]{1,40}:[ \t]{0,4})?(?P<label>not recommended|recommended)[ \t]{0,4}:[ \t]{0,4}(?P<items>.*)$", re.IGNORECASE)
 
 
 def _label_items(line: str) -> tuple[str, list[str]] | None:
-    match = _CSS_LABEL.match(line)
+    match = _CSS_LABEL.match(unicodedata.normalize("NFKC", line))  # a full-width "；" separates items as ";" does
     if not match:
         return None
     items = [part.strip().rstrip(".") for part in match.group("items").split(";")]
@@ -505,6 +511,9 @@ def read_recommendations(text: str, stop_reason: str | None = None, max_tokens: 
     bad_number = number_problem(final)
     if bad_number:
         return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=f"unreadable number: {bad_number}", bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # the reply strikes part of its answer through: never read with or silently without it
+        return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=withdrawn, conflict=[withdrawn])
     objects = [f for f in json_objects(final) if _schema_lists(f.value) is not None]
     blocks = _answer_blocks(final)
     candidates = {_object_key(f.value): f.end for f in objects}
@@ -564,7 +573,7 @@ def read_recommendations(text: str, stop_reason: str | None = None, max_tokens: 
         for label, items in labels:  # type: ignore[misc]
             for item in items:
                 if (
-                    has_negative_cue(words_of(item))
+                    negated(words_of(item))  # a negation in any language the verification knows, CJK included
                     and label == "recommended"
                     or _CSS_LABEL.search(item)
                     or re.search(r"(?i)\brecommended\s*:", item)
@@ -577,16 +586,37 @@ def read_recommendations(text: str, stop_reason: str | None = None, max_tokens: 
             return RecommendationReading(provenance="unreadable", reply_cut=cut,
                                          reason="the answer lines need one RECOMMENDED: line (and at most one NOT RECOMMENDED: line)")
         provenance = "field"
-    return _finish(recommended, avoided, provenance, from_json, cut)
+    return _finish(recommended, avoided, provenance, from_json, cut, final=final)
 
 
 def _without_looping_rationales(items: list[Recommendation]) -> list[Recommendation]:
     return [Recommendation(treatment=r.treatment, rationale="") if degenerate(r.rationale) else r for r in items]
 
 
+def _resolved(items: list[Recommendation], final: str) -> list[Recommendation] | str:
+    """Items with every pointer ("Option (ii)", "items 1 and 2 above") replaced by what the reply's own unambiguous
+    enumeration names, or why an item is no thing (`pointer: ...`)."""
+    out: list[Recommendation] = []
+    for item in items:
+        if not is_pointer(item.treatment):
+            out.append(item)
+            continue
+        named, why = resolve_pointer(item.treatment, final)
+        if why:
+            return why
+        out += [Recommendation(treatment=name) for name in named]
+    return out
+
+
 def _finish(recommended: list[Recommendation], avoided: list[Recommendation], provenance: Provenance,
-            from_json: bool, cut: bool, reader: dict[str, Any] | None = None) -> RecommendationReading:
-    """Invalid-output checks on the items that were read, then the parse-time caps."""
+            from_json: bool, cut: bool, reader: dict[str, Any] | None = None, final: str = "") -> RecommendationReading:
+    """Pointers resolved (or the reading is unreadable), invalid-output checks on the items that were read, an item
+    in both lists made a conflict, then the parse-time caps."""
+    resolved = [_resolved(recommended, final), _resolved(avoided, final)]
+    for lst in resolved:
+        if isinstance(lst, str):
+            return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader, reason=lst)
+    recommended, avoided = resolved  # type: ignore[assignment]
     recommended = [
         Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in recommended
     ]
@@ -604,12 +634,11 @@ def _finish(recommended: list[Recommendation], avoided: list[Recommendation], pr
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
                                      reason="the reading names no option")
     both = {_key(r.treatment) for r in recommended} & {_key(r.treatment) for r in avoided}
-    # Requested JSON that puts one option in both lists states exactly that: it is read as stated
-    # (a contradictory answer, for the judge to weigh) and flagged. From prose, answer lines or the
-    # reader, the same overlap means the reading is in doubt, so it stays unreadable.
-    if both and not (from_json and provenance in ("json", "repaired")):
+    # One option in both lists is two answers about it, whatever the format (issue 37): a conflict, counted apart.
+    if both:
+        shown = [f"recommended {sorted(both)[0][:60]!r}", f"not recommended {sorted(both)[0][:60]!r}"]
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
-                                     reason=f"{sorted(both)[0][:60]!r} is both recommended and to be avoided")
+                                     reason=conflict_reason(shown), conflict=shown)
     capped_recommended, cut_a = _cap(recommended)
     capped_avoided, cut_b = _cap(avoided)
     return RecommendationReading(
@@ -698,7 +727,7 @@ async def read_recommendations_with_reader(text: str, reader: Any | None, stop_r
             "reason": (reading.reason + "; " if conflict else "") + f"reader reading rejected: {rejected}",
             "reader": outcome.record(f"rejected: {rejected}"),
         })
-    return _finish(recommended, avoided, "reader", reading.from_json, reading.reply_cut, reader=outcome.record("accepted"))
+    return _finish(recommended, avoided, "reader", reading.from_json, reading.reply_cut, reader=outcome.record("accepted"), final=final)
 
 
 def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:
@@ -782,11 +811,15 @@ def format_recommendations(arm: ArmResult | None) -> str:
 
 
 def judge_block(arm: ArmResult | None, name: str, tag: str) -> str:
-    """One arm as a judge sees it: a delimited data block of normalised, capped items.
+    """One arm as a judge sees it: a delimited data block of the arm's items in one canonical form.
 
-    Each item is one line (no forged headers), invisible characters and role tokens removed,
-    capped at the parse-time limits; an unreadable reply is shown as capped raw text; the whole
-    block is capped too. Invalid arms never reach a judge (the scorer unscores them first).
+    One shape whatever the reply's format (issue 37): each item is its treatment only, one numbered line,
+    markdown, invisible characters and role tokens removed, whitespace and trailing punctuation normalised,
+    capped. Rationales are never shown: a JSON reply carries one, an answer line or a list does not, so
+    showing them made the same treatments look different to the judge (controls read in two formats came
+    out "moved"); the CSS rule compares what is recommended, not why; and a rationale is free model text,
+    room for an injection. An unreadable reply is shown as capped raw text; the whole block is capped too.
+    Invalid and unreadable arms never reach a judge (the scorer unscores them first).
     """
     if arm is None:
         body = "(no output)"
@@ -805,6 +838,11 @@ def judge_block(arm: ArmResult | None, name: str, tag: str) -> str:
 
 
 def _judge_line(i: int, r: Recommendation) -> str:
-    treatment = normalise_for_judge(r.treatment, MAX_TREATMENT_CHARS)
-    rationale = normalise_for_judge(r.rationale, MAX_RATIONALE_CHARS)
-    return f"{i}. {treatment}" + (f" | rationale: {rationale}" if rationale else "")
+    return f"{i}. {canonical_treatment(r.treatment)}"
+
+
+def canonical_treatment(treatment: str) -> str:
+    """An item's treatment as the judge sees it, the same whatever format it was read from: markdown and
+    enclosing quotes removed, whitespace collapsed, trailing punctuation dropped, made inert and capped."""
+    text = normalise_for_judge(strip_markdown(treatment), MAX_TREATMENT_CHARS)
+    return text.strip(" \t\"'“”‘’").rstrip(" .;,:").strip() or "(unnamed)"

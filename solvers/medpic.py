@@ -45,6 +45,7 @@ from clinical_cf.replies import (
     quoted_items,
     reply_cut,
     revision_in,
+    struck_conflict,
     trailing_lines,
     verify_quote,
 )
@@ -252,6 +253,9 @@ def read_answer(text: str | None, options: Mapping[str, str], stop_reason: str |
     bad_number = number_problem(final)
     if bad_number:
         return AnswerReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
+        return AnswerReading(None, "unreadable", reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
     objects = [f for f in json_objects(final) if "answer" in lowered_keys(f.value)]
     # Every candidate answer: each answer object and each answer line, wherever it stands.
     lines = _answer_line_candidates(final, options)

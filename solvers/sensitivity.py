@@ -40,6 +40,7 @@ from clinical_cf.replies import (
     reply_cut,
     resolve_reader,
     revision_in,
+    struck_conflict,
     trailing_lines,
     verify_quote,
 )
@@ -181,6 +182,9 @@ def read_distribution_reading(text: str, candidates: list[str], stop_reason: str
     bad_number = number_problem(final)
     if bad_number:
         return DistributionReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
+        return DistributionReading(None, "unreadable", reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
     objects = [f for f in json_objects(final) if any(_index_of(k, candidates) is not None for k in flat(f.value))]
     # Every candidate answer: each distribution object and each block of probability lines, wherever it stands.
     stated: list[tuple[int, str, str]] = []

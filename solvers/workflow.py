@@ -51,6 +51,7 @@ from clinical_cf.replies import (
     reply_cut,
     resolve_reader,
     revision_in,
+    struck_conflict,
     trailing_lines,
     unreadable_code,
     verify_quote,
@@ -291,6 +292,9 @@ def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | 
     if bad_number:
         return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=f"unreadable number: {bad_number}",
                         reply_cut=cut, bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
+        return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
     objects = [f for f in json_objects(final) if "action" in lowered_keys(f.value)]
     stated = _decision_candidates(final, objects)
     # A line with a confidence only is part of its decision; decisions differ when action or confidence differ.

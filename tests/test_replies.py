@@ -392,16 +392,16 @@ def test_invalid_output_checks_look_at_the_answer_that_was_read():
     assert invalid_reason("| Option | Why |\n|" + "-" * 30 + "|" + "-" * 30 + "|\n| FOLFOX | first line |") is None
 
 
-def test_an_option_both_recommended_and_avoided_is_read_as_stated_from_json_and_unreadable_from_lines():
+def test_an_option_both_recommended_and_avoided_is_a_conflict_in_every_format():
+    from clinical_cf.replies import unreadable_code
     from clinical_cf.solvers.css import read_recommendations
 
-    # The requested JSON states the contradiction itself: read as stated (a bad answer, judged), flagged.
-    reading = read_recommendations('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}')
-    assert reading.provenance == "json" and reading.contradictory == ["benadryl"]
-    assert [r.treatment for r in reading.recommendations] == ["Benadryl"] and [r.treatment for r in reading.not_recommended] == ["benadryl"]
-    # From answer lines the same overlap puts the reading itself in doubt.
-    lines = read_recommendations("Plan below.\nRECOMMENDED: Benadryl\nNOT RECOMMENDED: benadryl")
-    assert lines.provenance == "unreadable" and "both recommended and to be avoided" in lines.reason
+    # Issue 37: one option in both lists is two answers about it, from JSON as from answer lines (before, JSON read it as stated).
+    for reply in ('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}',
+                  "Plan below.\nRECOMMENDED: Benadryl\nNOT RECOMMENDED: benadryl"):
+        reading = read_recommendations(reply)
+        assert reading.provenance == "unreadable" and unreadable_code(reading.reason) == "conflicting answers"
+        assert not reading.recommendations and reading.conflict
 
 
 def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():

@@ -32,7 +32,7 @@ model text is linear in its length (no nested or adjacent overlapping quantifier
 
 from __future__ import annotations
 
-from clinical_cf.replies import contract, final, json_answers, judge_input, reader, verification, whole
+from clinical_cf.replies import contract, final, items, json_answers, judge_input, reader, verification, whole
 from clinical_cf.replies.contract import (  # noqa: F401
     Reading,
     answer_lines,
@@ -68,6 +68,13 @@ from clinical_cf.replies.final import (  # noqa: F401
     revision_in,
     squash,
     strip_markdown,
+)
+from clinical_cf.replies.items import (  # noqa: F401
+    enumeration,
+    is_pointer,
+    resolve_pointer,
+    struck,
+    struck_conflict,
 )
 from clinical_cf.replies.json_answers import (  # noqa: F401
     Found,
@@ -137,5 +144,5 @@ from clinical_cf.replies.whole import (  # noqa: F401
     unreadable_code,
 )
 
-MODULES = (final, json_answers, whole, contract, verification, judge_input, reader)
+MODULES = (final, json_answers, whole, items, contract, verification, judge_input, reader)
 """The package's modules, for the scoring contract (their rules and patterns are parts of every suite's fingerprint)."""

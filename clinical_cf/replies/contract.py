@@ -93,7 +93,35 @@ def _label_line(labels: tuple[str, ...], value: str) -> re.Pattern[str]:
     )
 
 
-_SCORE_VALUE = rf"{_NUMBER}(?:[ \t]{{0,2}}(?:/|out of)[ \t]{{0,2}}1(?:\.0)?)?"
+# A score, optionally on a stated scale ("2/2", "1 out of 1"): divided by its maximum only when the maximum is stated.
+_SCORE_VALUE = rf"{_NUMBER}(?:[ \t]{{0,2}}(?:/|out of)[ \t]{{0,2}}{_NUMBER})?"
+_SCALE = re.compile(rf"(?P<number>{_NUMBER})(?:[ \t]{{0,2}}(?:/|out of)[ \t]{{0,2}}(?P<maximum>{_NUMBER}))?")
+
+
+def _on_scale(raw: str) -> float | None:
+    """A label's score: the number, or the number over its stated maximum ("2/2" -> 1.0); None for a maximum of 0."""
+    match = _SCALE.match(raw.strip())
+    if match is None:
+        return None
+    number = float(match.group("number"))
+    if match.group("maximum") is None:
+        return number
+    maximum = float(match.group("maximum"))
+    return number / maximum if maximum > 0 else None
+
+
+def _echoed(text: str, start: int, end: int) -> bool:
+    """A label at text[start:end] that the judge quotes rather than states: inside quotation marks, or on a blockquoted line."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if _quoted_line(text[line_start:start + 1]):
+        return True
+    before, after = text[max(line_start, start - 2):start], text[end:end + 2]
+    return any(q in before for q in "\"“'‘«") and any(q in after for q in "\"”'’»")
+
+
+def _quoted_line(line: str) -> bool:
+    """A line the judge quotes rather than states: a markdown blockquote ("> Score: 1")."""
+    return line.lstrip().startswith(">")
 
 
 def _lines_outside(final: str, objects: list[Found]) -> list[tuple[int, str]]:
@@ -146,13 +174,15 @@ def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", a
     echoes = [f for f in found if _is_example_echo(lowered_keys(f.value))]
     objects = [f for f in found if f not in echoes]
     pattern = _label_line(keys, _SCORE_VALUE)
-    labelled = [(end, m.group("value"), line) for end, line in _lines_outside(final, found) if (m := pattern.search(line))]
+    # The judge's own lines only: a blockquoted line quotes the model or the rubric, it is no verdict.
+    labelled = [(end, m.group("value"), line) for end, line in _lines_outside(final, found)
+                if not _quoted_line(line) and (m := pattern.search(line))]
     candidates: list[tuple[int, float | None, str]] = []
     for f in objects:
         data = lowered_keys(f.value)
         candidates.append((f.end, _as_number(next(data[k] for k in keys if k in data)), json.dumps(f.value)[:120]))
     for end, raw, line in labelled:
-        candidates.append((end, float(re.match(_NUMBER, raw.strip()).group(0)), line))  # type: ignore[union-attr]
+        candidates.append((end, _on_scale(raw), line))
     if not candidates:
         if echoes:
             return Reading(None, "unreadable", "the retry prompt's example verdict was copied, not a verdict")
@@ -211,9 +241,13 @@ def read_flag(text: str | None, key: str, stop_reason: str | None = None) -> Rea
     ends = [f.end for f in objects]
     label = re.escape(key).replace("_", "[ _-]?")
     prose = outside_json(final, objects)
-    matches = list(re.finditer(
-        rf"\b{label}\b[ \t*_`\"']{{0,6}}[:=\-–—][ \t*_`\"']{{0,6}}(true|false|yes|no)\b", prose, re.IGNORECASE
-    ))
+    # The judge's own label only: not "Non-critical error: yes" (another field), not a label in quotation marks
+    # (a rubric echoed: answer "mentions: yes" if ...), not a blockquoted line (a quote).
+    matches = [
+        m for m in re.finditer(
+            rf"(?<![\w-]){label}\b[ \t*_`\"']{{0,6}}[:=\-–—][ \t*_`\"']{{0,6}}(true|false|yes|no)\b", prose, re.IGNORECASE)
+        if not _echoed(prose, m.start(), m.end())
+    ]
     values += [as_flag(m.group(1)) for m in matches]
     if not values:
         return Reading(None, "unreadable", f"no {key} stated")

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from clinical_cf.replies.contract import _EMPHASIS
 from clinical_cf.replies.final import MAX_REPAIR_CHARS, revision_in, squash
+from clinical_cf.replies.items import struck
 from clinical_cf.replies.json_answers import _brace_spans
 
 # --------------------------------------------------------------------------- grounding (reader step)
@@ -443,6 +444,8 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
     """Why a quote does not ground the claimed value (or ""), checking every place it occurs (see `check_place`)."""
     if not isinstance(quote, str) or not quote.strip():
         return "empty quote"
+    if target and any(squash(target) in squash(passage) for passage in struck(final)):
+        return "it is struck through"
     found = places(quote, final, target)
     if not found:
         count = len(occurrences(quote, structure_text(final)))
