@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
-    ask_reader,
+    agreed_reading,
     conflict_reason,
     data_block,
     degenerate,
@@ -710,24 +710,30 @@ def verify_css_reading(data: dict[str, Any], final: str, conflict: bool = False)
 
 async def read_recommendations_with_reader(text: str, reader: Any | None, stop_reason: str | None = None,
                                           max_tokens: int | None = None) -> RecommendationReading:
-    """`read_recommendations`, then step (d) when it read nothing: the reader role's verified reading
-    (told when the reply's answers conflict, and then held to the revision the reply marks)."""
+    """`read_recommendations`, then step (d) when it read nothing: the lists two independent readers agree on
+    (`clinical_cf.replies.agreed_reading`; told when the reply's answers conflict, and then held to the revision
+    the reply marks), each reading through the structural checks of `verify_css_reading`."""
     reading = read_recommendations(text, stop_reason, max_tokens)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
     conflict = is_conflict(reading.reason)
-    outcome = await ask_reader(reader, CSS_READER, final, conflict=reading.reason if conflict else None)
-    if outcome.data is None:
-        return reading.model_copy(update={"reason": (reading.reason + "; " if conflict else "") + outcome.reason,
-                                          "reader": outcome.record(outcome.reason)})
-    recommended, avoided, rejected = verify_css_reading(outcome.data, final, conflict)
-    if rejected:
-        return reading.model_copy(update={
-            "reason": (reading.reason + "; " if conflict else "") + f"reader reading rejected: {rejected}",
-            "reader": outcome.record(f"rejected: {rejected}"),
-        })
-    return _finish(recommended, avoided, "reader", reading.from_json, reading.reply_cut, reader=outcome.record("accepted"), final=final)
+
+    def verify(data: dict[str, Any]) -> tuple[Any, str]:
+        recommended, avoided, rejected = verify_css_reading(data, final, conflict)
+        return (recommended, avoided), rejected
+
+    agreed = await agreed_reading(reader, CSS_READER, final, conflict=reading.reason if conflict else None, verify=verify, same=_same_lists)
+    if agreed.value is None:
+        return reading.model_copy(update={"reason": (reading.reason + "; " if conflict else "") + agreed.reason, "reader": agreed.record})
+    recommended, avoided = agreed.value
+    return _finish(recommended, avoided, "agreement", reading.from_json, reading.reply_cut, reader=agreed.record, final=final)
+
+
+def _same_lists(a: tuple[list[Recommendation], list[Recommendation]], b: tuple[list[Recommendation], list[Recommendation]]) -> bool:
+    """Two readings name the same options in the same lists (order, case, markup and spacing aside)."""
+    return all(sorted(_key(strip_markdown(r.treatment)) for r in x) == sorted(_key(strip_markdown(r.treatment)) for r in y)
+               for x, y in zip(a, b, strict=True))
 
 
 def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:

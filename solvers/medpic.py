@@ -30,7 +30,7 @@ from clinical_cf.replies import (
     EXCLUDING_WORDS,
     ReaderTask,
     SuiteReading,
-    ask_reader,
+    agreed_reading,
     conflict_reason,
     final_answer,
     invalid_reason,
@@ -384,16 +384,13 @@ async def read_answer_with_reader(text: str | None, options: Mapping[str, str], 
     final = final_answer(text)
     conflict = is_conflict(reading.reason)
     prefix = reading.reason + "; " if conflict else ""
-    outcome = await ask_reader(reader, MEDPIC_READER, f"Options: {json.dumps(dict(options))}\n\n{final}",
-                               conflict=reading.reason if conflict else None)
-    if outcome.data is None:
-        return AnswerReading(None, "unreadable", reason=prefix + outcome.reason, reply_cut=reading.reply_cut,
-                             reader=outcome.record(outcome.reason), conflict=reading.conflict)
-    letters, rejected = verify_medpic_reading(outcome.data, final, options, conflict)
-    if letters is None:
-        return AnswerReading(None, "unreadable", reason=prefix + f"reader reading rejected: {rejected}", reply_cut=reading.reply_cut,
-                             reader=outcome.record(f"rejected: {rejected}"), conflict=reading.conflict)
-    return AnswerReading(letters, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
+    agreed = await agreed_reading(
+        reader, MEDPIC_READER, final, f"Options: {json.dumps(dict(options))}\n\n{final}", conflict=reading.reason if conflict else None,
+        verify=lambda data: verify_medpic_reading(data, final, options, conflict), same=lambda a, b: a == b)
+    if agreed.value is None:
+        return AnswerReading(None, "unreadable", reason=prefix + agreed.reason, reply_cut=reading.reply_cut,
+                             reader=agreed.record, conflict=reading.conflict)
+    return AnswerReading(agreed.value, "agreement", reply_cut=reading.reply_cut, reader=agreed.record)
 
 
 def format_answer(letters: frozenset[str] | set[str] | list[str] | None) -> str:

@@ -26,7 +26,7 @@ from clinical_cf.replies import (
     Provenance,
     ReaderTask,
     SuiteReading,
-    ask_reader,
+    agreed_reading,
     conflict_reason,
     final_answer,
     invalid_reason,
@@ -362,14 +362,13 @@ async def read_distribution_with_reader(text: str, candidates: list[str], reader
     final = final_answer(text)
     conflict = is_conflict(reading.reason)
     prefix = reading.reason + "; " if conflict else ""
-    outcome = await ask_reader(reader, SENSITIVITY_READER, f"Candidates: {options_text(candidates)}\n\n{final}",
-                               conflict=reading.reason if conflict else None)
-    if outcome.data is None:
-        return replace(reading, reason=prefix + outcome.reason, reader=outcome.record(outcome.reason))
-    probs, rejected = verify_distribution_reading(outcome.data, final, candidates, conflict)
-    if probs is None:
-        return replace(reading, reason=prefix + f"reader reading rejected: {rejected}", reader=outcome.record(f"rejected: {rejected}"))
-    return DistributionReading(probs, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
+    agreed = await agreed_reading(
+        reader, SENSITIVITY_READER, final, f"Candidates: {options_text(candidates)}\n\n{final}", conflict=reading.reason if conflict else None,
+        verify=lambda data: verify_distribution_reading(data, final, candidates, conflict),
+        same=lambda a, b: len(a) == len(b) and all(abs(x - y) <= 0.01 for x, y in zip(a, b, strict=True)))
+    if agreed.value is None:
+        return replace(reading, reason=prefix + agreed.reason, reader=agreed.record)
+    return DistributionReading(agreed.value, "agreement", reply_cut=reading.reply_cut, reader=agreed.record)
 
 
 def letter_distribution(output: ModelOutput, n: int) -> list[float] | None:

@@ -32,7 +32,7 @@ from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
-    ask_reader,
+    agreed_reading,
     conflict_reason,
     degenerate,
     final_answer,
@@ -437,14 +437,14 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
     if action is None:
         return None, None, f"reader action {str(entry.get('value'))[:40]!r} is not an action"
     stems = ACTION_STEMS[action] + (action.lower(),)
+    # The quote need not hold the action's word ("paging the registrar" escalates): agreement confirms the action,
+    # the structural checks only refuse. Where it holds one, that word is the value's place.
     hits = [w for w in words_of(str(quote or "")) if w.startswith(stems)]
-    if not hits:
-        return None, None, f"action quote does not state {action}"
-    why = verify_quote(quote, final, hits[0], "positive", stems, revision=conflict, own=stems)
+    why = verify_quote(quote, final, hits[0] if hits else None, "positive", stems, revision=conflict, own=stems)
     if why:
         return None, None, f"action quote: {why}"
     # A place that also states another action (not negated) does not settle which one the reply takes.
-    for place in places(str(quote), final, hits[0]):
+    for place in places(str(quote), final, hits[0] if hits else None):
         for other, other_stems in STRONG_ACTION_STEMS.items():
             if other != action and any(w.startswith(other_stems) for w in place.words()):
                 return None, None, f"action quote also states {other}"
@@ -476,16 +476,16 @@ async def parse_decision_with_reader(text: str, reader: Any | None, stop_reason:
     final = final_answer(text)
     conflict = is_conflict(decision.unreadable_reason)
     prefix = decision.unreadable_reason + "; " if conflict else ""
-    outcome = await ask_reader(reader, WORKFLOW_READER, final, conflict=decision.unreadable_reason if conflict else None)
-    if outcome.data is None:
-        return replace(decision, unreadable_reason=prefix + outcome.reason, reader=outcome.record(outcome.reason))
-    action, confidence, rejected = verify_workflow_reading(outcome.data, final, conflict)
-    if action is None:
-        return replace(decision, unreadable_reason=prefix + f"reader reading rejected: {rejected}",
-                       reader=outcome.record(f"rejected: {rejected}"))
-    return Decision(
-        action, confidence, final[:400], True, "reader", "reader", reply_cut=decision.reply_cut, reader=outcome.record("accepted")
-    )
+    def verify(data: dict[str, Any]) -> tuple[Any, str]:
+        action, confidence, rejected = verify_workflow_reading(data, final, conflict)
+        return (action, confidence), rejected
+
+    agreed = await agreed_reading(reader, WORKFLOW_READER, final, conflict=decision.unreadable_reason if conflict else None,
+                                  verify=verify, same=lambda a, b: a == b)
+    if agreed.value is None:
+        return replace(decision, unreadable_reason=prefix + agreed.reason, reader=agreed.record)
+    action, confidence = agreed.value
+    return Decision(action, confidence, final[:400], True, "reader", "agreement", reply_cut=decision.reply_cut, reader=agreed.record)
 
 
 # ------------------------------------------------------------------ solver

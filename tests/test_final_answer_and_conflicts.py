@@ -137,8 +137,10 @@ def test_lying_readings_of_letters_actions_and_numbers_are_refused():
     reply = "Amitriptyline should be avoided. Trazodone is not on the Beers list. ANSWER: A"
     assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "Trazodone"}]}, reply, options)[0] is None
     assert verify_medpic_reading({"answer": [{"letter": "A", "quote": "ANSWER: A"}]}, reply, options)[0] == {"A"}
+    # An echoed option list states no selection; no structural check proves or refuses that any more (issue 37: the
+    # selecting-word list only proved readings): the independent second reader's reading is what refuses it.
     echoed = "Options considered:\nA. Amitriptyline\nB. Trazodone\nANSWER: A"
-    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "B. Trazodone"}]}, echoed, options)[0] is None
+    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "B. Trazodone"}]}, echoed, options)[0] == {"B"}
     # a one-letter quote must hold the capital letter where something selects it
     article = "A tricyclic is a poor choice here. Answer: A"
     assert verify_medpic_reading({"answer": [{"letter": "C", "quote": "a"}]}, article, options)[0] is None

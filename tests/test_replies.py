@@ -110,10 +110,10 @@ def test_section_polarity_and_item_negation():
     reader = ScriptedReader({"recommendations": [{"treatment": "Radical cystectomy", "quote": "Radical cystectomy"}],
                              "not_recommended": [{"treatment": "Intravesical BCG (BCG-unresponsive)",
                                                   "quote": "Things to avoid\n* Intravesical BCG (BCG-unresponsive)"}]})
-    reading = anyio.run(read_recommendations_with_reader, reply, reader.model)
+    reading = anyio.run(read_recommendations_with_reader, reply, reader.pair)
     assert [i.treatment for i in reading.recommendations] == ["Radical cystectomy"]
     assert [i.treatment for i in reading.not_recommended] == ["Intravesical BCG (BCG-unresponsive)"]
-    assert reading.provenance == "reader" and reading.reader["verdict"] == "accepted"
+    assert reading.provenance == "agreement" and reading.reader["verdict"] == "accepted" and reading.reader["agreement"] == "agreed"
 
 
 def test_judge_normalisation_removes_invisible_and_role_tokens_and_caps():
@@ -186,6 +186,11 @@ class ScriptedReader:
     def model(self):
         return get_model("mockllm/model", custom_outputs=self, memoize=False)
 
+    @property
+    def pair(self):
+        """This script as the reader and as an independent second reader (both read the reply the same way)."""
+        return (self.model, get_model("mockllm/second_reader", custom_outputs=self, memoize=False))
+
 
 CSS_REPLY = "Plan for the board:\n- Pembrolizumab monotherapy — recommended\n- Osimertinib — avoid (no EGFR mutation)\n"
 FAITHFUL = {
@@ -197,16 +202,33 @@ FAITHFUL = {
 def _read_css(reply, reader):
     from clinical_cf.solvers.css import read_recommendations_with_reader
 
-    return anyio.run(read_recommendations_with_reader, reply, reader.model if reader else None)
+    if isinstance(reader, tuple):
+        reader = tuple(r.model if isinstance(r, ScriptedReader) else r for r in reader)
+    elif reader is not None:
+        reader = reader.model
+    return anyio.run(read_recommendations_with_reader, reply, reader)
 
 
-def test_faithful_reader_is_verified_and_kept_in_the_reading():
+def test_faithful_readers_that_agree_are_verified_and_kept_in_the_reading():
     reader = ScriptedReader(FAITHFUL)
-    reading = _read_css(CSS_REPLY, reader)
-    assert reading.provenance == "reader" and reader.calls == 1
+    reading = _read_css(CSS_REPLY, reader.pair)
+    assert reading.provenance == "agreement" and reader.calls == 2
     assert [r.treatment for r in reading.recommendations] == ["Pembrolizumab monotherapy"]
     assert [r.treatment for r in reading.not_recommended] == ["Osimertinib"]
     assert json.loads(reading.reader["reply"]) == FAITHFUL and reading.reader["verdict"] == "accepted"
+    assert reading.reader["agreement"] == "agreed" and reading.reader["second"]["model"] == "mockllm/second_reader"
+
+
+def test_one_readers_reading_is_unconfirmed_and_two_that_differ_disagree():
+    from clinical_cf.replies import unreadable_code
+
+    alone = _read_css(CSS_REPLY, ScriptedReader(FAITHFUL))
+    assert alone.provenance == "unreadable" and unreadable_code(alone.reason) == "unconfirmed"
+    assert alone.reader["agreement"] == "unconfirmed" and not alone.recommendations
+    other = ScriptedReader({"recommendations": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy — recommended"}],
+                            "not_recommended": []})
+    split = _read_css(CSS_REPLY, (ScriptedReader(FAITHFUL), other))
+    assert unreadable_code(split.reason) == "readers disagree" and split.reader["agreement"] == "disagree"
 
 
 @pytest.mark.parametrize(
@@ -221,10 +243,11 @@ def test_faithful_reader_is_verified_and_kept_in_the_reading():
         ),
         # a real quote filed under the wrong polarity: "X — avoid" as a recommendation
         ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib — avoid"}], "not_recommended": []}, "states a negation"),
-        # an avoided item whose quote states no negation
+        # an avoided item whose quote states no negation: no structural check proves or refuses it (issue 37);
+        # the independent second reader's reading differs
         (
             {"recommendations": [], "not_recommended": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy"}]},
-            "no negation",
+            "readers disagree",
         ),
         # a quote that does not contain its item
         ({"recommendations": [{"treatment": "Pembrolizumab", "quote": "Plan for the board"}], "not_recommended": []}, "does not contain"),
@@ -232,9 +255,10 @@ def test_faithful_reader_is_verified_and_kept_in_the_reading():
 )
 def test_unfaithful_readers_are_rejected_and_the_reply_is_unreadable(reply, why):
     reader = ScriptedReader(reply)
-    reading = _read_css(CSS_REPLY, reader)
+    reading = _read_css(CSS_REPLY, (reader, ScriptedReader(FAITHFUL)))
     assert reading.provenance == "unreadable" and not reading.recommendations and not reading.not_recommended
-    assert why in reading.reason and reading.reader["verdict"].startswith("rejected")
+    assert why in reading.reason
+    assert reading.reader["verdict"].startswith("rejected") or reading.reader["agreement"] == "disagree"
 
 
 @pytest.mark.parametrize(
@@ -414,7 +438,7 @@ def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
     finally:
         bench.READER_MODE[0] = "faithful"
     assert not [o for o in outcomes if o.verdict == "silent"], [o for o in outcomes if o.verdict == "silent"]
-    assert not [o for o in outcomes if o.step == "reader"]
+    assert not [o for o in outcomes if o.step in ("reader", "agreement")]
 
 
 def test_a_looping_rationale_does_not_unscore_options_stated_once():

@@ -95,12 +95,17 @@ from clinical_cf.replies.reader import (  # noqa: F401
     CONFLICT_NOTE,
     READER_PROMPT,
     READER_ROLE,
+    SECOND_READER_ROLE,
+    Agreement,
     ReaderModel,
     ReaderOutcome,
+    ReaderPanel,
     ReaderTask,
+    agreed_reading,
     ask_reader,
     quoted_items,
     reader_prompt,
+    readers_of,
     resolve_reader,
 )
 from clinical_cf.replies.verification import (  # noqa: F401

@@ -11,12 +11,13 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
-Provenance = Literal["json", "repaired", "field", "reader", "markdown", "prose", "invalid", "unreadable"]
+Provenance = Literal["json", "repaired", "field", "agreement", "reader", "markdown", "prose", "invalid", "unreadable"]
 """How a reading was obtained.
 
 json: a schema-valid JSON object; repaired: JSON whose syntax needed repair; field: an explicit
-final-answer line in a closed grammar; reader: the reader role's reading, verified against quotes
-of the reply; invalid: an empty reply, placeholder echo or degenerate repetition (never scored);
+final-answer line in a closed grammar; agreement: two independent readers' readings that agree, each
+passing the structural checks (issue 37); reader: one reader's reading (logs before issue 37: no reading
+counts on one reader any more); invalid: an empty reply, placeholder echo or degenerate repetition (never scored);
 unreadable: a reply with content from which nothing could be read without guessing.
 markdown and prose are kept for logs written before the reading order (issue 21): no reader
 produces them any more.
@@ -26,15 +27,15 @@ def read_by(*provenances: str | None) -> str | None:
     """Whether a score's readings came through the reader role: "reader" when any reading behind it did,
     "contract" when every one was read by steps (a)-(c), None when one was not read (unscored). The field
     `read_by` in score metadata, so a report can show the share of scores that rest on the reader."""
-    if any(p == "reader" for p in provenances):
+    if any(p in ("reader", "agreement") for p in provenances):
         return "reader"
     if provenances and all(p in ("json", "repaired", "field", "markdown", "prose") for p in provenances):
         return "contract"
     return None
 
 
-PROVENANCES: tuple[Provenance, ...] = ("json", "repaired", "field", "reader", "markdown", "prose", "invalid", "unreadable")
-READ: frozenset[str] = frozenset({"json", "repaired", "field", "reader", "markdown", "prose"})
+PROVENANCES: tuple[Provenance, ...] = ("json", "repaired", "field", "agreement", "reader", "markdown", "prose", "invalid", "unreadable")
+READ: frozenset[str] = frozenset({"json", "repaired", "field", "agreement", "reader", "markdown", "prose"})
 
 MAX_REPLY_CHARS = 100_000
 """Replies are cut to this many characters before any reading (a 1 MB reply is read as its first 100,000)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,16 +77,39 @@ class ReaderModel:
         return str(self.model)
 
 
-def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: bool = True) -> ReaderModel | None:
-    """The reader model for `reader` (a model role name), or None when the reader is off.
+SECOND_READER_ROLE = "second_reader"
+"""The model role of the second, independent reader whose reading must agree with the reader's (issue 37)."""
+
+
+@dataclass(frozen=True)
+class ReaderPanel:
+    """The readers of step (d): the reader and, when one is bound, an independent second reader. A reading counts
+    only when both read the reply and their verified readings agree."""
+
+    first: ReaderModel
+    second: ReaderModel | None = None
+
+    def __str__(self) -> str:
+        return f"{self.first} + {self.second}" if self.second else str(self.first)
+
+
+def _same_model(a: Any, b: Any) -> bool:
+    return str(a) == str(b) and getattr(getattr(a, "api", None), "base_url", None) == getattr(getattr(b, "api", None), "base_url", None)
+
+
+def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: bool = True,
+                   second_role: str = SECOND_READER_ROLE) -> ReaderPanel | None:
+    """The readers for `reader` (a model role name), or None when step (d) is off.
 
     Opt-in: the bound role named `reader` (`--model-role reader=...`), else the bound judge role
-    (`--model-role judge=...`), else off. The model under test never reads its own replies: a
-    reader that resolves to it is off too. `reader=None` or "none" turns step (d) off.
+    (`--model-role judge=...`), else off. The second reader is the bound `second_reader` role, else the
+    bound judge role when it is another model than the reader (the judge reading the same reply). The model
+    under test never reads its own replies: a reader that resolves to it is off too. `reader=None` or "none"
+    turns step (d) off. With no second reader a reading is `unconfirmed` (unreadable, counted).
     """
     if reader is None or str(reader).strip().lower() in ("", "none", "off", "false"):
         return None
-    from inspect_ai.model import get_model, model_roles
+    from inspect_ai.model import get_model, model_roles  # noqa: PLC0415 (Inspect's active model and roles exist only in an eval)
 
     roles = model_roles()
     if reader in roles:
@@ -95,9 +119,72 @@ def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: b
     else:
         return None
     under_test = get_model()
-    if str(model) == str(under_test) and getattr(model.api, "base_url", None) == getattr(under_test.api, "base_url", None):
+    if _same_model(model, under_test):
         return None
-    return ReaderModel(model, json_schema)
+    second = None
+    for role in (second_role, judge_role):
+        if role in roles and role != reader:
+            candidate = get_model(role=role, required=True)
+            if not _same_model(candidate, under_test) and not _same_model(candidate, model):
+                second = ReaderModel(candidate, json_schema)
+                break
+    return ReaderPanel(ReaderModel(model, json_schema), second)
+
+
+def readers_of(reader: Any) -> list[Any]:
+    """The reader models a caller passed: a `ReaderPanel`'s two, a list or tuple of models, or one model."""
+    if reader is None:
+        return []
+    if isinstance(reader, ReaderPanel):
+        return [reader.first, *([reader.second] if reader.second else [])]
+    if isinstance(reader, (list, tuple)):
+        return list(reader)
+    return [reader]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """What step (d) came to: the agreed, verified value (None when none), why not, and the record a score keeps
+    (both readers' model, reply and verdict, and `agreement`: agreed, unconfirmed, disagree, refused, declined)."""
+
+    value: Any
+    reason: str
+    record: dict[str, Any]
+
+
+async def agreed_reading(reader: Any, task: ReaderTask, final: str, shown: str | None = None, conflict: str | None = None, *,
+                         verify: Callable[[dict[str, Any]], tuple[Any, str]], same: Callable[[Any, Any], bool]) -> Agreement:
+    """Step (d): the reading two independent readers agree on, or None with the reason (its code first).
+
+    The first reader reads the reply (`shown`, the final answer with the suite's options, by default the final
+    answer); the structural checks (`verify`, which may only refuse) check its quotes; the second reader reads the
+    same reply the same way and its reading is checked too; the reading counts when `same` says the two agree.
+    One reader alone proves nothing: its reading is `unconfirmed`, never scored.
+    """
+    models = readers_of(reader)[:2]
+    prompt_text = final if shown is None else shown
+    first = await ask_reader(models[0], task, prompt_text, conflict=conflict)
+    if first.data is None:
+        return Agreement(None, first.reason, {**first.record(first.reason), "agreement": "declined"})
+    value, why = verify(first.data)
+    if why:
+        return Agreement(None, f"reader reading rejected: {why}", {**first.record(f"rejected: {why}"), "agreement": "refused"})
+    if len(models) < 2:
+        return Agreement(None, "unconfirmed: one reader's reading, and no second reader to agree with it "
+                               "(bind --model-role second_reader=... or a judge role)",
+                         {**first.record("accepted, unconfirmed"), "agreement": "unconfirmed"})
+    second = await ask_reader(models[1], task, prompt_text, conflict=conflict)
+    if second.data is None:
+        return Agreement(None, f"readers disagree: the second reader declined ({second.reason[:120]})",
+                         {**first.record("accepted"), "second": second.record(second.reason), "agreement": "disagree"})
+    other, why_other = verify(second.data)
+    if why_other:
+        return Agreement(None, f"readers disagree: the second reader's reading was refused ({why_other[:120]})",
+                         {**first.record("accepted"), "second": second.record(f"rejected: {why_other}"), "agreement": "disagree"})
+    if not same(value, other):
+        return Agreement(None, "readers disagree: the two readings differ",
+                         {**first.record("accepted"), "second": second.record("accepted"), "agreement": "disagree"})
+    return Agreement(value, "", {**first.record("accepted"), "second": second.record("accepted"), "agreement": "agreed"})
 
 
 async def ask_reader(model: Any, task: ReaderTask, final: str, conflict: str | None = None) -> ReaderOutcome:

@@ -399,8 +399,12 @@ def negated(words: list[str], negations: frozenset[str] | None = None) -> bool:
     return any(w in vocabulary or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w) for w in words)
 
 
+_FREQUENCY = frozenset("daily weekly monthly nightly a every per or twice".split())
+
+
 def hedged(words: list[str]) -> bool:
-    return any(w in HEDGE_WORDS for w in words)
+    """A tentative or general word among `words` (a refuser only); "once" before a frequency is a dose ("once daily")."""
+    return any(w in HEDGE_WORDS and not (w == "once" and i + 1 < len(words) and words[i + 1] in _FREQUENCY) for i, w in enumerate(words))
 
 
 def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
@@ -408,15 +412,21 @@ def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
 
 
 def check_place(place: Place, polarity: Literal["positive", "negative", "neutral"], stems: tuple[str, ...] = POSITIVE_STEMS,
-                revision: bool = False, own: tuple[str, ...] = (), negations: frozenset[str] | None = None) -> str:
-    """Why a place does not state the reading's polarity (or ""): a positive value needs no negation in its
-    sentence, headings, keys, column or row, no unchecked box and a positive word among them (or a checked box);
-    a negative one needs a negation there (or an unchecked box). Neither may be hedged or followed by a revision;
-    with `revision` (the reply's answers conflict) the value's own line must mark it as the revision."""
+                revision: bool = False, own: tuple[str, ...] = (), negations: frozenset[str] | None = None,
+                value_words: tuple[str, ...] = ()) -> str:
+    """Why a place refuses the reading (or ""). These checks only refuse: what a reading states is confirmed by an
+    independent second reader agreeing (`clinical_cf.replies.agreed_reading`), never by a word found here.
+
+    Refused: a positive value with a negation in its sentence, headings, keys, column or row, or an unchecked box;
+    a negative value with a checked box; a value in a heading (it names a section); a tentative or general sentence
+    (the hedge words, the value's own words aside: "once daily" in a dose is not a hedge); a value followed by a
+    revision; with `revision` (the reply's answers conflict) a value whose own line does not mark the revision.
+    (Before issue 37 a positive value also needed a recommending word and a negative one a negation: those word
+    lists proved readings, and refused every correct one worded otherwise.)"""
     # Words of the value's own stem are never its negation (ABSTAIN is stated by "decline").
     every = place.words()
     words = [w for w in every if not (own and w.startswith(own))]
-    if hedged(words_of(place.statement)) or hedged(words_of(place.sentence)):
+    if hedged([w for w in words_of(place.statement) + words_of(place.sentence) if w not in value_words]):
         return "its sentence is tentative or general"
     tail = revision_in(place.after)
     if tail:
@@ -430,11 +440,9 @@ def check_place(place: Place, polarity: Literal["positive", "negative", "neutral
     if polarity == "positive":
         if negated(words, negations) or place.checkbox == UNCHECKED:
             return "its place states a negation"
-        if not (has_stem(every, stems) or place.checkbox == CHECKED):
-            return "its place states no recommendation or selection"
         return ""
-    if not (negated(words) or place.checkbox == UNCHECKED):
-        return "its place states no negation"
+    if place.checkbox == CHECKED:
+        return "its place is a checked box"
     return ""
 
 
@@ -452,8 +460,9 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
         if count > MAX_PLACES:
             return f"it occurs {count} times in the final answer"
         return "not a whole-token span of the final answer" if not count else "it does not contain its value"
+    value_words = tuple(words_of(target)) if target else ()
     for place in found:
-        why = check_place(place, polarity, stems, revision, own, negations)
+        why = check_place(place, polarity, stems, revision, own, negations, value_words)
         if why:
             return why
     return ""

@@ -46,7 +46,9 @@ def faithful_reader(text: str, action: str, confidence: float | None):
         out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
         return out
 
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    # Two independent readers giving the same reading (issue 37: one reader's reading is only `unconfirmed`).
+    return (get_model("mockllm/model", custom_outputs=respond, memoize=False),
+            get_model("mockllm/second_reader", custom_outputs=respond, memoize=False))
 
 
 def read_in_full(text: str, action: str, confidence: float | None, **whole):
@@ -149,7 +151,7 @@ def test_episode_messages_are_pure_and_multi_turn():
 )
 def test_prose_and_lenient_decisions(text, action, provenance):
     decision = read_in_full(text, action, None) if provenance == "reader" else parse_decision(text)
-    assert decision.action == action and decision.provenance == provenance
+    assert decision.action == action and decision.provenance == ("agreement" if provenance == "reader" else provenance)
 
 
 @pytest.mark.parametrize(
