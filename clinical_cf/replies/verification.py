@@ -28,8 +28,13 @@ NEGATIVE_CUES = frozenset(
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
+_NON_PREFIX = re.compile(r"\b(non)-(?=[^\W\d_])", re.IGNORECASE)
+
+
 def words_of(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(text)]
+    """The words of `text`, case-folded; a "non-" prefix stays on its word ("non-squamous", "non-small cell" are
+    descriptions, not the negation "non")."""
+    return [w.casefold() for w in _WORD.findall(_NON_PREFIX.sub(r"\1", text))]
 
 
 def has_negative_cue(words: list[str]) -> bool:
