@@ -451,3 +451,22 @@ def test_a_looping_rationale_does_not_unscore_options_stated_once():
     # Options that loop are still degenerate output, never judged.
     repeated = ",".join(['{"treatment": "FOLFOX", "rationale": "x"}'] * 8)
     assert read_recommendations('{"recommendations": [' + repeated + '], "not_recommended": []}').invalid == "degenerate_repetition"
+
+
+def _bench_v3():
+    spec = importlib.util.spec_from_file_location("replies_v3_bench", ROOT / "bench" / "replies_v3.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("corpus", ["bench/replies_corpus_v4/corpus.yaml", "catalog/css/reader_audit_replies.yaml"])
+def test_the_issue_37_and_29_corpora_read_nothing_unstated_accept_no_lie_and_refuse_few(corpus):
+    # Read in the full order with two scripted readers (issue 37: a reading counts when both agree): cut and filtered
+    # replies, pointers, struck items, judges' quotes and echoes, and formats no rule reads (RST, org, LaTeX, JSONL,
+    # Korean, "once daily", an ACTION line before a note) among them.
+    outcomes = _bench_v3().evaluate(ROOT / corpus)
+    assert not [o.id for o in outcomes if o.verdict in ("silent", "crash")]
+    assert not [o.id for o in outcomes if o.lie_accepted]  # a lying reader with an independent second reader
+    assert sum(o.verdict == "refused" for o in outcomes) / len(outcomes) < 0.05
