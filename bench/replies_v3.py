@@ -362,7 +362,8 @@ def evaluate(corpus: Path = CORPUS, use_reader: bool = True) -> list[Outcome]:
         faithful = ((ScriptedReader(entry, "faithful"), ScriptedReader(entry, "faithful", name="-2"))
                     if use_reader and entry["suite"] != "judge" else None)
         read = read_entry(entry, faithful)
-        read_by = "reader" if read.provenance in ("reader", "agreement") else ("contract" if read.value not in ("unreadable", "invalid") else "")
+        read_by = ("reader" if read.provenance in ("reader", "agreement")
+                   else "contract" if read.value not in ("unreadable", "invalid") else "")
         outcome = Outcome(entry["suite"], entry["id"], entry["format"], entry.get("cls", ""), classify(entry, read), read.value,
                           entry["truth"], read.reason, read.conflict, reader_called=read.reader_called, read_by=read_by)
         if use_reader and entry["suite"] != "judge" and not read.crashed:
@@ -375,8 +376,9 @@ def evaluate(corpus: Path = CORPUS, use_reader: bool = True) -> list[Outcome]:
                     value = stated(entry)
                     # A lying reader with an independent faithful second reader (the lie rate a lab sees), and the
                     # same lie told by both readers (colluding readers: only the structural refusers stand in its way).
-                    for pair, flag in (((ScriptedReader(entry, "lying", lie), ScriptedReader(entry, "faithful", name="-2")), "lie_accepted"),
-                                       ((ScriptedReader(entry, "lying", lie), ScriptedReader(entry, "lying", lie, name="-2")), "both_lie_accepted")):
+                    pairs = (((ScriptedReader(entry, "lying", lie), ScriptedReader(entry, "faithful", name="-2")), "lie_accepted"),
+                             ((ScriptedReader(entry, "lying", lie), ScriptedReader(entry, "lying", lie, name="-2")), "both_lie_accepted"))
+                    for pair, flag in pairs:
                         if getattr(outcome, flag):
                             continue
                         got = read_entry(entry, pair)

@@ -46,7 +46,7 @@ from clinical_cf.solvers import medpic as medpic_solver
 from clinical_cf.solvers import sensitivity as sensitivity_solver
 from clinical_cf.solvers import workflow as workflow_solver
 
-READING_RULES_VERSION = {"css": 1, "medpic": 1, "sensitivity": 1, "workflow": 1}
+READING_RULES_VERSION = {"css": 2, "medpic": 2, "sensitivity": 2, "workflow": 2}
 """The version of each suite's deterministic reading code that is not a constant (the branches of a reader
 function): move it when such a change alters what a reply reads as. The readers' regular expressions, cue words,
 placeholders and caps are parts of their own below."""

@@ -60,7 +60,7 @@ def reply_cut(text: str | None) -> bool:
 
 # --------------------------------------------------------------------------- final answer
 
-READER_RULES_VERSION = 3
+READER_RULES_VERSION = 4
 """Bumped whenever a reading rule changes (reasoning removal, candidate collection, bounds, the reader's
 verification), so a fingerprint over what decides a score changes with it."""
 
