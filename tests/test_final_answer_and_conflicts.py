@@ -189,9 +189,13 @@ def _resolved(**roles) -> str:
 @pytest.mark.slow  # four tiny evals
 def test_the_reader_is_opt_in_and_never_the_model_under_test():
     assert _resolved() == "None"  # nothing bound: no reader (the reply is unreadable), not the model itself
-    assert _resolved(judge="mockllm/judge") == "mockllm/judge"
-    assert _resolved(reader="mockllm/reader", judge="mockllm/judge") == "mockllm/reader"
+    assert _resolved(judge="mockllm/judge") == "mockllm/judge"  # the judge reads, with no second reader: unconfirmed
+    # the judge is the second reader when another model reads (issue 37: a reading counts when both agree) ...
+    assert _resolved(reader="mockllm/reader", judge="mockllm/judge") == "mockllm/reader + mockllm/judge"
+    # ... unless a second reader role is bound
+    assert _resolved(reader="mockllm/reader", second_reader="mockllm/second", judge="mockllm/judge") == "mockllm/reader + mockllm/second"
     assert _resolved(reader="under_test") == "None"
+    assert _resolved(reader="mockllm/reader", second_reader="under_test") == "mockllm/reader"  # never the model under test
 
 
 def test_corpus_v3_has_no_silent_misread_no_accepted_lie_and_no_crash():

@@ -7,6 +7,7 @@ import json
 
 import anyio
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.util import Store
 
 from clinical_cf.scorers.css_judge import judge_prompt
 from clinical_cf.solvers.css import CSSArms, judge_block, read_arm
@@ -50,7 +51,8 @@ def test_the_judges_data_block_is_identical_for_the_same_content_in_json_an_answ
 
 
 def test_a_control_read_in_two_formats_gives_the_judge_two_identical_blocks():
-    arms = CSSArms(baseline=_arm(AS_JSON), counterfactual=_arm(AS_LINES))
+    # A store of its own: a StoreModel built outside a sample shares Inspect's default store with other tests.
+    arms = CSSArms(store=Store(), baseline=_arm(AS_JSON), counterfactual=_arm(AS_LINES))
     prompt = judge_prompt(arms, "No change expected.", "1 if unchanged.")
     baseline = prompt.split("<<<BASELINE DATA")[1].split("<<<END BASELINE DATA")[0].split(">>>", 1)[1]
     counterfactual = prompt.split("<<<COUNTERFACTUAL DATA")[1].split("<<<END COUNTERFACTUAL DATA")[0].split(">>>", 1)[1]
