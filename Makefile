@@ -73,7 +73,7 @@ lint: setup
 # Frequency and presence penalties damp the loops a 135M model falls into (a looping list is
 # invalid output, never judged). Without controls the three tuples come from three cases, so one
 # unreadable baseline cannot unscore two of them; measured: 2 of 3 tuples scored, about 3 minutes.
-DEMO_ARGS ?= -T controls=none -T summary_max_tokens=128 -T recommend_max_tokens=320 --frequency-penalty 1.0 --presence-penalty 0.5
+DEMO_ARGS ?= -T self_judging=allow -T controls=none -T summary_max_tokens=128 -T recommend_max_tokens=320 --frequency-penalty 1.0 --presence-penalty 0.5
 css-demo: local
 	$(BIN)/inspect eval tasks/css_family_d --limit $(DEMO_LIMIT) $(DEMO_ARGS)
 	@echo "These scores are SmolLM2-135M judging its own replies: a check that the pipeline runs, not a clinical result. For a real model: $(BIN)/inspect eval tasks/css_family_d --model <provider>/<model> --model-role judge=<provider>/<judge-model> (logs: $(BIN)/inspect view)"

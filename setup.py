@@ -1,36 +1,38 @@
-"""The package list, which pyproject.toml cannot compute: the fixed subpackages plus one per task folder.
+"""The package list and package data, which pyproject.toml cannot compute: every package under the folders its
+`[tool.setuptools.package-dir]` maps, with every data file of the kinds they hold.
 
-Every other setting is in pyproject.toml. A task is its folder `tasks/<name>/` (with `__init__.py` and
-`<name>.py`) plus its import line in clinical_cf/_registry.py; this file packages every such folder.
+Every other setting is in pyproject.toml. A task folder `tasks/<name>/`, a suite's catalog package
+`catalog/<suite>/` and a suite's module are packaged by being there: nothing here names one.
 """
 
+import tomllib
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 ROOT = Path(__file__).resolve().parent
-PACKAGES = [
-    "clinical_cf",
-    "clinical_cf.providers",
-    "clinical_cf.exports",
-    "clinical_cf.core",
-    "clinical_cf.replies",
-    "clinical_cf.catalog",
-    "clinical_cf.catalog.css",
-    "clinical_cf.catalog.sensitivity",
-    "clinical_cf.catalog.workflow",
-    "clinical_cf.catalog.medpic",
-    "clinical_cf.solvers",
-    "clinical_cf.scorers",
-    "clinical_cf.analysis",
-    "clinical_cf.tasks",
-]
+DATA_FILES = ["*.yaml", "*.jsonl", "*.json", "*.lock", "templates/*.j2"]
+"""The data a package ships beside its code: catalogs and generated records with their locks, the published record,
+the report and review templates."""
 
 
-def packages(tasks_dir: Path = ROOT / "tasks") -> list[str]:
-    """The fixed packages and `clinical_cf.tasks.<name>` for every task folder (tests/test_specs.py reads this list)."""
-    return [*PACKAGES, *(f"clinical_cf.tasks.{p.parent.name}" for p in sorted(tasks_dir.glob("*/__init__.py")))]
+def package_dirs(root: Path = ROOT) -> dict[str, str]:
+    """`[tool.setuptools.package-dir]`: the top-level folders that are subpackages of `clinical_cf`."""
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
 
 
-if __name__ == "__main__":  # setuptools' build backend runs this file as __main__; a test imports it for `packages()`
-    setup(packages=packages())
+def packages(root: Path = ROOT) -> list[str]:
+    """Every package (a folder with `__init__.py`) under each mapped folder, by its dotted name."""
+    found = set()
+    for name, folder in package_dirs(root).items():
+        found |= {name, *(f"{name}.{sub}" for sub in find_packages(root / folder))}
+    return sorted(found)
+
+
+def package_data(root: Path = ROOT) -> dict[str, list[str]]:
+    """Every package's data files of the kinds in `DATA_FILES`."""
+    return {name: list(DATA_FILES) for name in packages(root)}
+
+
+if __name__ == "__main__":  # setuptools' build backend runs this file as __main__; tests import it for `packages()`
+    setup(packages=packages(), package_data=package_data())

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from clinical_cf.analysis.runs import latest_run
 from clinical_cf.replies import PROVENANCES
 
 KEYS = ["model", "judge", "run", "suite"]
@@ -64,8 +65,6 @@ def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
     the same sample and epoch under the same key counts once (the latest complete sample, as the tables keep);
     `samples` counts sample epochs, `replies` the replies read (a CSS sample has two arms).
     """
-    from clinical_cf.analysis.sections import latest_run
-
     metadata_columns = [c for c in frame.columns if c.startswith("score_") and c.endswith("_metadata")]
     if frame.empty or not metadata_columns:
         return pd.DataFrame(columns=COLUMNS)

@@ -5,7 +5,7 @@ cross-judge replication, controls, paired comparisons and the side-by-side page.
 
 Logs are read once, through `clinical_cf.analysis.logs` (routed by the suite each task records;
 a log it cannot use is named with the reason and skipped). Each suite's section is registered on
-the `Suite` table (`clinical_cf.suites`, `report_section`) and built by `clinical_cf.analysis.sections`.
+the `Suite` table (`clinical_cf.suites`) and built by `clinical_cf.analysis.sections` (`SECTIONS`).
 Writes `report.md`, a self-contained `report.html`, one CSV per table and the figures. Every number
 is computed from per-tuple rows that keep their log path and sample id.
 """
@@ -501,22 +501,6 @@ def table_paired(rows: pd.DataFrame, delta: float = 0.05) -> pd.DataFrame:
                 row["holm_p"] = adjusted
             out += family_rows
     return pd.DataFrame(out)
-
-
-def write_report(paths: list[str] | LogRows, out_dir: str | Path, predictions: str | Path | None = None,
-                 labels: dict[str, str] | None = None) -> Path:
-    """Write report.md, a self-contained report.html, the figures as PNG and the tables as CSV.
-
-    Reads every log's sample summaries once (`strict`: a missing path, an empty folder or an unusable
-    log named explicitly is a `CatalogError`) and hands each suite's rows to the section its `Suite`
-    entry registers. `labels` ({log path: run label}, see `logs.label_map`) keeps runs apart.
-    With `predictions`, the CSS section adds the confirmatory results (pre-registered predictions
-    tested on the test split) at the top; every other number is then labelled exploratory.
-    """
-    from clinical_cf.analysis.sections import build_report
-
-    rows = read_logs(paths, progress=True, mode="summaries", labels=labels, strict=True)
-    return build_report(rows, Path(out_dir), predictions)
 
 
 def export_rewards(paths: list[str] | LogRows, file: str | Path) -> int:

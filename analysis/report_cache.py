@@ -4,7 +4,7 @@ A report is a function of its logs' content, their run labels, the predictions f
 computes it, so its outputs are kept under a key made of exactly those: each log's content key
 (`logs._file_hash`: the SHA-256 of a `.eval` zip's member directory, CRCs included, or of a file's bytes),
 the labels, the predictions file's SHA-256, the SHA-256 of this package's source and templates and of
-`clinical_cf/suites.py`, and the installed inspect_ai version. Any change to any of them is a new key.
+the suite specs (`clinical_cf/suites/`), and the installed inspect_ai version. Any change to any of them is a new key.
 The entry is a folder of the report's own files (Markdown, HTML, CSV, PNG, Parquet: nothing executable)
 plus `manifest.json` listing them with their SHA-256 and the terminal lines the report printed, which a
 hit prints again. A damaged entry (a file missing or altered, a manifest that does not parse) is named
@@ -32,7 +32,8 @@ def _code_fingerprint() -> str:
 
     digest = hashlib.sha256()
     files = sorted(SOURCES.rglob("*.py")) + sorted((SOURCES / "templates").glob("*.j2"))
-    files.append(SOURCES.parent / "clinical_cf" / "suites.py")
+    # The suite specs (clinical_cf/suites/): beside analysis/ in a wheel, under clinical_cf/ in a checkout.
+    files += [f for folder in (SOURCES.parent / "suites", SOURCES.parent / "clinical_cf" / "suites") for f in sorted(folder.glob("*.py"))]
     for file in files:
         if file.is_file():
             digest.update(file.name.encode() + b"\0" + file.read_bytes())

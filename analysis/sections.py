@@ -1,8 +1,11 @@
-"""Report sections, one per suite, registered on the `Suite` table (`clinical_cf.suites`).
+"""Report sections, one per suite of the `Suite` table (`clinical_cf.suites`).
 
-A suite's entry names its section builder (`report_section`), and optionally extra per-sample
-tables (`report_tables`) and banners (`report_banners`); `build_report` reads nothing itself: it
-gets every log's rows once from `clinical_cf.analysis.logs` and hands each suite its own.
+Every suite gets a section: its own builder where one is written here (`SECTIONS`), else the one derived
+from its spec (`scores_section`: each of its scorers' scores per model, judge and run, with the share
+scored). Every section also gets the tables and banners every suite's has (`COMMON_TABLES`,
+`COMMON_BANNERS`) and the suite's own extra ones (`report_tables`, `report_banners`); `build_report`
+reads nothing itself: it gets every log's rows once from `clinical_cf.analysis.logs` and hands each
+suite its own.
 
 Adding to a suite's section is one line on its `Suite` entry:
 
@@ -26,7 +29,10 @@ from typing import Any
 
 import pandas as pd
 
-from clinical_cf.analysis.logs import LogRows
+from clinical_cf.analysis.logs import LogRows, score_columns
+from clinical_cf.analysis.parse_quality import parse_table
+from clinical_cf.analysis.registration import report_banners
+from clinical_cf.analysis.runs import latest_run
 from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.suites import SUITES, Suite
 
@@ -77,19 +83,19 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
     warnings: list[str] = []
     for suite in SUITES.values():
         samples = rows.suite(suite.name)
-        if suite.report_section is None or samples.empty:
+        if samples.empty:
             continue
         ctx = SectionContext(suite, samples, rows.suite_logs(suite.name), out, Path(predictions) if predictions else None)
-        section: Section = suite.report_section(ctx)
+        section: Section = SECTIONS.get(suite.name, scores_section)(ctx)
         skipped += section.skipped
         warnings += section.warnings
         if not section.blocks and not section.lead:
             continue
         lead += section.lead
-        for banner in suite.report_banners:
+        for banner in (*COMMON_BANNERS, *suite.report_banners):
             body += [("banner", line) for line in banner(ctx.logs, ctx.samples)]
         body += section.blocks
-        for function in suite.report_tables:
+        for function in (*COMMON_TABLES, *suite.report_tables):
             table = function(ctx.samples)
             title = (function.__doc__ or function.__name__).strip().splitlines()[0]
             body += [("h3", title), ("table", _write(table, out, f"{suite.name}_{function.__name__}"))]
@@ -103,7 +109,7 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
     blocks += usage_blocks(rows, out)
     blocks += per_sample_blocks(rows, out)
     if not body:
-        blocks.append(("p", "No usable " + ", ".join(s.name for s in SUITES.values() if s.report_section) + " logs."))
+        blocks.append(("p", "No usable " + ", ".join(SUITES) + " logs."))
     blocks += body
     (out / "report.html").write_text(render_report(blocks), encoding="utf-8")
     report = out / "report.md"
@@ -363,23 +369,6 @@ def missing_metadata(samples: pd.DataFrame, keys: tuple[str, ...], suite: str) -
     return lines
 
 
-def latest_run(samples: pd.DataFrame, suite: str) -> tuple[pd.DataFrame, list[str]]:
-    """One row per model, run, sample and epoch: a rerun's latest complete sample replaces the earlier ones
-    (as for CSS), so a second run of the same questions or episodes is not counted twice; the replaced
-    rows are counted per model in the returned lines."""
-    keys = [c for c in ("model", "judge", "run", "sample_id", "epoch") if c in samples.columns]
-    if samples.empty or not {"model", "run", "sample_id", "epoch"} <= set(keys):
-        return samples, []
-    complete = samples["error"].isna() if "error" in samples.columns else pd.Series(True, index=samples.index)
-    order = samples.assign(_complete=complete)
-    order = order.sort_values([c for c in ("_complete", "created", "log") if c in order.columns], kind="stable")
-    kept = order.drop_duplicates(keys, keep="last").drop(columns=["_complete"]).sort_index()
-    dropped = samples.loc[samples.index.difference(kept.index)]
-    lines = [f"{suite} / {model}: {n} samples of an earlier run of the same questions replaced by the latest complete run "
-             "(label runs with --label NAME=PATH to keep both)" for model, n in dropped.groupby("model").size().items()]
-    return kept, lines
-
-
 def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     """Rows whose `model` names the run too (`model · run R`) when runs are labelled, so two labelled runs of one
     model are two rows of every table keyed by model (as CSS keys by model, judge and run), never pooled."""
@@ -475,3 +464,38 @@ def workflow_section(ctx: SectionContext) -> Section:
         ("table", paired),
         *([("link", ("Workflow episodes side by side", episodes_page.name))] if episodes_page else []),
     ])
+
+
+def scores_section(ctx: SectionContext) -> Section:
+    """The section a suite has without one of its own, derived from its spec: each of its scorers' mean score per model,
+    judge and run (the latest complete run of each sample), with how many samples it scored of how many."""
+    samples, replaced = latest_run(ctx.samples, ctx.suite.name)
+    names = [name.split("/")[-1] for name in ctx.suite.metrics()]
+    keys = [c for c in ("model", "judge", "run") if c in samples.columns and samples[c].notna().any()]
+    section = Section(warnings=replaced)
+    rows = []
+    for column in score_columns(samples, names):
+        values = pd.to_numeric(samples[column], errors="coerce")
+        for key, group in values.groupby([samples[k].fillna("") for k in keys] if keys else [0] * len(values), sort=True):
+            rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False)), "score": column.removeprefix("score_"),
+                         "mean": group.mean() if group.notna().any() else None, "scored": int(group.notna().sum()), "samples": len(group)})
+    title = f"{ctx.suite.short_name}: scores per model"
+    if not rows:
+        logs = ctx.samples["log"].unique() if "log" in ctx.samples.columns else []
+        section.skipped = [(str(log), f"no {', '.join(names)} score") for log in logs]
+        return section
+    table = pd.DataFrame(rows)
+    section.blocks = [("h2", title), ("p", "Mean of each score over the samples it scored; unscored samples are counted, never averaged."),
+                      ("table", _write(table, ctx.out, f"{ctx.suite.name}_scores"))]
+    return section
+
+
+SECTIONS: dict[str, SectionBuilder] = {
+    "css": css_section, "sensitivity": sensitivity_section, "medpic": medpic_section, "workflow": workflow_section,
+}
+"""The suites whose section is written here; any other suite's is `scores_section`, derived from its spec."""
+
+COMMON_TABLES = (parse_table,)
+"""Every suite's section shows how its replies were read (issue 14)."""
+COMMON_BANNERS = (report_banners,)
+"""Every suite's section warns about logs whose inputs were unregistered, re-locked after release or mixed (issue 15)."""

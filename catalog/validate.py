@@ -1,4 +1,5 @@
-"""One validator for every input kind: `clinical-cf validate FILE [--kind KIND]` and task start run the same checks.
+"""The checks a schema cannot express, for the CSS inputs; `clinical_cf.inputs` validates every kind the suites declare
+(`clinical-cf validate FILE [--kind KIND]`) and task start runs the same checks.
 
 Each kind is its schema loader (strict types: no "no" for false, no word for a number; errors
 name the file, the line or entry and the field) plus the checks a schema cannot express:
@@ -18,13 +19,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import load_entries, load_json_line, load_yaml, read_text_checked, split_records
+from clinical_cf.core.loading import load_entries, load_yaml
 
 MAX_SECTION_CHARS = 1_000_000
 """Largest chart section accepted (the CSS paper's whole packets are ~80,000 characters)."""
@@ -116,13 +115,6 @@ def check_interventions(path: str | Path, catalog: Any) -> None:
                     check_marker(path, name, item.id, f"structured.{i}.params")
 
 
-@dataclass(frozen=True)
-class Validated:
-    path: Path
-    kind: str
-    entries: int
-
-
 def load_checked_cases(path: str | Path) -> list[Any]:
     """Cases validated against the schema and the checks above (what the CSS tasks read)."""
     from clinical_cf.catalog.css.schema import load_cases
@@ -141,85 +133,3 @@ def load_checked_interventions(path: str | Path) -> Any:
     catalog = load_catalog(path)
     check_interventions(path, catalog)
     return catalog
-
-
-def loaders() -> dict[str, Callable[[Path], int]]:
-    """Each input kind's check, as the suite specs declare it (`clinical_cf.suites.InputKind`): path -> entry count.
-
-    Read from the specs on call: the specs reference loaders above this layer (the judge-audit
-    probes, the lexical audit), which must not be imported when the catalog is.
-    """
-    from clinical_cf.suites import input_kinds
-
-    return {name: _counted(item.load, item.count) for name, item in input_kinds().items()}
-
-
-def _counted(load: Callable[[Path], Any], count: Callable[[Any], int]) -> Callable[[Path], int]:
-    return lambda path: count(load(path))
-
-
-# JSONL kinds by the fields their first record carries; YAML kinds by their top-level keys.
-_JSONL_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
-    ("counterfactuals", frozenset({"tuple_id", "intervention_id"})),
-    ("cases", frozenset({"case_id", "sections"})),
-    ("vignettes", frozenset({"vignette_id"})),
-    ("episodes", frozenset({"turns", "reference_action"})),
-    ("questions", frozenset({"rule_id", "options"})),
-)
-_YAML_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
-    ("interventions", frozenset({"interventions"})),
-    ("perturbations", frozenset({"perturbations", "tolerance"})),
-    ("observations", frozenset({"perturbations"})),
-    ("rules", frozenset({"rules"})),
-    ("seeds", frozenset({"seeds"})),
-    ("lexical_audit", frozenset({"concepts"})),
-    ("predictions", frozenset({"predictions"})),
-    ("judge_probes", frozenset({"probes", "scenarios"})),
-)
-
-
-def detect_kind(path: str | Path) -> str:
-    """The input kind of a file, from its first record (JSONL) or its top-level keys (YAML)."""
-    path = Path(path)
-    text = read_text_checked(path)
-    lines = split_records(text)
-    number, first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), (1, ""))
-    if path.suffix in (".jsonl", ".json") or first.lstrip().startswith("{"):
-        try:
-            record = load_json_line(first, path, number)
-        except CatalogError as ex:
-            if ex.detail.startswith("not valid JSON"):
-                raise CatalogError(path, f"{ex.detail}; pass --kind to say what it should be", line=number) from None
-            raise
-        keys = set(record) if isinstance(record, dict) else set()
-        for kind, needed in _JSONL_SIGNATURES:
-            if needed <= keys:
-                return kind
-    else:
-        raw = load_yaml(path)
-        keys = set(raw) if isinstance(raw, dict) else set()
-        if isinstance(raw, list) and raw and isinstance(raw[0], dict) and {"reply", "truth"} <= set(raw[0]):
-            return "reader_corpus"  # the reader audit's corpus: a list of replies, each with its truth
-        for kind, needed in _YAML_SIGNATURES:
-            if needed <= keys:
-                return kind
-    raise CatalogError(path, f"cannot tell which kind of file this is; pass --kind, one of: {', '.join(loaders())}")
-
-
-def validate_file(path: str | Path, kind: str | None = None) -> Validated:
-    """Validate one input file of the given (or detected) kind; a CatalogError names file, entry and field."""
-    path = Path(path)
-    read_text_checked(path)
-    checks = loaders()
-    if kind is not None and kind not in checks:
-        raise CatalogError(path, f"unknown kind '{kind}'; choose from: {', '.join(checks)}")
-    if kind is None:
-        kind = detect_kind(path)
-    else:
-        try:
-            detected = detect_kind(path)
-        except CatalogError:
-            detected = kind  # not recognisable: let the kind's own loader say what is wrong
-        if detected != kind:
-            raise CatalogError(path, f"looks like a {detected} file, not {kind} (--kind {kind})")
-    return Validated(path, kind, checks[kind](path))

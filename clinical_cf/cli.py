@@ -43,19 +43,19 @@ from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, CSS_DIR
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import MutationError
 from clinical_cf.catalog.css.schema import case_json_schema, case_problems, load_cases
-from clinical_cf.catalog.validate import validate_file
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_jsonl, resolve_user_path
 from clinical_cf.core.locking import lock_path_for, read_lock, write_lock
+from clinical_cf.inputs import validate_file
 
 
 def _catalog_default() -> Path:
     return CATALOG_PATH
 
 
-def _validate_catalog(path: Path) -> int:
+def _validate_catalog(path: Path, kind: str | None = None) -> int:
     """Validate any pre-registered catalog or data file with the one validator; return its entry count."""
-    return validate_file(path).entries
+    return validate_file(path, kind).entries
 
 
 def _families(value: str | None) -> list[str] | None:
@@ -71,7 +71,7 @@ def _families(value: str | None) -> list[str] | None:
 
 def _cmd_lock(args: argparse.Namespace) -> int:
     path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
-    _validate_catalog(path)  # never lock a catalog that does not validate
+    _validate_catalog(path, args.kind)  # never lock a catalog that does not validate
     before = read_lock(path)
     lock = write_lock(path)
     after = read_lock(path)
@@ -82,7 +82,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     path = resolve_user_path(args.catalog) if args.catalog else _catalog_default()
-    entries = _validate_catalog(path)
+    entries = _validate_catalog(path, args.kind)
     status = read_lock(path)
     print(f"{path}: {entries} entries, valid")
     print(f"  sha256 {status.catalog_sha256}")
@@ -657,8 +657,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="auto (default): structured for cases with a record, regex for the others")
 
     catalog = _group(sub, "catalog", "pre-registered intervention catalogs")
-    _command(catalog, "lock", "write the catalog's lock (a deliberate re-registration)", _cmd_lock, _arg("catalog", nargs="?"))
-    _command(catalog, "check", "validate a catalog and compare it with its lock", _cmd_check, _arg("catalog", nargs="?"))
+    # --kind: the file's kind when its content does not say (the validator's own error asks for it).
+    kind = _arg("--kind", choices=list(input_kinds()), help="the file's kind (default: detected from its content)")
+    _command(catalog, "lock", "write the catalog's lock (a deliberate re-registration)", _cmd_lock, _arg("catalog", nargs="?"), kind)
+    _command(catalog, "check", "validate a catalog and compare it with its lock", _cmd_check, _arg("catalog", nargs="?"), kind)
     _command(
         catalog, "summary", "expansion counts per intervention (the CSS paper's Table 1)", _cmd_summary,
         _arg("--catalog"), _arg("--cases"), _arg("--families", help="e.g. D or ABCDEN (default: all)"), auto_modes,

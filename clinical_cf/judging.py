@@ -4,10 +4,13 @@ Every judge in every suite goes through here (the CSS direction judge, the obser
 judge, CMS coverage matching, the MedPIC rationale judge, and the judge audit through the CSS
 judge), so the rules are written once:
 
-- **Which model judges.** The judge is a model role (`--model-role judge=...`). When it resolves
-  to the model under test, role `judge_alt` judges instead where it is bound (the CSS paper's
-  self-judging rule); without it the model judges itself and the score says so (`self_judged`).
-  With no judge role bound at all, the model under test judges (role `model_under_test`).
+- **Which model judges.** The judge is a model role (`--model-role judge=...`; Inspect's conventional
+  `grader` is accepted for it). When it resolves to the model under test, role `judge_alt` judges
+  instead where it is bound (the CSS paper's self-judging rule); without it the model judges itself
+  and the score says so (`self_judged`). With no judge role bound at all, a judged task stops
+  before anything is asked (`judge_bound`, the setup step `clinical_cf.tasks.build.build_task` gives
+  it) with one line naming the roles to bind, unless the run opted in with `-T self_judging=allow`;
+  then the model under test judges (role `model_under_test`) and every score records `self_judged`.
 - **How often it is asked.** Once, then again up to `retries` times while its reply cannot be
   read, each time with the scorer's retry prompt after the unreadable reply.
 - **What the score records.** `judge_model`, `judge_role`, `self_judged` and `judge_attempts`.
@@ -33,6 +36,9 @@ from inspect_ai.model import (
     get_model,
     model_roles,
 )
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from clinical_cf.core.errors import PrerequisiteError
 
 from clinical_cf.replies.whole import not_whole
 
@@ -40,8 +46,37 @@ V = TypeVar("V")
 
 JUDGE_ROLE = "judge"
 FALLBACK_ROLE = "judge_alt"
+ALIASES = {JUDGE_ROLE: ("grader",)}
+"""Other names a role is bound under: Inspect's own scorers call their judge `grader`."""
 UNDER_TEST = "model_under_test"
-"""The role recorded when no judge role is bound and the model under test judges."""
+"""The role recorded when no judge role is bound and the model under test judges (by `-T self_judging=allow`)."""
+SELF_JUDGING = ("refuse", "allow")
+"""A judged task's `self_judging` argument: refuse (default) to run with no judge role bound, or allow the model under test
+to judge its own replies."""
+
+
+def bound_role(role: str) -> str | None:
+    """The name `role` is bound under in this eval (itself, else an alias of it), or None when it is not bound."""
+    roles = model_roles()
+    return next((name for name in (role, *ALIASES.get(role, ())) if name in roles), None)
+
+
+def missing_judge(task: str, self_judging: str, role: str = JUDGE_ROLE, fallback_role: str = FALLBACK_ROLE) -> str | None:
+    """Why a judged task must not run (one line naming the roles to bind), or None: a judge role is bound or self-judging
+    was asked for.
+
+    Asked in each sample's setup step (`judge_bound`), where the eval's roles are known whoever built the task: at
+    build time they are not (a task built before `eval()`, or after another eval in the same process, sees none).
+    """
+    if self_judging not in SELF_JUDGING:
+        raise ValueError(f"self_judging must be one of {', '.join(SELF_JUDGING)}, not {self_judging!r}")
+    if self_judging == "allow" or bound_role(role) is not None:
+        return None
+    names = " or ".join(f"--model-role {name}=<provider>/<model>" for name in (role, *ALIASES.get(role, ())))
+    return (
+        f"{task} is judged and no judge is bound: pass {names} (and --model-role {fallback_role}=... for when the "
+        "judge is the model under test), or -T self_judging=allow to let the model under test judge its own replies"
+    )
 
 
 @dataclass(frozen=True)
@@ -55,17 +90,36 @@ class ResolvedJudge:
         return {"judge_model": str(self.model), "judge_role": self.role, "self_judged": self.self_judged}
 
 
+@solver
+def judge_bound(task: str) -> Solver:
+    """Stop a judged sample before anything is asked when no judge role is bound (a task built outside the eval, where
+    `missing_judge` could not see the roles): the message names the roles to bind and the opt-in."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        refused = missing_judge(task, "refuse")
+        if refused:
+            raise JudgeNotBound(refused)
+        return state
+
+    return solve
+
+
+class JudgeNotBound(PrerequisiteError):
+    """A judged sample with no judge role bound and no opt-in to self-judging."""
+
+
 def resolve_judge(role: str = JUDGE_ROLE, fallback_role: str = FALLBACK_ROLE) -> ResolvedJudge:
-    """The judge for the current sample, avoiding self-judging where a fallback role exists."""
+    """The judge for the current sample, avoiding self-judging where a fallback role exists (the role recorded is the name
+    it was bound under: `grader` when that alias was used)."""
     under_test = get_model()
-    roles = model_roles()
+    bound, fallback = bound_role(role), bound_role(fallback_role)
     # Each role is resolved only when it is bound, so `required=True` states that a bound role must resolve.
-    judge = get_model(role=role, required=True) if role in roles else under_test
+    judge = get_model(role=bound, required=True) if bound else under_test
     if same_model(judge, under_test):
-        if fallback_role in roles:
-            return ResolvedJudge(get_model(role=fallback_role, required=True), fallback_role, False)
-        return ResolvedJudge(judge, role if role in roles else UNDER_TEST, True)
-    return ResolvedJudge(judge, role, False)
+        if fallback:
+            return ResolvedJudge(get_model(role=fallback, required=True), fallback, False)
+        return ResolvedJudge(judge, bound or UNDER_TEST, True)
+    return ResolvedJudge(judge, bound or role, False)
 
 
 def same_model(a: Model, b: Model) -> bool:

@@ -31,8 +31,7 @@ from inspect_ai.solver import TaskState
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json
 from clinical_cf.core.locking import check_lock, read_lock
-from clinical_cf.scoring_contract import scoring_hashes
-from clinical_cf.suites import CATALOG_DIR, SUITES, Suite
+from clinical_cf.suites import CATALOG_DIR, SUITES, Suite, display_path
 
 PUBLISHED_PATH = CATALOG_DIR / "published.json"
 
@@ -43,14 +42,6 @@ SAMPLE_FINGERPRINT = "registration_fingerprint"
 
 SAMPLE_KEYS = (SAMPLE_FINGERPRINT, "registration_registered", "registration_published")
 """Every per-sample registration key: provenance, which differs when the same records come from another file."""
-
-def display_path(path: str | Path) -> str:
-    """`catalog/<path>` for a bundled file (the same in a checkout and an installed wheel), the path otherwise."""
-    resolved = Path(path).resolve()
-    if resolved.is_relative_to(CATALOG_DIR):
-        return f"catalog/{resolved.relative_to(CATALOG_DIR).as_posix()}"
-    return str(path)
-
 
 def is_bundled(path: str | Path) -> bool:
     return Path(path).resolve().is_relative_to(CATALOG_DIR)
@@ -103,7 +94,7 @@ def published_entry(suite: Suite, version: str) -> dict[str, Any]:
         "version": version,
         "fingerprint": suite.fingerprint(),
         "files": {display_path(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in published_files(suite)},
-        "scoring": scoring_hashes(suite.name),
+        "scoring": suite.scoring_hashes(),
     }
 
 
@@ -115,7 +106,7 @@ def scoring_changes(suite: str, path: str | Path = PUBLISHED_PATH) -> list[str]:
     released = published(path).get(suite, {}).get("scoring") or {}
     if not released:
         return ["no scoring hashes are published"]
-    current = scoring_hashes(suite)
+    current = SUITES[suite].scoring_hashes()
     changes = [f"{name} changed" for name in current if name in released and released[name] != current[name]]
     changes += [f"{name} is new" for name in current if name not in released]
     changes += [f"{name} was removed" for name in released if name not in current]

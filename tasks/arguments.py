@@ -335,6 +335,28 @@ class Role:
 
 
 @dataclass(frozen=True)
+class Only:
+    """`Annotated[..., Only(setting="agent")]`: the argument means something only where that argument has that value.
+
+    A variant (`clinical_cf.tasks.build.variant`) that fixes `setting="single_shot"` does not take an argument
+    marked `Only(setting="agent")`; for a comma-list argument the fixed value must include the value
+    (`Only(kinds="cf")` is kept by a variant fixing `kinds="gf,cf"`, dropped by one fixing `kinds="gf"`).
+    """
+
+    conditions: dict[str, str]
+
+    def __init__(self, **conditions: str) -> None:
+        object.__setattr__(self, "conditions", conditions)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.conditions.items())))
+
+    def holds(self, fixed: dict[str, Any]) -> bool:
+        """Whether the argument applies under the `fixed` arguments (a condition on an argument not fixed holds)."""
+        return all(name not in fixed or value in comma_list(fixed[name]) for name, value in self.conditions.items())
+
+
+@dataclass(frozen=True)
 class Checked:
     """An argument with its own check (`check(name, value) -> value`) and the words that say what it accepts."""
 
@@ -344,14 +366,24 @@ class Checked:
 
 UserFile = Annotated[str | None, File()]
 RoleName = Annotated[str, Role()]
+SelfJudging = Literal["refuse", "allow"]
+"""A judged task's opt-in to the model under test judging its own replies when no judge role is bound
+(`clinical_cf.judging.missing_judge`); the default refuses to start."""
 
 
 def _split(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
-    """(the type, its Annotated markers)."""
+    """(the type, its Annotated markers that declare its check: `Only` says where it applies, not what it accepts)."""
     if get_origin(annotation) is Annotated:
         base, *markers = get_args(annotation)
-        return base, tuple(markers)
+        return base, tuple(m for m in markers if not isinstance(m, Only))
     return annotation, ()
+
+
+def applies(annotation: Any, fixed: dict[str, Any]) -> bool:
+    """Whether an argument with this annotation is taken by a task that fixes `fixed` (its `Only` markers hold)."""
+    if get_origin(annotation) is not Annotated:
+        return True
+    return all(m.holds(fixed) for m in get_args(annotation)[1:] if isinstance(m, Only))
 
 
 def _optional(base: Any) -> tuple[Any, bool]:

@@ -19,13 +19,22 @@ written once here, in this order:
 
 A task's builder is its `TaskSpec` plus a function whose signature declares the arguments (types,
 ranges, choices and defaults) and whose docstring describes them: `return build_task(SPEC, **locals())`,
-with `SPEC = TaskSpec(..., arguments=<that function>)`. A public task (`tasks/<name>/<name>.py`) is a
-plain `@task` function with its own signature that calls a builder and passes what differs
-(`return build_css_task(families="D", setting="single_shot", **locals())`).
+with `SPEC = TaskSpec(..., arguments=<that function>)`. A public task (`tasks/<name>/<name>.py`) that
+is a builder with some arguments fixed is a *variant*: one `@task` declaration naming only what differs,
+
+    @task
+    @variant(build_css_task, families="D", setting="single_shot")
+    def css_family_d(**args: Any) -> Task:
+        '''Surgery status: resection removed or added.'''
+
+whose signature (what `-T` takes, what Inspect logs with its defaults, what docs/arguments.md lists) is
+the builder's without the fixed arguments and without those marked `Only(...)` for another value of a
+fixed one (see `variant`).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,11 +48,21 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
 from clinical_cf.core.locking import LockStatus, check_lock
+from clinical_cf.judging import judge_bound
 from clinical_cf.registration import Registration, published_version, register_inputs, registration_check
 from clinical_cf.suites import Suite
-from clinical_cf.tasks.arguments import GENERATE_DEFAULTS, Check, TaskInputError, argument_checks, clean_task_errors
+from clinical_cf.tasks.arguments import (
+    GENERATE_DEFAULTS,
+    Check,
+    TaskInputError,
+    annotations_of,
+    applies,
+    argument_checks,
+    checked_paths,
+    clean_task_errors,
+)
 
-__all__ = ["Check", "TaskInputs", "TaskParts", "TaskSpec", "build_task", "stamp"]
+__all__ = ["Check", "TaskInputs", "TaskParts", "TaskSpec", "build_task", "stamp", "variant"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,9 @@ class TaskSpec:
     """The task's name in the log where it is not the registered name (the MedPIC variants)."""
     needs_model: bool = True
     """Its solver asks the model under test (the judge audit asks only the judge role): `none/none` is refused."""
+    judged: Callable[[SimpleNamespace], bool] | None = None
+    """Whether the task (with these arguments) asks a judge role; if so its builder takes `self_judging: SelfJudging`, and
+    with no judge bound each sample stops in its setup step unless that is "allow" (`clinical_cf.judging.judge_bound`)."""
 
 
 NO_MODEL = (
@@ -128,6 +150,7 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
     checked = SimpleNamespace(**{name: check(name, args[name]) for name, check in checks.items()})
     if spec.needs_model:
         check_model_under_test()
+    judged = spec.judged is not None and spec.judged(checked)
     inputs = spec.inputs(checked)
     allow_unregistered = bool(getattr(checked, "allow_unregistered", False))
     registration = register_inputs(list(inputs.catalogs), list(inputs.data), allow_unregistered)
@@ -135,7 +158,7 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
     lock = check_lock(locked, allow_unregistered=allow_unregistered)
     parts = spec.parts(checked)
     if not parts.samples:  # Inspect would say only "The specified dataset is empty"
-        raise TaskInputError(_selected_nothing(inputs.data, args, spec.suite.name))
+        raise TaskInputError(_selected_nothing(inputs.data, args, spec))
     metadata: dict[str, Any] = {"suite": spec.suite.name}
     if spec.setting is not None:
         metadata["setting"] = spec.setting(checked)
@@ -153,20 +176,20 @@ def build_task(spec: TaskSpec, /, **args: Any) -> Task:
         scorer=[*parts.scorers, registration_check()],
         config=GENERATE_DEFAULTS,
         metadata=metadata,
+        # Built outside the eval (a Python caller), the roles were not known yet: each sample checks before it starts.
+        **({"setup": judge_bound(f"this {spec.suite.short_name} task")} if judged and checked.self_judging != "allow" else {}),
         **({"name": name} if name else {}),
     )
 
 
-SELECTING_ARGUMENTS = ("split", "families", "kinds", "samples", "conditions", "condition", "operations", "populations",
-                      "types", "task_class", "variant", "residue", "controls")
-"""Task arguments that choose which entries become samples; named when a selection gives none."""
-
-
-def _selected_nothing(data: Any, args: dict[str, Any], suite: str) -> str:
+def _selected_nothing(data: Any, args: dict[str, Any], spec: TaskSpec) -> str:
+    """Why a selection gave no samples: every argument given a value other than its default (what chose the entries)."""
     files = ", ".join(str(path) for path in data) or "the bundled data"
-    chosen = ", ".join(f"{name}={args[name]!r}" for name in SELECTING_ARGUMENTS if name in args)
-    hint = " (`clinical-cf catalog summary --cases FILE` counts what each intervention applies to)" if suite == "css" else ""
-    return f"no samples: {chosen} selects nothing from {files}; widen that selection or pass a file with such entries{hint}"
+    defaults = {name: p.default for name, p in inspect.signature(inspect.unwrap(spec.arguments)).parameters.items()}
+    chosen = ", ".join(f"{name}={value!r}" for name, value in args.items() if name in defaults and value != defaults[name])
+    hint = " (`clinical-cf catalog summary --cases FILE` counts what each intervention applies to)" if spec.suite.name == "css" else ""
+    chosen = chosen or "the defaults"
+    return f"no samples: {chosen} select nothing from {files}; widen that selection or pass a file with such entries{hint}"
 
 
 def stamp(samples: list[Sample], lock: LockStatus, registration: Registration) -> list[Sample]:
@@ -175,3 +198,58 @@ def stamp(samples: list[Sample], lock: LockStatus, registration: Registration) -
     for sample in samples:
         sample.metadata = {**(sample.metadata or {}), **fields}
     return samples
+
+
+def variant(
+    builder: Callable[..., Task], /, defaults: Mapping[str, Any] | None = None, **fixed: Any
+) -> Callable[[Callable[..., Task]], Callable[..., Task]]:
+    """Declare a public task as `builder` with `fixed` arguments: the decorated function's name and docstring, the
+    builder's other arguments (with their defaults, or those in `defaults` where the variant's differ).
+
+    The task's signature is derived, never copied: the builder's parameters, in its order, with its
+    annotations and defaults, less the fixed ones and those marked `Only(...)` for a value the fixed
+    arguments exclude (`Only(setting="agent")` under `setting="single_shot"`). Inspect reads it for
+    `-T` and logs every argument with its default; the docs list it; a path argument passed empty is
+    refused (`checked_paths`). The decorated function takes `**args` and has no body: what it does is
+    the builder's. A fixed argument or one the variant does not take, passed anyway, is refused.
+    """
+    parameters = inspect.signature(inspect.unwrap(builder)).parameters
+    defaults = dict(defaults or {})
+    unknown = sorted(set(fixed) - set(parameters))
+    if unknown:
+        raise TypeError(f"variant of {builder.__name__}: it has no argument(s) {', '.join(unknown)}")
+    hints = annotations_of(builder)
+    taken = [
+        p.replace(annotation=hints[name], default=defaults.get(name, p.default))
+        for name, p in parameters.items()
+        if name not in fixed and applies(hints[name], fixed)
+    ]
+    stray = sorted(set(defaults) - {p.name for p in taken})
+    if stray:
+        raise TypeError(f"variant of {builder.__name__}: defaults for argument(s) it does not take: {', '.join(stray)}")
+
+    def declare(declaration: Callable[..., Task]) -> Callable[..., Task]:
+        own = [p for p in inspect.signature(declaration).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        if own:
+            raise TypeError(f"{declaration.__name__}: a variant declares no arguments of its own (its arguments are {builder.__name__}'s)")
+        names = [p.name for p in taken]
+
+        def variant_task(**args: Any) -> Task:
+            refused = sorted(set(args) - set(names))
+            if refused:
+                raise TaskInputError(
+                    f"task {declaration.__name__} does not take {', '.join(map(repr, refused))}; its arguments: {', '.join(names)}"
+                )
+            return builder(**fixed, **(defaults | args))
+
+        variant_task.__name__ = declaration.__name__
+        variant_task.__qualname__ = declaration.__qualname__
+        variant_task.__module__ = declaration.__module__
+        variant_task.__doc__ = declaration.__doc__
+        variant_task.__signature__ = inspect.Signature(taken, return_annotation=Task)  # type: ignore[attr-defined]
+        variant_task.__annotations__ = {p.name: p.annotation for p in taken} | {"return": Task}
+        variant_task.variant_of = builder  # type: ignore[attr-defined]  # the docs describe its arguments from the builder's Args
+        variant_task.fixed = dict(fixed)  # type: ignore[attr-defined]
+        return checked_paths(clean_task_errors(variant_task))  # `-T cases=` / `=null` refused, a path with commas rejoined
+
+    return declare

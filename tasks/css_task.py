@@ -1,7 +1,7 @@
 """Build a CSS task: expand cases x catalog interventions into tuples, wire solver and scorers.
 
-Every public CSS task (`css`, `css_family_a` ... `css_family_e`, `css_agent`, `css_agent_family_d`) is a
-plain `@task` function that calls `build_css_task` with what differs (its setting, its families); this
+Every public CSS task but the audits and the observation agent is a variant of `build_css_task`
+(`clinical_cf.tasks.build.variant`: its setting, its families, perhaps its interventions); this
 module is the one place the suite's tuples are assembled and its arguments declared (the annotations
 below: each alias is the argument's type, range and choices), and `clinical_cf.tasks.build.build_task`
 does what every task does (argument checks, registration and locks, stamping, version, metadata).
@@ -25,6 +25,7 @@ from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
+from clinical_cf.core.loading import comma_list
 from clinical_cf.scorers.cms import consensus_match
 from clinical_cf.scorers.css_judge import agent_judge_direction, judge_direction
 from clinical_cf.solvers.css import two_stage_recommendations
@@ -37,7 +38,9 @@ from clinical_cf.tasks.arguments import (
     MAX_SECTION_CAP_BYTES,
     Between,
     Checked,
+    Only,
     RoleName,
+    SelfJudging,
     TaskInputError,
     UserFile,
 )
@@ -55,11 +58,23 @@ Split = Literal["dev", "test", "all"]
 Setting = Literal["single_shot", "agent"]
 CMSMatching = Literal["lexicon", "judge"]
 Unreviewed = Literal["refuse", "allow"]
-Scale = Annotated[float, Between(1, MAX_SCALE)]  # below 1 cannot shorten a packet
-Tuples = Annotated[int | None, Between(1, MAX_COUNT)]
-SectionCap = Annotated[int, Between(256, MAX_SECTION_CAP_BYTES)]
-MaxMessages = Annotated[int, Between(2, MAX_MESSAGES)]
-OutputTokens = Annotated[int | None, Between(16, MAX_OUTPUT_TOKENS)]
+INTERVENTIONS_EXPECTED = "a comma list of intervention ids of the families (e.g. D2_add_resection), or none for all"
+
+
+def intervention_ids(name: str, value: object) -> list[str] | None:
+    """A comma list of intervention ids (checked against the catalog when it is read), or None for every one."""
+    if value is not None and not (isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value))):
+        raise TaskInputError(f"task argument '{name}': got {value!r}; expected {INTERVENTIONS_EXPECTED}")
+    return sorted(comma_list(value)) or None  # type: ignore[arg-type]
+
+
+Interventions = Annotated[str | list[str] | None, Checked(intervention_ids, INTERVENTIONS_EXPECTED)]
+# What only one setting takes (a variant fixing the other setting does not show it).
+Scale = Annotated[float, Between(1, MAX_SCALE), Only(setting="single_shot")]  # below 1 cannot shorten a packet
+Tuples = Annotated[int | None, Between(1, MAX_COUNT), Only(setting="agent")]
+SectionCap = Annotated[int, Between(256, MAX_SECTION_CAP_BYTES), Only(setting="agent")]
+MaxMessages = Annotated[int, Between(2, MAX_MESSAGES), Only(setting="agent")]
+OutputTokens = Annotated[int | None, Between(16, MAX_OUTPUT_TOKENS), Only(setting="single_shot")]
 
 
 def _inputs(args: SimpleNamespace) -> TaskInputs:
@@ -76,6 +91,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     loaded_cases = select_split(load_checked_cases(args.cases or CASES_PATH), args.split)
 
     expansion = expand_tuples(loaded_cases, loaded_catalog, mutation_mode, scale, families=selected, residue=residue)
+    wanted = chosen_interventions(args.interventions, selected, loaded_catalog, catalog_path)
     agent = args.setting == "agent"
     frozen: list[CSSTuple] | None = None
     review_metadata: dict[str, dict] = {}
@@ -84,9 +100,9 @@ def _parts(args: SimpleNamespace) -> TaskParts:
         frozen, review_metadata, review_counts = _frozen(
             args.counterfactuals, loaded_cases, loaded_catalog, selected + ["N"], args.allow_unregistered, args.unreviewed
         )
-        chosen = fixed_subset([t for t in frozen if t.intervention.family != "N"], args.tuples)
+        chosen = fixed_subset([t for t in frozen if t.intervention.family != "N" and t.intervention.id in wanted], args.tuples)
     else:
-        chosen = fixed_subset(expansion.tuples, args.tuples)
+        chosen = fixed_subset([t for t in expansion.tuples if t.intervention.id in wanted], args.tuples)
         # Regex edits of a user's free text (no record) are drafts: refused unless -T unreviewed=allow (issue 28).
         review_metadata = runtime_drafts(chosen, args.unreviewed, args.cases or CASES_PATH)
     control_expansion: Expansion | None = None
@@ -132,6 +148,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
         dataset=f"css_{''.join(selected).lower()}",
         metadata={
             "families": selected,
+            "interventions": args.interventions,
             "catalog": str(catalog_path),
             "catalog_version": loaded_catalog.version,
             "cohort_version": COHORT_VERSION if args.cases is None else None,  # the bundled cohort's generator version
@@ -156,6 +173,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
 
 def build_css_task(
     families: Families = "ABCDE",
+    interventions: Interventions = None,
     cases: UserFile = None,
     catalog: UserFile = None,
     mutation_mode: MutationMode = "auto",
@@ -176,11 +194,14 @@ def build_css_task(
     reader: RoleName = "reader",
     summary_max_tokens: OutputTokens = None,
     recommend_max_tokens: OutputTokens = None,
+    self_judging: SelfJudging = "refuse",
 ) -> Task:
     """A CSS task over the given intervention families.
 
     Args:
         families: Families to evaluate, e.g. "D" or "ABCDE".
+        interventions: Only these interventions of the families, by catalog id (e.g. D2_add_resection);
+            none (default) evaluates every intervention of the families.
         cases: JSONL file of cases (default: the bundled synthetic cohort).
         catalog: Intervention catalog YAML (default: the bundled pre-registered catalog).
         mutation_mode: "auto" (default): a case with a structured record gets both arms rendered from
@@ -219,18 +240,15 @@ def build_css_task(
             reading verified against the reply's own words; "none" turns the reader off.
         summary_max_tokens: Single-shot setting: output-token cap for stage 1 (the case summary).
         recommend_max_tokens: Single-shot setting: output-token cap for stage 2 (the recommendations).
+        self_judging: With no judge role bound (`--model-role judge=...` or `grader=...`): "refuse" (default) does not
+            start; "allow" lets the model under test judge its own replies, and every score records `self_judged`.
     """
     return build_task(SPEC, **locals())
 
 
-SPEC = TaskSpec(suite=CSS, arguments=build_css_task, inputs=_inputs, parts=_parts, setting=lambda args: args.setting)
-
-AGENT_ARGUMENTS = ("tuples", "section_cap_bytes", "max_messages")
-"""Arguments only the agent setting's tasks take (a fixed tuple subset, the tool-return cap, the message limit)."""
-SINGLE_SHOT_ARGUMENTS = ("scale", "summary_max_tokens", "recommend_max_tokens")
-"""Arguments only the single-shot tasks take (packet re-rendering at a length multiple, the two stages' output caps);
-tests/tasks/test_css_task.py checks each public CSS task takes the ones of its setting only."""
-
+SPEC = TaskSpec(
+    suite=CSS, arguments=build_css_task, inputs=_inputs, parts=_parts, setting=lambda args: args.setting, judged=lambda args: True
+)
 
 def _frozen(
     path: Path, cases: list[Case], catalog: Catalog, families: list[str], allow_unregistered: bool, unreviewed: str
@@ -254,6 +272,21 @@ def css_families(families: object) -> list[str]:
             + (f"; unknown: {', '.join(unknown)}" if unknown else "")
         )
     return selected
+
+
+def chosen_interventions(ids: list[str] | None, families: list[str], catalog: Catalog, path: Path) -> set[str]:
+    """The intervention ids to evaluate: every one of the families when `ids` is None, else `ids`, each checked against
+    the catalog (an unknown id or one outside the families names the ids it could have been)."""
+    offered = [i.id for i in catalog.interventions if i.family in families]
+    if ids is None:
+        return set(offered)
+    unknown = [i for i in ids if i not in offered]
+    if unknown:
+        raise TaskInputError(
+            f"task argument 'interventions': {', '.join(map(repr, unknown))} is not an intervention of families "
+            f"{''.join(families)} in {path}; choose from {', '.join(offered)}"
+        )
+    return set(ids)
 
 
 def fixed_subset(tuples: list[CSSTuple], size: int | None) -> list[CSSTuple]:

@@ -22,7 +22,7 @@ from clinical_cf.core.errors import CatalogError
 from clinical_cf.scorers.medpic import medpic_exact_set, rationale_mentions_change
 from clinical_cf.solvers.medpic import medpic_answer, render_prompt
 from clinical_cf.suites import MEDPIC
-from clinical_cf.tasks.arguments import Checked, CommaList, RoleName, TaskInputError, UserFile
+from clinical_cf.tasks.arguments import Checked, CommaList, Only, RoleName, SelfJudging, TaskInputError, UserFile
 from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 
 KINDS = ("gf", "cf")
@@ -109,7 +109,10 @@ def _task_name(name: str, value: Any) -> str:
 
 # Each MedPIC argument's type and choices, declared once: the builder and the public MedPIC tasks annotate with these.
 Kinds = Annotated[str | list[str], CommaList(KINDS)]
-Operations = Annotated[str | list[str] | None, CommaList(OPERATIONS, optional=True)]
+# What only counterfactual questions use (a variant of GF questions only does not show it).
+Operations = Annotated[str | list[str] | None, CommaList(OPERATIONS, optional=True), Only(kinds="cf")]
+RationaleJudge = Annotated[bool, Only(kinds="cf")]
+SelfJudgingCF = Annotated[SelfJudging, Only(kinds="cf")]
 Populations = Annotated[str | list[str] | None, CommaList(POPULATIONS, optional=True)]
 TaskName = Annotated[str, Checked(_task_name, "a task name")]
 
@@ -121,10 +124,11 @@ def build_medpic_task(
     rules: UserFile = None,
     questions: UserFile = None,
     allow_unregistered: bool = False,
-    rationale_judge: bool = False,
+    rationale_judge: RationaleJudge = False,
     name: TaskName = "medpic",
     json_schema: bool = True,
     reader: RoleName = "reader",
+    self_judging: SelfJudgingCF = "refuse",
 ) -> Task:
     """MedPIC-Bench-style questions: which medications are potentially inappropriate for this patient.
 
@@ -144,6 +148,8 @@ def build_medpic_task(
         reader: Model role that reads a reply the schema JSON or closed answer line does not state
             (default: the `reader` role, else the judge role, else off; never the model under test), each
             reading verified against the reply's own words; "none" turns the reader off.
+        self_judging: With `rationale_judge` and no judge role bound: "refuse" (default) does not start; "allow" lets the
+            model under test judge its own rationales, and every score records `self_judged`.
     """
     return build_task(SPEC, **locals())
 
@@ -154,4 +160,5 @@ SPEC = TaskSpec(
     inputs=lambda args: TaskInputs(catalogs=[args.rules or RULES_PATH], data=[q] if (q := _questions_file(args)) else []),
     parts=_parts,
     task_name=lambda args: args.name,
+    judged=lambda args: args.rationale_judge,
 )

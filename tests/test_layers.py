@@ -14,6 +14,7 @@ functions, so an import deferred to call time still counts.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib.util
 import tomllib
 from pathlib import Path
@@ -62,16 +63,57 @@ def violations(folder: Path, forbidden: tuple[str, ...], root: Path = ROOT) -> l
     )
 
 
-def setup_packages() -> list[str]:
-    """setup.py's package list (it runs `setup()` only as __main__, which the build backend does)."""
-    spec = importlib.util.spec_from_file_location("clinical_cf_setup", ROOT / "setup.py")
+def setup_module_of(root: Path = ROOT):
+    """setup.py as a module (it runs `setup()` only as __main__, which the build backend does)."""
+    spec = importlib.util.spec_from_file_location("clinical_cf_setup", root / "setup.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.packages()
+    return module
+
+
+def setup_packages() -> list[str]:
+    return setup_module_of().packages()
+
+
+def shipped(path: Path) -> bool:
+    """Whether setup.py's package data ships `path`: the deepest package folder holding it lists a pattern it matches."""
+    data = setup_module_of().package_data()
+    folders = {name: ROOT / folder for name, folder in PACKAGE_DIRS.items()}
+    owners = []
+    for package in data:
+        top = max((n for n in folders if package == n or package.startswith(n + ".")), key=len)
+        folder = folders[top].joinpath(*package[len(top):].lstrip(".").split(".")) if package != top else folders[top]
+        if path.resolve().is_relative_to(folder.resolve()):
+            owners.append((len(folder.resolve().parts), package, folder))
+    if not owners:
+        return False
+    _, package, folder = max(owners)
+    relative = path.resolve().relative_to(folder.resolve()).as_posix()
+    return any(fnmatch.fnmatch(relative, pattern) and relative.count("/") == pattern.count("/") for pattern in data[package])
+
+
+def test_every_file_a_suite_reads_is_shipped_in_the_wheel():
+    """Not setup.py against its own glob: every file the suite specs name, checked against the package data patterns."""
+    from clinical_cf.registration import PUBLISHED_PATH
+    from clinical_cf.suites import SUITES
+
+    files = {PUBLISHED_PATH}
+    for suite in SUITES.values():
+        files |= {*suite.comparability_files, *suite.extra_published, *(i.bundled for i in suite.inputs if i.bundled)}
+        files |= {Path(f"{p}.lock") for p in suite.catalogs}
+    assert [str(p) for p in sorted(files) if not shipped(p)] == []
+
+
+def test_a_file_of_a_kind_no_pattern_lists_is_not_shipped(tmp_path):
+    assert shipped(ROOT / "catalog" / "css" / "cases.jsonl")
+    assert not shipped(ROOT / "catalog" / "css" / "cases.csv")  # a new kind of data file needs its pattern in setup.py
+    assert not shipped(ROOT / "catalog" / "css" / "templates" / "deeper" / "x.j2")
+    assert not shipped(tmp_path / "x.yaml")
 
 
 def test_setuptools_packages_are_the_package_tree():
-    assert "packages" not in PYPROJECT["tool"]["setuptools"], "the package list is setup.py's (one package per task folder)"
+    assert "packages" not in PYPROJECT["tool"]["setuptools"], "the package list is setup.py's (every package under the mapped folders)"
+    assert "package-data" not in PYPROJECT["tool"]["setuptools"], "the package data is setup.py's (DATA_FILES for every package)"
     listed = setup_packages()
     assert len(listed) == len(set(listed)), "a package is listed twice"
     tree = package_tree()
@@ -113,3 +155,117 @@ def test_the_import_reader_sees_deferred_imports(tmp_path):
         "m.py imports clinical_cf.exports.register",
         "m.py imports clinical_cf.exports.register.published_version",
     ]
+
+
+# ---------------------------------------------------------------- no import cycle, function-level imports counted
+
+
+def module_files(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its `__init__.py`), over the mapped folders."""
+    dirs = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
+    modules = {}
+    for name, folder in dirs.items():
+        for path in (root / folder).rglob("*.py"):
+            parts = list(path.relative_to(root / folder).with_suffix("").parts)
+            if any(p.startswith(".") or p == "__pycache__" for p in parts):
+                continue
+            modules[".".join([name, *(parts[:-1] if parts[-1] == "__init__" else parts)])] = path
+    return modules
+
+
+def import_graph(root: Path = ROOT) -> dict[str, dict[str, int]]:
+    """module -> {module it imports: line}, reading every import statement (inside functions too) with `ast`.
+
+    `from a.b import c` is an edge to `a.b.c` when that is a module, else to `a.b`; a submodule's import of its own
+    package is not an edge (Python runs the package first whatever the submodule says). `if TYPE_CHECKING:` imports
+    count too: a type needed both ways is a layer problem all the same.
+    """
+    modules = module_files(root)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, dict[str, int]] = {m: {} for m in modules}
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in names:
+                target = resolve(name) if name.startswith("clinical_cf") else None
+                if target and target != module and not module.startswith(target + "."):
+                    graph[module].setdefault(target, node.lineno)
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each as a path that closes on itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def describe(component: list[str], graph: dict[str, dict[str, int]]) -> str:
+    """One cycle inside the component, each step with the line of its import: `a (line 3) -> b (line 9) -> a`."""
+    members = set(component)
+    path, seen = [component[0]], {component[0]: 0}
+    while True:
+        step = next(w for w in sorted(graph[path[-1]]) if w in members)
+        if step in seen:
+            loop = path[seen[step]:] + [step]
+            return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(loop, loop[1:], strict=False)) + f" -> {step}"
+        seen[step] = len(path)
+        path.append(step)
+
+
+def test_no_import_cycle_counting_function_level_imports():
+    graph = import_graph()
+    assert len(graph) > 100  # the whole package was read
+    found = cycles(graph)
+    assert found == [], "import cycles (function-level imports counted):\n" + "\n".join(
+        f"{len(c)} modules: {describe(c, graph)}" for c in found
+    )
+
+
+def test_a_cycle_through_a_function_level_import_is_found_and_named(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nclinical_cf = "pkg"\n', encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "low.py").write_text("def f():\n    from clinical_cf.high import g\n", encoding="utf-8")
+    (tmp_path / "pkg" / "high.py").write_text("from clinical_cf.low import f\n", encoding="utf-8")
+    (tmp_path / "pkg" / "leaf.py").write_text("from clinical_cf import low\n", encoding="utf-8")
+    graph = import_graph(tmp_path)
+    assert cycles(graph) == [["clinical_cf.high", "clinical_cf.low"]]
+    assert describe(["clinical_cf.high", "clinical_cf.low"], graph) == (
+        "clinical_cf.high (line 1) -> clinical_cf.low (line 2) -> clinical_cf.high"
+    )

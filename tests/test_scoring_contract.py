@@ -19,11 +19,11 @@ import clinical_cf.solvers.workflow
 from clinical_cf.exports.register import PublishedSuite, next_version
 from clinical_cf.registration import PUBLISHED_PATH, published, scoring_changes, unpublished_scoring, write_published
 from clinical_cf.replies import ReaderTask
-from clinical_cf.scoring_contract import PROMPTS, part_hash, scoring_fingerprint, scoring_parts
+from clinical_cf.scoring_contract import part_hash
 from clinical_cf.suites import SUITES
 
 SCORING_MODULES = [
-    *(f"clinical_cf.replies.{m}" for m in ("final", "json_answers", "contract", "verification", "judge_input", "reader")),
+    *(f"clinical_cf.replies.{m}" for m in ("final", "json_answers", "whole", "items", "contract", "verification", "judge_input", "reader")),
     "clinical_cf.judging",
     *(f"clinical_cf.solvers.{m}" for m in ("css", "css_agent", "judge_audit", "medpic", "sensitivity", "workflow")),
     *(f"clinical_cf.scorers.{m}" for m in ("cms", "css_judge", "css_process", "judge_audit", "medpic", "metrics", "sensitivity", "workflow")),
@@ -44,7 +44,7 @@ def _constants(module: ModuleType):
 
 @pytest.mark.parametrize("suite", sorted(SUITES))
 def test_every_part_is_named_after_the_constant_it_is(suite):
-    for name, value in scoring_parts(suite).items():
+    for name, value in SUITES[suite].scoring_parts().items():
         if name.startswith("rendered/") or name.endswith(("__defaults__", "]")):  # rendered, a default, one suite's entry
             continue
         module, _, attribute = name.rpartition(".")
@@ -52,7 +52,7 @@ def test_every_part_is_named_after_the_constant_it_is(suite):
 
 
 def test_every_prompt_schema_reader_and_score_set_is_in_a_suites_contract():
-    parts = {name: value for suite in SUITES for name, value in scoring_parts(suite).items()}
+    parts = {name: value for suite in SUITES for name, value in SUITES[suite].scoring_parts().items()}
     listed_values = {id(value) for value in parts.values()}  # a constant imported from the module that defines it
     missing = []
     for module in map(importlib.import_module, SCORING_MODULES):
@@ -60,7 +60,7 @@ def test_every_prompt_schema_reader_and_score_set_is_in_a_suites_contract():
             decides = isinstance(value, (ResponseSchema, ReaderTask, re.Pattern)) or PROMPT_NAME.search(name.rpartition(".")[2]) is not None
             if decides and name not in parts and id(value) not in listed_values and name not in NOT_SCORING:
                 missing.append(name)
-    assert not missing, f"not in any suite's scoring contract (clinical_cf/scoring_contract.py): {missing}"
+    assert not missing, f"not in any suite's scoring contract (its Suite.scoring, clinical_cf/suites/<name>.py): {missing}"
 
 
 @pytest.mark.parametrize("suite", sorted(SUITES))
@@ -119,14 +119,14 @@ def test_a_part_that_is_code_is_refused_not_hashed_by_its_address():
 
 
 def test_rendered_prompts_are_parts_and_follow_their_templates(monkeypatch):
-    for suite, prompts in PROMPTS.items():
-        assert set(prompts()) <= set(scoring_parts(suite)), suite
-    before = scoring_fingerprint("css")
+    for suite in SUITES.values():
+        assert set(suite.prompts()) <= set(suite.scoring_parts()), suite.name
+    before = SUITES["css"].fingerprint()
     monkeypatch.setattr(clinical_cf.solvers.css, "stage2_prompt", lambda summary, json_schema=True: f"Summary: {summary}")
-    assert scoring_fingerprint("css") != before  # a change in how a template is filled, not only in the template
+    assert SUITES["css"].fingerprint() != before  # a change in how a template is filled, not only in the template
 
 
 def test_published_json_names_every_part():
     record = json.loads(PUBLISHED_PATH.read_text(encoding="utf-8"))
     for suite in SUITES:
-        assert set(record[suite]["scoring"]) == set(scoring_parts(suite))
+        assert set(record[suite]["scoring"]) == set(SUITES[suite].scoring_parts())

@@ -1,6 +1,6 @@
 """The suite specs (`clinical_cf.suites`) hold real references, and the tools read them.
 
-- no spec field is a `"module:function"` string: schemas are classes, loaders, report sections,
+- no spec field is a `"module:function"` string: schemas are classes, loaders, scoring contracts,
   tables and banners are callables;
 - every input kind the validator and `clinical-cf validate --kind` know is declared by exactly one
   suite, and each suite's bundled file of that kind validates as that kind;
@@ -11,10 +11,8 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import inspect
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,7 +20,8 @@ import pytest
 from inspect_ai.util import registry_info
 from pydantic import BaseModel
 
-from clinical_cf.catalog.validate import loaders, validate_file
+from clinical_cf.core.locking import read_lock
+from clinical_cf.inputs import validate_file
 from clinical_cf.suites import SUITES, create_task, input_kinds, suite_of_task, task_folders
 from helpers import HANDWRITTEN_CASES
 
@@ -42,7 +41,7 @@ def test_no_spec_reference_is_a_string(name):
         for text in _strings(getattr(suite, item.name)):
             assert not re.fullmatch(r"[\w.]+:\w+", text), f"{name}.{item.name} holds a string reference {text!r}"
     assert issubclass(suite.schema, BaseModel) and callable(suite.loader)
-    assert callable(suite.report_section) and all(callable(f) for f in (*suite.report_tables, *suite.report_banners))
+    assert all(callable(f) for f in (suite.scoring, suite.prompts, *suite.report_tables, *suite.report_banners))
     assert all(callable(item.load) for item in suite.inputs)
     assert suite.scorers and all(registry_info(s).type == "scorer" for s in suite.scorers)
     assert all(path.is_file() for path in suite.extra_published)
@@ -53,9 +52,9 @@ def _small(name: str) -> dict[str, str]:
     scored only with `unreviewed=allow`); the bundled cohort's samples are tests/tasks/test_bundled_samples.py's.
     Family B applies to none of them (catalog v3 drops B1 on the hand-written packets), and the editor audit needs
     cases with a structured record."""
-    from clinical_cf import _registry
+    from clinical_cf.suites import task_function
 
-    parameters = inspect.signature(getattr(_registry, name)).parameters
+    parameters = inspect.signature(task_function(name)).parameters
     if "cases" not in parameters or name in ("css_family_b", "css_editor_audit"):
         return {}
     return {"cases": str(HANDWRITTEN_CASES), **({"unreviewed": "allow"} if "unreviewed" in parameters else {})}
@@ -75,10 +74,6 @@ def test_every_scorer_declares_its_metrics():
         metrics = suite.metrics()
         assert metrics and all(metrics.values()), suite.name
     assert "clinical_cf/css" in SUITES["css"].metrics()["clinical_cf/judge_direction"]
-
-
-def test_the_validator_kinds_are_the_specs_kinds():
-    assert sorted(loaders()) == sorted(input_kinds())
 
 
 @pytest.mark.parametrize("kind", [k for k, item in input_kinds().items() if item.bundled is not None])
@@ -108,59 +103,33 @@ def test_suite_of_task():
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def task_places(tasks_dir: Path, registry_text: str, packages: list[str], readme_text: str) -> list[str]:
-    """What is missing for the task folders under `tasks_dir`, each naming the folder and the place."""
-    folders = sorted(p.parent.name for p in tasks_dir.glob("*/__init__.py"))
+def folder_problems(tasks_dir: Path) -> list[str]:
+    """What is wrong with the folders under `tasks_dir` as tasks, each naming the folder."""
     problems = []
-    registered = set(re.findall(r"^from clinical_cf\.tasks\.(\w+)\.(\w+) import (\w+)$", registry_text, re.MULTILINE))
-    for name in folders:
-        if not (tasks_dir / name / f"{name}.py").is_file():
-            problems.append(f"tasks/{name}/ has no {name}.py")
-        if (name, name, name) not in registered:
-            problems.append(f"tasks/{name}/ has no line in clinical_cf/_registry.py: from clinical_cf.tasks.{name}.{name} import {name}")
-        if f"clinical_cf.tasks.{name}" not in packages:
-            problems.append(f"tasks/{name}/ is not packaged by setup.py")
-        if f"`tasks/{name}`" not in readme_text:
-            problems.append(f"tasks/{name}/ has no row in README.md's task table: run `python -m clinical_cf.exports.docs`")
+    for folder in sorted(p for p in tasks_dir.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
+        name = folder.name
+        if not (folder / f"{name}.py").is_file():
+            problems.append(f"tasks/{name}/ has no {name}.py (a task folder holds its @task function in <name>.py)")
+            continue
         owners = [s for s in SUITES if name == s or name.startswith(f"{s}_")]
         if len(owners) != 1:
             problems.append(f"tasks/{name}/ belongs to {len(owners)} suites: name it after one (<suite> or <suite>_<what>)")
-    problems += [f"clinical_cf/_registry.py imports {name}, which has no folder tasks/{name}/"
-                 for _, _, name in registered if name not in folders]
     return problems
 
 
-def _setup_packages(tasks_dir: Path) -> list[str]:
-    spec = importlib.util.spec_from_file_location("clinical_cf_setup", ROOT / "setup.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # defines packages(); setup() runs only as __main__
-    return module.packages(tasks_dir)
-
-
-def _places(tasks_dir: Path = ROOT / "tasks") -> list[str]:
-    return task_places(tasks_dir, (ROOT / "clinical_cf" / "_registry.py").read_text(encoding="utf-8"), _setup_packages(tasks_dir),
-                       (ROOT / "README.md").read_text(encoding="utf-8"))
-
-
-def test_a_task_is_its_folder_plus_its_registry_line():
-    assert _places() == []
+def test_every_task_folder_is_a_task_of_one_suite():
+    assert folder_problems(ROOT / "tasks") == []
     assert sorted(t for s in SUITES.values() for t in s.tasks) == sorted(task_folders())
 
 
-def test_a_folder_without_its_registry_line_is_named(tmp_path):
-    tasks = tmp_path / "tasks"
-    shutil.copytree(ROOT / "tasks", tasks, ignore=shutil.ignore_patterns("__pycache__"))
-    new = tasks / "css_family_f"
-    new.mkdir()
-    (new / "__init__.py").write_text("", encoding="utf-8")
-    (new / "css_family_f.py").write_text("", encoding="utf-8")
-    problems = _places(tasks)
-    assert "tasks/css_family_f/ has no line in clinical_cf/_registry.py: from clinical_cf.tasks.css_family_f.css_family_f import css_family_f" in problems
-    assert any(p.startswith("tasks/css_family_f/ has no row in README.md") for p in problems)
-    assert not any("is not packaged" in p for p in problems)  # setup.py packages every folder itself
-    (tasks / "orphan").mkdir()
-    (tasks / "orphan" / "__init__.py").write_text("", encoding="utf-8")
-    assert any(p.startswith("tasks/orphan/ belongs to 0 suites") for p in _places(tasks))
+def test_a_folder_that_is_not_a_task_is_named(tmp_path):
+    (tmp_path / "css_family_f").mkdir()
+    (tmp_path / "orphan").mkdir()
+    (tmp_path / "orphan" / "orphan.py").write_text("", encoding="utf-8")
+    assert folder_problems(tmp_path) == [
+        "tasks/css_family_f/ has no css_family_f.py (a task folder holds its @task function in <name>.py)",
+        "tasks/orphan/ belongs to 0 suites: name it after one (<suite> or <suite>_<what>)",
+    ]
 
 
 @pytest.mark.parametrize("name", task_folders())
@@ -173,18 +142,109 @@ def test_every_task_folder_builds_by_name_from_its_suites_spec(name):
 
 @pytest.mark.parametrize("name", task_folders())
 def test_a_public_tasks_arguments_are_its_builders_with_the_same_declarations(name):
-    """A variant shows its arguments in its own signature, annotated with the builder's declarations (not new ones)."""
-    from clinical_cf import _registry
+    """A variant's signature is its builder's, with the builder's declarations and defaults (none written twice)."""
+    from clinical_cf.suites import task_function
     from clinical_cf.tasks.arguments import annotations_of
-    from clinical_cf.tasks.css_task import build_css_task
-    from clinical_cf.tasks.medpic_task import build_medpic_task
 
-    builder = {"css": build_css_task, "medpic": build_medpic_task}.get(suite_of_task(name).name)
-    declared = annotations_of(getattr(_registry, name))
+    task = task_function(name)
+    declared = annotations_of(task)
     assert declared, name
-    # A task whose module holds its own SPEC (the audits, the observation agent) is its own builder.
-    own_spec = getattr(sys.modules[getattr(_registry, name).__module__], "SPEC", None)
-    if builder is not None and own_spec is None:
-        base = annotations_of(builder)
-        for argument, annotation in declared.items():
-            assert base.get(argument) == annotation, f"{name}: argument {argument!r} is declared differently from {builder.__name__}"
+    builder = getattr(task, "variant_of", None)
+    if builder is None:  # its module holds its own SPEC (the audits, the observation agent, sensitivity, workflow)
+        assert getattr(sys.modules[task.__module__], "SPEC", None) is not None, f"{name} is neither a variant nor a spec's builder"
+        return
+    base, defaults = annotations_of(builder), inspect.signature(builder).parameters
+    for argument, annotation in declared.items():
+        assert base.get(argument) == annotation, f"{name}: argument {argument!r} is declared differently from {builder.__name__}"
+    assert not set(task.fixed) & set(declared), f"{name} shows an argument it fixes"
+    changed = {a for a, p in inspect.signature(task).parameters.items() if p.default != defaults[a].default}
+    assert changed <= {"tuples", "controls"} if name == "css_agent_family_d" else not changed, name
+
+
+# ---------------------------------------------------------------- every piece of a suite, each missing one named
+
+
+def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | None = None, published_path: Path | None = None) -> list[str]:
+    """What a suite lacks (docs/adding-a-suite.md), each line naming the piece and the command that makes it."""
+    import fnmatch
+
+    from test_layers import setup_module_of
+
+    from clinical_cf.exports.register import REGISTER_DIR, entry_path
+    from clinical_cf.registration import PUBLISHED_PATH, published
+    from clinical_cf.scoring_contract import part_hash
+    from clinical_cf.suites import display_path
+
+    register_dir = REGISTER_DIR if register_dir is None else register_dir
+    published_path = PUBLISHED_PATH if published_path is None else published_path
+    name, problems = suite.name, []
+    if suite.main_task not in suite.tasks:
+        problems.append(f"{name}: no main task tasks/{name}/{name}.py")
+    data_files = setup_module_of().DATA_FILES
+    for path in (*suite.catalogs, suite.data, *suite.extra_published):
+        shown = display_path(path)
+        if not path.is_file():
+            problems.append(f"{name}: {shown} is missing" + (f" (run `python -m {suite.generator}`)" if path == suite.data else ""))
+            continue
+        if not any(fnmatch.fnmatch(path.name, pattern) for pattern in data_files):
+            problems.append(f"{name}: {shown} would not be shipped: no pattern in setup.py's DATA_FILES matches it")
+        if not read_lock(path).registered:
+            problems.append(f"{name}: {shown} does not match a lock: run `clinical-cf catalog lock {shown}`")
+    if suite.data.is_file():
+        try:
+            if not suite.loader(suite.data):
+                problems.append(f"{name}: {display_path(suite.data)} has no records")
+        except Exception as ex:  # the loader's own error names the file, the entry and the field
+            problems.append(f"{name}: {display_path(suite.data)} does not load: {ex}")
+    kinds = input_kinds({**SUITES, name: suite})
+    if not suite.inputs:
+        problems.append(f"{name}: declares no input kind (Suite.inputs): `clinical-cf validate` cannot check its files")
+    for item in suite.inputs:
+        if item.bundled is not None and item.bundled.is_file():
+            try:
+                validate_file(item.bundled, kinds=kinds)
+            except Exception as ex:
+                problems.append(f"{name}: the bundled {item.kind} file is not detected and valid as {item.kind}: {ex}")
+    if not suite.scorers:
+        problems.append(f"{name}: declares no scorer (Suite.scorers)")
+    for scorer_name, metrics in suite.metrics().items():
+        if not metrics:
+            problems.append(f"{name}: scorer {scorer_name} declares no metrics (@scorer(metrics=...))")
+    parts = suite.scoring_parts()
+    if not set(suite.prompts()) <= set(parts):
+        problems.append(f"{name}: prompts {sorted(set(suite.prompts()) - set(parts))} are not parts of its scoring contract")
+    if not any(not p.startswith("clinical_cf.scoring_contract.") for p in parts):
+        problems.append(f"{name}: its scoring contract (Suite.scoring) lists nothing that decides a score")
+    for part, value in parts.items():
+        try:
+            part_hash(value)
+        except TypeError as ex:
+            problems.append(f"{name}: scoring part {part}: {ex}")
+    if not (docs_dir / f"{name}.md").is_file():
+        problems.append(f"{name}: no page docs/{name}.md (the README's task table links to it)")
+    record = published(published_path).get(name)
+    if record is None:
+        problems.append(f"{name}: no published version: run `clinical-cf export register --suite {name}`")
+    elif all(p.is_file() for p in suite.comparability_files) and record["fingerprint"] != suite.fingerprint():
+        problems.append(f"{name}: its published fingerprint is stale: run `clinical-cf export register --suite {name}`")
+    for task in suite.tasks:
+        if not entry_path(task, register_dir).is_file():
+            problems.append(f"{name}: task {task} has no Register entry register/{task}/eval.yaml: run `clinical-cf export register`")
+    return problems
+
+
+@pytest.mark.parametrize("name", list(SUITES))
+def test_every_suite_has_every_piece(name):
+    assert suite_problems(SUITES[name]) == []
+
+
+def test_catalog_lock_and_check_take_the_kind_the_validator_asks_for(tmp_path, capsys):
+    """`catalog lock` once said "pass --kind" and had no --kind; the kinds are the specs'."""
+    from clinical_cf.cli import main
+
+    path = tmp_path / "mine.jsonl"
+    path.write_text(SUITES["sensitivity"].data.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["catalog", "lock", str(path), "--kind", "vignettes"]) == 0 and (tmp_path / "mine.jsonl.lock").is_file()
+    assert main(["catalog", "check", str(path), "--kind", "vignettes"]) == 0
+    assert main(["catalog", "lock", str(path), "--kind", "rules"]) != 0
+    assert "looks like a vignettes file, not rules" in capsys.readouterr().err

@@ -290,6 +290,14 @@ class Implication(_Strict):
     terms: list[ResidueTerm] = Field(min_length=1)
 
 
+STRUCTURED_OP_NAMES = (
+    "set_biomarker", "remove_biomarkers", "add_treatment_line", "progress_ongoing_line", "set_castration_status",
+    "remove_resection", "add_resection", "set_stage", "add_encounter", "shift_history", "render",
+)
+"""The record operations a catalog may name; `catalog.css.mutate.STRUCTURED_OPS` implements exactly these (it checks so
+on import). Named here, where the catalog is validated, so validating does not import the mutation code."""
+
+
 class StructuredOp(_Strict):
     """An operation on the patient record (see `catalog.css.mutate.STRUCTURED_OPS`)."""
 
@@ -395,11 +403,9 @@ class Intervention(_Strict):
         for name, options in self.values.items():
             if not options or options[-1].when is not None:
                 raise ValueError(f"values.{name}: the last option must have no 'when' (the default)")
-        from clinical_cf.catalog.css.mutate import STRUCTURED_OPS  # late import: mutate imports this module
-
         for i, op in enumerate(self.structured or []):
-            if op.op not in STRUCTURED_OPS:
-                raise ValueError(f"structured[{i}].op: unknown op '{op.op}' (known: {', '.join(STRUCTURED_OPS)})")
+            if op.op not in STRUCTURED_OP_NAMES:
+                raise ValueError(f"structured[{i}].op: unknown op '{op.op}' (known: {', '.join(STRUCTURED_OP_NAMES)})")
         return self
 
     def _templates(self) -> list[tuple[str, str]]:

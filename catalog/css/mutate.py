@@ -18,6 +18,7 @@ from typing import Any
 from clinical_cf.catalog.css.dates import Order as DateOrder
 from clinical_cf.catalog.css.dates import entry_dates, numeric_order, reformat_dates
 from clinical_cf.catalog.css.interventions import (
+    STRUCTURED_OP_NAMES,
     DeleteOp,
     DeleteStatementsOp,
     InsertOp,
@@ -490,6 +491,8 @@ STRUCTURED_OPS: dict[str, Callable[..., Case]] = {
     "shift_history": _shift_history,
     "render": _render_option,
 }
+if tuple(STRUCTURED_OPS) != STRUCTURED_OP_NAMES:  # the catalog validates against the names, this table runs them
+    raise ImportError(f"STRUCTURED_OPS {tuple(STRUCTURED_OPS)} differ from interventions.STRUCTURED_OP_NAMES {STRUCTURED_OP_NAMES}")
 """Structured ops by name; YAML `params` are passed as keyword arguments."""
 
 

@@ -21,11 +21,18 @@ published in the package-data file `catalog/published.json`. Tasks read their `v
 (`published_version`), so every log names the version it ran. `clinical-cf export register`
 rewrites the entries and that file and applies the rule; a test fails when either is stale, so a
 catalog cannot change without its version moving.
+
+The rule counts from the *released* record: the checkout's `catalog/published.json` as committed at HEAD
+(`released_published`). Exporting again before committing does not move a version again, so a new suite
+stays 1-A through every edit until its first record is committed, and an edited one moves once per commit.
+Outside a git checkout (an installed wheel, a record written with `--out`) the record file itself is the
+released one.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import subprocess
 import tomllib
@@ -38,7 +45,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.registration import PUBLISHED_PATH, VERSION_PATTERN, published, published_version, write_published  # noqa: F401 (published_version: re-exported)
-from clinical_cf.scoring_contract import scoring_hashes
 from clinical_cf.suites import SUITES, Suite, create_task
 
 if TYPE_CHECKING:
@@ -88,6 +94,25 @@ def _read_published(path: Path = PUBLISHED_PATH) -> dict[str, PublishedSuite]:
             records[suite] = PublishedSuite.model_validate(record)
         except ValidationError as ex:
             raise validation_errors(path, suite, ex) from None
+    return records
+
+
+def released_published(path: Path = PUBLISHED_PATH, root: Path = REPO_ROOT) -> dict[str, PublishedSuite]:
+    """The published record as committed at HEAD (see the module docstring); the file itself where git has none."""
+    try:
+        relative = path.resolve().relative_to(root.resolve()).as_posix()
+        shown = subprocess.run(["git", "show", f"HEAD:{relative}"], cwd=root, capture_output=True, text=True, timeout=30)
+    except (ValueError, OSError, subprocess.SubprocessError):  # not in the checkout, no git: the file is the release
+        return _read_published(path)
+    if shown.returncode != 0:  # not committed yet (or not a git checkout): nothing was released from here
+        return _read_published(path) if "not a git repository" in shown.stderr else {}
+    committed = path.with_name(f"{path.name}@HEAD")
+    records = {}
+    for suite, record in json.loads(shown.stdout).items():
+        try:
+            records[suite] = PublishedSuite.model_validate(record)
+        except ValidationError as ex:
+            raise validation_errors(committed, suite, ex) from None
     return records
 
 
@@ -166,13 +191,6 @@ def _task_summary(task: str) -> str:
     return doc.strip().splitlines()[0].rstrip(".") if doc.strip() else task
 
 
-def short_title(suite: Suite) -> str:
-    """The name users call the suite by: the acronym in its title, else the title before its colon."""
-    head = suite.title.split(":")[0].strip()
-    acronym = re.search(r"\(([A-Za-z][\w-]*)\)$", head)
-    return acronym.group(1) if acronym else head
-
-
 def _paper_title(suite: Suite) -> str | None:
     """The paper's title from the suite's source, without its trailing (author year); none without a paper."""
     return re.sub(r"\s*\([^()]*\)$", "", suite.source) if suite.arxiv else None
@@ -195,7 +213,7 @@ def build_entry(
     summary = _task_summary(task)
     entry: dict[str, Any] = {
         "full_title": suite.title if main else f"{suite.title} — {summary}",
-        "common_title": short_title(suite) if main else f"{short_title(suite)} ({task})",
+        "common_title": suite.short_name if main else f"{suite.short_name} ({task})",
         "paper_title": _paper_title(suite),
         "description": suite.description if main else f"{summary}{'' if summary[-1:] in '?!' else '.'} {suite.description}",
         "arxiv": suite.arxiv,
@@ -239,17 +257,18 @@ def export_register(
     """Rewrite `register/<task>/eval.yaml` for every task of the given suites (all by default), and the published record.
 
     `commit` pins `source.repository_commit`; by default an entry keeps the commit it pinned
-    before, and a first export pins the checkout's HEAD. A published record written elsewhere
-    (`--out`) continues from the checkout's versions until it has its own.
+    before, and a first export pins the checkout's HEAD. Versions count from the released record
+    (`released_published`); a published record written elsewhere (`--out`) continues from the
+    checkout's released versions until it has its own.
     """
-    previous_published = _read_published(published_path) or _read_published(PUBLISHED_PATH)
+    previous_published = released_published(published_path) or released_published(PUBLISHED_PATH)
     names = suites or list(SUITES)
     records = {}
     for name in names:
         suite = SUITES[name]
         fingerprint = suite.fingerprint()
         version = next_version(previous_published.get(name), fingerprint, interface_change)
-        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes(), scoring=scoring_hashes(name))
+        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes(), scoring=suite.scoring_hashes())
     # Published first: building a task to count its samples reads its version from this record.
     write_published({name: record.version for name, record in records.items()}, published_path)
     written = []

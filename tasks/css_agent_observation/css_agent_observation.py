@@ -6,7 +6,7 @@
 from inspect_ai import Task, task
 
 from clinical_cf.suites import CSS
-from clinical_cf.tasks.arguments import RoleName, UserFile, checked_paths
+from clinical_cf.tasks.arguments import RoleName, SelfJudging, UserFile, checked_paths
 from clinical_cf.tasks.build import TaskSpec, build_task
 from clinical_cf.tasks.css_observation_task import Kinds, Samples, inputs, parts
 from clinical_cf.tasks.css_task import MaxMessages, SectionCap, Split
@@ -26,6 +26,7 @@ def css_agent_observation(
     baseline_cache: bool = True,
     json_schema: bool = True,
     reader: RoleName = "reader",
+    self_judging: SelfJudging = "refuse",
 ) -> Task:
     """Noisy, contradictory or failing chart-tool returns (seed 001, section 3.3).
 
@@ -44,8 +45,13 @@ def css_agent_observation(
         reader: Model role that reads a reply the schema JSON or closed answer line does not state
             (default: the `reader` role, else the judge role, else off; never the model under test), each
             reading verified against the reply's own words; "none" turns the reader off.
+        self_judging: With no judge role bound (`--model-role judge=...` or `grader=...`): "refuse" (default) does not
+            start; "allow" lets the model under test judge its own process, and every score records `self_judged`.
     """
     return build_task(SPEC, **locals())
 
 
-SPEC = TaskSpec(suite=CSS, arguments=css_agent_observation, inputs=inputs, parts=parts, setting=lambda args: "agent_observation")
+SPEC = TaskSpec(
+    suite=CSS, arguments=css_agent_observation, inputs=inputs, parts=parts, setting=lambda args: "agent_observation",
+    judged=lambda args: True,
+)

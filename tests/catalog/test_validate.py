@@ -6,32 +6,19 @@ import json
 
 import pytest
 
-from clinical_cf.catalog.validate import check_replacement, detect_kind, loaders, validate_file
+from clinical_cf.catalog.validate import check_replacement
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.suites import CATALOG_DIR
+from clinical_cf.inputs import detect_kind, validate_file
+from clinical_cf.suites import CATALOG_DIR, input_kinds
 
-BUNDLED = {
-    "css/cases.jsonl": "cases",
-    "css/interventions.yaml": "interventions",
-    "css/observations.yaml": "observations",
-    "css/predictions.yaml": "predictions",
-    "medpic/rules.yaml": "rules",
-    "medpic/questions.jsonl": "questions",
-    "workflow/episodes.jsonl": "episodes",
-    "workflow/seeds.yaml": "seeds",
-    "sensitivity/vignettes.jsonl": "vignettes",
-    "sensitivity/perturbations.yaml": "perturbations",
-    "workflow/lexical_audit.yaml": "lexical_audit",
-    "css/judge_probes.yaml": "judge_probes",
-    "css/reader_audit_replies.yaml": "reader_corpus",
-}
 # Kinds with no bundled file: a frozen counterfactual set is built by the user (`counterfactuals build`).
+# Every bundled file is detected and validated as its kind by tests/test_specs.py, from the suites' specs.
 USER_BUILT = ("counterfactuals",)
 
 
 def test_every_kind_has_a_bundled_example():
-    assert sorted([*BUNDLED.values(), *USER_BUILT]) == sorted(loaders())
+    assert [k for k, item in input_kinds().items() if item.bundled is None] == list(USER_BUILT)
 
 
 def test_a_frozen_counterfactual_set_is_detected_and_validated(tmp_path, capsys):
@@ -47,14 +34,6 @@ def test_a_frozen_counterfactual_set_is_detected_and_validated(tmp_path, capsys)
     broken.write_text(json.dumps(record) + "\n", encoding="utf-8")
     with pytest.raises(CatalogError, match="counterfactual_sections"):
         validate_file(broken, kind="counterfactuals")
-
-
-@pytest.mark.parametrize("relative,kind", BUNDLED.items())
-def test_bundled_file_validates_as_its_kind(relative, kind):
-    path = CATALOG_DIR / relative
-    assert detect_kind(path) == kind
-    result = validate_file(path)
-    assert result.kind == kind and result.entries > 0
 
 
 def test_cli_reports_kind_hash_lock_and_publication(capsys):

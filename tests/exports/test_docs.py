@@ -1,4 +1,5 @@
-"""The README's task table and docs/arguments.md are generated from the tasks and must be current."""
+"""Everything generated from the task folders (each folder's __init__.py, clinical_cf/_registry.py, the README's task
+table, docs/arguments.md) must be current."""
 
 import inspect
 
@@ -8,6 +9,10 @@ from clinical_cf.exports import docs
 from clinical_cf.suites import task_folders
 from clinical_cf.tasks.arguments import TaskInputError, accepted, annotations_of, argument_checks
 from clinical_cf.tasks.css_task import build_css_task
+
+
+def test_every_generated_file_is_current():
+    assert [str(p) for p in docs.stale()] == [], "stale: run `python -m clinical_cf.exports.docs`"
 
 
 def test_readme_task_table_is_current():
@@ -38,7 +43,12 @@ def test_the_docs_say_what_the_error_says(argument, bad):
     assert f"task argument '{argument}': got {bad!r}; expected {accepted(annotation)}" in str(error.value)
 
 
-def test_a_new_task_missing_from_the_table_makes_it_stale(monkeypatch):
+def test_a_readme_missing_a_tasks_row_and_a_registry_missing_its_line_are_named(tmp_path):
     text = docs.README.read_text(encoding="utf-8")
-    monkeypatch.setattr(docs, "task_table", lambda: "| suite | task | what it evaluates |\n| --- | --- | --- |")
-    assert docs.readme_with_table(text) != text
+    row = next(line for line in text.splitlines() if "`tasks/css_family_d`" in line)
+    readme, registry = tmp_path / "README.md", tmp_path / "_registry.py"
+    readme.write_text(text.replace(row + "\n", ""), encoding="utf-8")
+    registry.write_text(docs.REGISTRY.read_text(encoding="utf-8").replace("from clinical_cf.tasks.css.css import css\n", ""), encoding="utf-8")
+    assert docs.stale(readme=readme, registry=registry) == [registry, readme]
+    docs.write(readme=readme, registry=registry)
+    assert row in readme.read_text(encoding="utf-8") and registry.read_text(encoding="utf-8") == docs.REGISTRY.read_text(encoding="utf-8")

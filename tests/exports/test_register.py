@@ -20,6 +20,7 @@ from clinical_cf.exports.register import (
     load_entry,
     next_version,
     published_version,
+    released_published,
 )
 from clinical_cf.registration import published_entry
 from clinical_cf.suites import SUITES, create_task
@@ -150,6 +151,39 @@ def test_version_rule():
     assert next_version(previous, "b" * 64, interface_change=True) == "4-A"
     with pytest.raises(ValueError, match="past Z"):
         next_version(PublishedSuite(version="1-Z", fingerprint="a" * 64, files={}), "a" * 64, interface_change=True)
+
+
+def _git(root, *args):
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_an_unreleased_version_moves_once_not_on_every_export(tmp_path):
+    """Versions count from the record committed at HEAD: a second export of an edited suite, or of a suite never
+    committed, does not move its version again (a new suite once went 1-A -> 2-A after one edit)."""
+    record = tmp_path / "catalog" / "published.json"
+    record.parent.mkdir()
+    committed = {"css": {"version": "7-A", "fingerprint": "a" * 64, "files": {}}}
+    record.write_text(json.dumps(committed), encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "release")
+    # Exported once after an edit (css 8-A) and once for a new suite (1-A), nothing committed since.
+    exported = {**committed, "css": {**committed["css"], "version": "8-A", "fingerprint": "b" * 64},
+                "labunits": {"version": "1-A", "fingerprint": "c" * 64, "files": {}}}
+    record.write_text(json.dumps(exported), encoding="utf-8")
+    released = released_published(record, root=tmp_path)
+    assert {name: r.version for name, r in released.items()} == {"css": "7-A"}
+    assert next_version(released.get("css"), "b" * 64) == "8-A"  # the same edit: still 8-A
+    assert next_version(released.get("css"), "d" * 64) == "8-A"  # a second edit before committing: still 8-A
+    assert next_version(released.get("labunits"), "d" * 64) == "1-A"  # never committed: 1-A through every edit
+    _git(tmp_path, "commit", "-qam", "release 8-A")
+    assert next_version(released_published(record, root=tmp_path).get("css"), "d" * 64) == "9-A"
+    # Outside a git checkout the record itself is the release.
+    outside = tmp_path.parent / f"{tmp_path.name}-copy.json"
+    outside.write_text(json.dumps(exported), encoding="utf-8")
+    assert released_published(outside, root=tmp_path)["labunits"].version == "1-A"
 
 
 def test_re_registering_a_catalog_bumps_n_in_entries_and_published_record(tmp_path, monkeypatch):

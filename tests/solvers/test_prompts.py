@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from clinical_cf.scoring_contract import PROMPTS
+from clinical_cf.suites import SUITES
 
 
 def all_prompts() -> dict[str, str]:
     """Every suite's prompts as a model receives them: the list the suite fingerprint hashes (clinical_cf.scoring_contract)."""
-    return {name: prompt for prompts in PROMPTS.values() for name, prompt in prompts().items()}
+    return {name: prompt for suite in SUITES.values() for name, prompt in suite.prompts().items()}
 
 
 def test_every_suite_has_its_prompts():

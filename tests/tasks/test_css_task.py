@@ -3,6 +3,7 @@
 import pytest
 
 from clinical_cf.catalog.css.schema import load_cases
+from clinical_cf.tasks.arguments import TaskInputError
 from clinical_cf.tasks.css_task import build_css_task
 from tests.helpers import HANDWRITTEN_CASES
 
@@ -35,14 +36,41 @@ def test_kept_residue_tuples_carry_their_offending_lines(tmp_path):
     assert complete and all(s.metadata["residue"] == [] for s in complete)
 
 
-@pytest.mark.parametrize("name", ["css", "css_family_a", "css_family_b", "css_family_c", "css_family_d", "css_family_e",
-                                  "css_agent", "css_agent_family_d"])
+def _css_variants() -> list[str]:
+    from clinical_cf.exports.docs import task_function
+    from clinical_cf.suites import SUITES
+
+    return [name for name in SUITES["css"].tasks if getattr(task_function(name), "variant_of", None) is build_css_task]
+
+
+def test_the_css_variants_are_found():
+    assert {"css", "css_agent", "css_family_d", "css_agent_family_d"} <= set(_css_variants())
+
+
+@pytest.mark.parametrize("name", _css_variants())
 def test_a_css_task_takes_the_arguments_of_its_setting_only(name):
+    """`-T tuples=` means nothing to a single-shot task and `-T scale=` nothing to an agent: each takes its setting's only."""
     import inspect
 
-    from clinical_cf import _registry
-    from clinical_cf.tasks.css_task import AGENT_ARGUMENTS, SINGLE_SHOT_ARGUMENTS
+    from clinical_cf.exports.docs import task_function
 
-    taken = set(inspect.signature(getattr(_registry, name)).parameters)
-    mine, other = (AGENT_ARGUMENTS, SINGLE_SHOT_ARGUMENTS) if "agent" in name else (SINGLE_SHOT_ARGUMENTS, AGENT_ARGUMENTS)
-    assert set(mine) <= taken and not set(other) & taken and "setting" not in taken
+    task = task_function(name)
+    taken = set(inspect.signature(task).parameters)
+    agent, single_shot = {"tuples", "section_cap_bytes", "max_messages"}, {"scale", "summary_max_tokens", "recommend_max_tokens"}
+    mine, other = (agent, single_shot) if task.fixed["setting"] == "agent" else (single_shot, agent)
+    assert mine <= taken and not other & taken and "setting" not in taken
+    with pytest.raises(TaskInputError, match=f"does not take '{sorted(other)[0]}'"):
+        task(**{sorted(other)[0]: 1})
+
+
+def test_interventions_select_single_interventions_within_a_family():
+    task = build_css_task(cases=str(HANDWRITTEN_CASES), families="D", interventions="D1_remove_resection", controls="none",
+                          unreviewed="allow")
+    assert {s.metadata["intervention_id"] for s in task.dataset} == {"D1_remove_resection"}
+    assert task.metadata["interventions"] == ["D1_remove_resection"]
+
+
+@pytest.mark.parametrize("interventions", ["A1_her2_positive_to_negative", "D9_nothing"])
+def test_an_intervention_outside_the_families_is_refused_naming_the_choices(interventions):
+    with pytest.raises(TaskInputError, match="choose from D1_remove_resection, D2_add_resection"):
+        build_css_task(cases=str(HANDWRITTEN_CASES), families="D", interventions=interventions, unreviewed="allow")
