@@ -39,7 +39,6 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from clinical_cf.core.errors import PrerequisiteError
-
 from clinical_cf.replies.whole import not_whole
 
 V = TypeVar("V")
