@@ -164,11 +164,11 @@ class ScriptedReader:
     value (the clause or line that states it). Its readings then go through the same deterministic
     verification as a real reader's, so a reading the grounding cannot confirm is still rejected."""
 
-    def __init__(self, entry: dict, suite: str) -> None:
-        self.entry, self.suite = entry, suite
+    def __init__(self, entry: dict, suite: str, mode: str | None = None, name: str = "bench/scripted-reader") -> None:
+        self.entry, self.suite, self.mode, self.name = entry, suite, mode, name
 
     def __str__(self) -> str:
-        return "bench/scripted-reader"
+        return self.name
 
     async def generate(self, prompt: str, config: Any = None, cache: Any = None) -> Any:
         from inspect_ai.model import ModelOutput
@@ -182,7 +182,7 @@ class ScriptedReader:
             data: dict = {"unreadable": True, "reason": "the reply states no single answer"}
         else:
             data = getattr(self, f"_{self.suite}")(final, expected)
-            if READER_MODE[0] == "swapped":
+            if (self.mode or READER_MODE[0]) == "swapped":
                 data = self._swap(data)
         return ModelOutput.from_content("bench/scripted-reader", json.dumps(data))
 
@@ -288,7 +288,11 @@ class ScriptedReader:
 
 
 def _reader(entry: dict, suite: str) -> Any:
-    return ScriptedReader(entry, suite) if USE_READER[0] else None
+    """The reader role and an independent second reader (issue 37: a reading counts when both agree); the second is
+    always faithful, so a reader that misreads on purpose (`--reader-mode swapped`) meets a reader that does not."""
+    if not USE_READER[0]:
+        return None
+    return (ScriptedReader(entry, suite), ScriptedReader(entry, suite, "faithful", "bench/scripted-second-reader"))
 
 # Adversarial replies too large to keep in a YAML file, generated where an entry names them.
 GENERATED = {

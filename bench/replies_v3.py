@@ -84,12 +84,13 @@ class ScriptedReader:
     A lying reader answers with `readings[i]` on its i-th call (the runner calls the reading once
     per lie). Its readings go through the suite's own verification, like a real reader's."""
 
-    def __init__(self, entry: dict, mode: str, reading: dict | None = None) -> None:
+    def __init__(self, entry: dict, mode: str, reading: dict | None = None, name: str = "") -> None:
         self.entry, self.mode, self.reading = entry, mode, reading
         self.calls: list[str] = []
+        self.name = name
 
     def __str__(self) -> str:
-        return f"bench/scripted-{self.mode}-reader"
+        return f"bench/scripted-{self.mode}-reader{self.name}"
 
     async def generate(self, prompt: Any, config: Any = None, cache: Any = None) -> Any:
         from inspect_ai.model import ModelOutput
@@ -221,6 +222,7 @@ class Read:
     provenance: str = ""
     reader_called: bool = False
     reader_accepted: bool = False
+    agreement: str = ""
     crashed: str = ""
     conflict: bool = False
     read_by: str = ""
@@ -244,7 +246,17 @@ def _flags(reading: Any, reason: str) -> dict:
         "reader_called": reader is not None,
         "reader_accepted": bool(reader) and str(reader.get("verdict", "")).startswith("accepted"),
         "conflict": "conflicting" in (reason or ""),
+        "agreement": str((reader or {}).get("agreement", "")),
     }
+
+
+def _whole(fn: Any, entry: dict) -> dict:
+    """The entry's provider facts (`stop_reason`, `max_tokens`) as keyword arguments, for a reader that takes them
+    (issue 37: a reply the provider cut is unreadable); readers that predate them read the text only."""
+    import inspect
+
+    names = inspect.signature(fn).parameters
+    return {k: entry[k] for k in ("stop_reason", "max_tokens") if k in entry and k in names}
 
 
 def _read(entry: dict, reader: ScriptedReader | None) -> Read:
@@ -252,7 +264,7 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
     if suite in ("css", "agent"):
         from clinical_cf.solvers.css import read_recommendations_with_reader
 
-        r = asyncio.run(read_recommendations_with_reader(reply, reader))
+        r = asyncio.run(read_recommendations_with_reader(reply, reader, **_whole(read_recommendations_with_reader, entry)))
         if r.provenance in ("invalid", "unreadable"):
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         value = {"recommended": [x.treatment for x in r.recommendations], "not_recommended": [x.treatment for x in r.not_recommended]}
@@ -260,14 +272,14 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
     if suite == "medpic":
         from clinical_cf.solvers.medpic import read_answer_with_reader
 
-        r = asyncio.run(read_answer_with_reader(reply, entry["options"], reader))
+        r = asyncio.run(read_answer_with_reader(reply, entry["options"], reader, **_whole(read_answer_with_reader, entry)))
         if r.letters is None:
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         return Read(sorted(r.letters), "", r.provenance, **_flags(r, ""))
     if suite == "workflow":
         from clinical_cf.solvers.workflow import parse_decision_with_reader
 
-        d = asyncio.run(parse_decision_with_reader(reply, reader))
+        d = asyncio.run(parse_decision_with_reader(reply, reader, **_whole(parse_decision_with_reader, entry)))
         if d.action is None:
             return _not_read(d.provenance, d.unreadable_reason or str(d.invalid or ""), **_flags(d, d.unreadable_reason))
         return Read({"action": d.action, "confidence": None if d.confidence is None else round(d.confidence, 4)}, "", d.provenance,
@@ -275,7 +287,7 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
     if suite == "sensitivity":
         from clinical_cf.solvers.sensitivity import read_distribution_with_reader
 
-        r = asyncio.run(read_distribution_with_reader(reply, entry["candidates"], reader))
+        r = asyncio.run(read_distribution_with_reader(reply, entry["candidates"], reader, **_whole(read_distribution_with_reader, entry)))
         if r.probs is None:
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         return Read([round(p, 2) for p in r.probs], "", r.provenance, **_flags(r, ""))
@@ -284,13 +296,13 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
         from clinical_cf.scorers.css_judge import VALID_SCORES
 
         if entry["kind"] == "mention":
-            f = read_flag(reply, "mentions")
+            f = read_flag(reply, "mentions", **_whole(read_flag, entry))
             return Read(f.value, "", f.provenance) if f.ok else _not_read(f.provenance, f.reason, conflict="conflicting" in f.reason)
-        s = read_score(reply, VALID_SCORES)
+        s = read_score(reply, VALID_SCORES, **_whole(read_score, entry))
         if not s.ok:
             return _not_read(s.provenance, s.reason, conflict="conflicting" in s.reason)
         if entry["kind"] == "process":
-            c = read_flag(reply, "critical_error")
+            c = read_flag(reply, "critical_error", **_whole(read_flag, entry))
             if not c.ok:
                 return _not_read(c.provenance, c.reason, conflict="conflicting" in c.reason)
             return Read({"score": s.value, "critical_error": c.value}, "", s.provenance)
@@ -319,6 +331,7 @@ class Outcome:
     lie_accepted: bool = False
     lie_tries: int = 0
     lie_got: Any = None
+    both_lie_accepted: bool = False
     reader_called: bool = False
     read_by: str = ""
     hedging_right: bool = False
@@ -333,7 +346,7 @@ def classify(entry: dict, read: Read) -> str:
     if isinstance(truth, str) and truth in NOT_READ:
         if read.value in ("unreadable", "invalid"):
             return "right"
-        if value is not None and read.provenance == "reader" and same(entry, read.value, value):
+        if value is not None and read.provenance in ("reader", "agreement") and same(entry, read.value, value):
             return "right"  # a conflict whose marked revision the flagged reader read
         return "silent"
     if read.value in ("unreadable", "invalid"):
@@ -345,32 +358,44 @@ def evaluate(corpus: Path = CORPUS, use_reader: bool = True) -> list[Outcome]:
     entries = yaml.safe_load(corpus.read_text(encoding="utf-8")) or []
     outcomes = []
     for entry in entries:
-        faithful = ScriptedReader(entry, "faithful") if use_reader and entry["suite"] != "judge" else None
+        # Two independent readers (issue 37): a reading counts when both read it the same way.
+        faithful = ((ScriptedReader(entry, "faithful"), ScriptedReader(entry, "faithful", name="-2"))
+                    if use_reader and entry["suite"] != "judge" else None)
         read = read_entry(entry, faithful)
-        read_by = "reader" if read.provenance == "reader" else ("contract" if read.value not in ("unreadable", "invalid") else "")
+        read_by = ("reader" if read.provenance in ("reader", "agreement")
+                   else "contract" if read.value not in ("unreadable", "invalid") else "")
         outcome = Outcome(entry["suite"], entry["id"], entry["format"], entry.get("cls", ""), classify(entry, read), read.value,
                           entry["truth"], read.reason, read.conflict, reader_called=read.reader_called, read_by=read_by)
         if use_reader and entry["suite"] != "judge" and not read.crashed:
             probe = ScriptedReader(entry, "hedging")
-            hedged = read_entry(entry, probe)
+            hedged = read_entry(entry, (probe, ScriptedReader(entry, "hedging", name="-2")))
             outcome.hedging_right = classify(entry, hedged) == "right"
             if probe.calls:  # the reader is asked for this reply: try every lie on it
                 for lie in lies(entry, probe.calls[0]):
                     outcome.lie_tries += 1
-                    got = read_entry(entry, ScriptedReader(entry, "lying", lie))
-                    if got.value in ("unreadable", "invalid") or got.provenance != "reader":
-                        continue
                     value = stated(entry)
-                    if value is None or not same(entry, got.value, value):
-                        outcome.lie_accepted, outcome.lie_got = True, {"lie": lie, "read": got.value}
-                        break
+                    # A lying reader with an independent faithful second reader (the lie rate a lab sees), and the
+                    # same lie told by both readers (colluding readers: only the structural refusers stand in its way).
+                    pairs = (((ScriptedReader(entry, "lying", lie), ScriptedReader(entry, "faithful", name="-2")), "lie_accepted"),
+                             ((ScriptedReader(entry, "lying", lie), ScriptedReader(entry, "lying", lie, name="-2")), "both_lie_accepted"))
+                    for pair, flag in pairs:
+                        if getattr(outcome, flag):
+                            continue
+                        got = read_entry(entry, pair)
+                        if got.value in ("unreadable", "invalid") or got.provenance not in ("reader", "agreement"):
+                            continue
+                        if value is None or not same(entry, got.value, value):
+                            setattr(outcome, flag, True)
+                            if flag == "lie_accepted":
+                                outcome.lie_got = {"lie": lie, "read": got.value}
         outcomes.append(outcome)
     return outcomes
 
 
-COLUMNS = ("right", "unreadable", "refused", "silent", "lie", "conflict", "crash")
+COLUMNS = ("right", "unreadable", "refused", "silent", "lie", "both", "conflict", "crash")
 HEAD = {"right": "read right", "unreadable": "unreadable counted", "refused": "correct refused",
-        "silent": "read into unstated", "lie": "lying accepted", "conflict": "conflicts flagged", "crash": "crashes"}
+        "silent": "read into unstated", "lie": "lying accepted", "both": "same lie x2 accepted", "conflict": "conflicts flagged",
+        "crash": "crashes"}
 
 
 def summary(outcomes: list[Outcome]) -> list[str]:
@@ -385,6 +410,7 @@ def summary(outcomes: list[Outcome]) -> list[str]:
             continue
         counts = {c: sum(o.verdict == c for o in items) for c in ("right", "unreadable", "refused", "silent", "crash")}
         counts["lie"] = sum(o.lie_accepted for o in items)
+        counts["both"] = sum(o.both_lie_accepted for o in items)
         counts["conflict"] = sum(o.conflict for o in items)
         stated_n = sum(1 for o in items if not (isinstance(o.truth, str) and o.truth in NOT_READ))
         missed = sum(1 for o in items if o.verdict in ("unreadable", "refused"))

@@ -23,7 +23,7 @@ ambiguous), so the helper never guesses a verdict.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from inspect_ai.log import transcript
@@ -39,6 +39,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from clinical_cf.core.errors import PrerequisiteError
+from clinical_cf.replies.whole import not_whole
 
 V = TypeVar("V")
 
@@ -132,13 +133,15 @@ class Judgement(Generic[V]):
     judge: ResolvedJudge
     verdict: V | None
     replies: list[str]
+    cut: list[str] = field(default_factory=list)
+    """Why replies were not whole (`truncated: ...`, `filtered: ...`): never read, the judge was asked again."""
 
     @property
     def attempts(self) -> int:
         return len(self.replies)
 
     def metadata(self) -> dict[str, Any]:
-        return {**self.judge.metadata(), "judge_attempts": self.attempts}
+        return {**self.judge.metadata(), "judge_attempts": self.attempts, **({"judge_cut": self.cut} if self.cut else {})}
 
 
 async def ask_judge(
@@ -166,15 +169,21 @@ async def ask_judge(
         raise ValueError("a judge asked again needs a retry prompt")
     messages: list[ChatMessage] = [ChatMessageUser(content=prompt)] if isinstance(prompt, str) else list(prompt)
     replies: list[str] = []
+    cut: list[str] = []
     for attempt in range(retries + 1):
         output = await (judge.model.generate(messages, config=config) if config is not None else judge.model.generate(messages))
         replies.append(output.completion)
-        verdict = read(output.completion)
+        # A verdict the provider cut for length or filtered is not read (a cut "Score: 1" may have gone on "0"):
+        # whole replies only, as for the model under test (clinical_cf.replies.whole).
+        not_read = not_whole(output.completion, output.stop_reason)
+        if not_read:
+            cut.append(not_read)
+        verdict = None if not_read else read(output.completion)
         if verdict is not None:
-            return Judgement(judge, verdict, replies)
+            return Judgement(judge, verdict, replies, cut)
         if attempt < retries:
             messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=str(retry_prompt))]
-    return Judgement(judge, None, replies)
+    return Judgement(judge, None, replies, cut)
 
 
 def note_self_judging(judge: ResolvedJudge, fallback_role: str = FALLBACK_ROLE) -> None:

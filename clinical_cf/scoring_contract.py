@@ -18,7 +18,7 @@ rendered prompts for doubled braces and unfilled slots: the same list.
 To add a prompt, a schema or a scoring constant: add its name to its module's `constants(module, ...)`
 in its suite's `scoring` function (`clinical_cf.suites.<name>`; `shared_parts` here for what every suite's
 reading uses, which `Suite.scoring_parts` adds to each), then run `clinical-cf export register`. tests/test_scoring_contract.py
-fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies.py that no
+fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies/ that no
 suite lists.
 """
 
@@ -56,15 +56,14 @@ def patterns(*modules: ModuleType) -> dict[str, Any]:
 
 
 def shared_parts() -> dict[str, Any]:
-    """The reading every suite's replies go through (clinical_cf/replies.py) and the judge-role wiring."""
+    """The reading every suite's replies go through (the modules of clinical_cf/replies/) and the judge-role wiring."""
     return {
-        **constants(
-            replies,
-            "READER_PROMPT", "DATA_NOTICE", "READER_ROLE", "PROVENANCES", "READ", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH", "MAX_REPAIR_CHARS",
-            "NEGATIVE_CUES", "EXCLUDING_CUES"
-        ),
+        **constants(replies.reader, "READER_PROMPT", "READER_ROLE"),
+        **constants(replies.judge_input, "DATA_NOTICE"),
+        **constants(replies.final, "PROVENANCES", "READ", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH", "MAX_REPAIR_CHARS"),
+        **constants(replies.verification, "NEGATIVE_CUES", "EXCLUDING_CUES"),
         **constants(judging, "JUDGE_ROLE", "FALLBACK_ROLE"),
-        **patterns(replies),
+        **patterns(*replies.MODULES),
     }
 
 def canonical(value: Any) -> Any:

@@ -144,12 +144,13 @@ def consensus_match(matching: str = "lexicon") -> Scorer:
         if arms.baseline is None or arms.baseline.is_invalid:
             why = arms.baseline.invalid if arms.baseline else "no output"
             return Score.unscored(reason="invalid_output", explanation=f"Baseline arm is not an answer ({why}); CMS not computed.",
-                                  metadata={"parse": "invalid", "invalid": why, "matching": matching})
+                                  metadata={"parse": "invalid", "invalid": why, "unreadable": why, "matching": matching})
         if arms.baseline.is_unreadable:
             return Score.unscored(
                 reason="unreadable",
                 explanation=f"Baseline arm could not be read ({arms.baseline.unreadable_reason}); CMS not computed.",
-                metadata={"parse": "unreadable", "unreadable": arms.baseline.unreadable_reason, "matching": matching},
+                metadata={"parse": "unreadable", "unreadable": arms.baseline.unreadable_code, "unreadable_reason": arms.baseline.unreadable_reason,
+                          "max_tokens": arms.baseline.max_tokens, "matching": matching},
             )
         recommendations = arms.baseline.recommendations
         judged: dict = {}

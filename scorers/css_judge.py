@@ -116,7 +116,9 @@ def arm_reading_metadata(arms: CSSArms) -> dict[str, object]:
     pairs = (("baseline", arms.baseline), ("counterfactual", arms.counterfactual))
     return {
         "reader": {name: arm.reader for name, arm in pairs if arm is not None and arm.reader is not None} or None,
-        "unreadable": {name: arm.unreadable_reason for name, arm in pairs if arm is not None and arm.is_unreadable} or None,
+        "unreadable": {name: arm.unreadable_code for name, arm in pairs if arm is not None and arm.unreadable_code} or None,
+        "unreadable_reason": {name: arm.unreadable_reason for name, arm in pairs if arm is not None and arm.is_unreadable} or None,
+        "max_tokens": {name: arm.max_tokens for name, arm in pairs if arm is not None and arm.max_tokens} or None,
         "reply_cut": {name: True for name, arm in pairs if arm is not None and arm.reply_cut} or None,
         "conflict": {name: arm.conflict for name, arm in pairs if arm is not None and arm.conflict} or None,
         "baseline_cache_scope": arms.baseline_cache_scope,

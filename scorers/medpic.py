@@ -46,7 +46,17 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from clinical_cf.judging import ask_judge, resolve_judge
-from clinical_cf.replies import DATA_NOTICE, boundary, data_block, final_answer, normalise_for_judge, read_by, read_flag, resolve_reader
+from clinical_cf.replies import (
+    DATA_NOTICE,
+    boundary,
+    data_block,
+    final_answer,
+    normalise_for_judge,
+    output_facts,
+    read_by,
+    read_flag,
+    resolve_reader,
+)
 from clinical_cf.scorers.metrics import parse_quality, shown_as
 from clinical_cf.solvers.medpic import format_answer, parse_answer, read_answer_with_reader
 
@@ -176,11 +186,12 @@ def medpic_exact_set(reader: str | None = "reader", json_schema: bool = True) ->
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         gold = frozenset(meta["answer"])
-        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader, json_schema=json_schema))
+        stop, cap = output_facts(state.output if state.output.choices else None)
+        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader, json_schema=json_schema),
+                                                stop_reason=stop, max_tokens=cap)
         parsed = reading.letters
-        info = {"parse": reading.provenance, "read_by": read_by(reading.provenance), "conflict": list(reading.conflict) or None, "kind": meta["kind"], "operation": meta.get("operation"),
-                "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"], "reply_cut": reading.reply_cut,
-                "unreadable_reason": reading.reason or None, "reader": reading.reader,
+        info = {**reading.metadata(), "read_by": read_by(reading.provenance), "kind": meta["kind"], "operation": meta.get("operation"),
+                "pair_id": meta.get("pair_id"), "rule_id": meta["rule_id"],
                 # The epoch, so `pair_accuracy` pairs the members answered in the same epoch (the seed paper's pair).
                 "epoch": state.epoch}
         if reading.invalid is not None:
@@ -288,13 +299,15 @@ def rationale_mentions_change(
     """
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
-        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader, json_schema=json_schema))
+        stop, cap = output_facts(state.output if state.output.choices else None)
+        reading = await read_answer_with_reader(state.output.completion, meta["options"], resolve_reader(reader, json_schema=json_schema),
+                                                stop_reason=stop, max_tokens=cap)
         if reading.invalid is not None:
             return Score.unscored(reason="invalid_output", explanation=f"invalid output: {reading.invalid}",
-                                  metadata={"invalid": reading.invalid})
+                                  metadata={**reading.metadata(), "invalid": reading.invalid})
         parsed = reading.letters
         if not applies_to(meta, parsed):
-            return Score.unscored(reason="not a wrong deactivation answer")
+            return Score.unscored(reason="not a wrong deactivation answer", metadata=reading.metadata())
         changed = meta.get("changed_fact") or {}
         retained = parsed is not None and parsed == frozenset(meta.get("partner_answer") or [])
         judgement = await ask_judge(
@@ -306,7 +319,7 @@ def rationale_mentions_change(
             config=GenerateConfig(response_schema=MENTION_SCHEMA if json_schema else None),
         )
         verdict = judgement.verdict
-        info = {"retained_selection": retained, "changed_fact": changed.get("after"), **judgement.metadata(),
+        info = {**reading.metadata(), "retained_selection": retained, "changed_fact": changed.get("after"), **judgement.metadata(),
                 "judge_reply": judgement.replies[-1][:1000]}
         if verdict is None:
             return Score.unscored(reason="grader_failed", metadata=info)

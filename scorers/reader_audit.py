@@ -18,6 +18,7 @@ A reader to choose: high `accuracy`, `lie_acceptance_rate` 0.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -130,7 +131,31 @@ def accuracy_by_suite() -> Metric:
     return compute
 
 
-@scorer(metrics=[accuracy(), stderr(), lie_acceptance_rate(), wrong_reading_rate(), decline_rate(), refused_correct_rate(), accuracy_by_suite()])
+@metric
+def agreement_rate() -> Metric:
+    """Share of replies (read by both readers) whose two verified readings agree: what a suite scores (issue 37)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        pair = [s for s in scores if _meta(s).get("second_reader")]
+        return sum(bool(_meta(s).get("agreed")) for s in pair) / len(pair) if pair else math.nan
+
+    return compute
+
+
+@metric
+def pair_lie_rate() -> Metric:
+    """Share of replies (read by both readers) where the two readers agreed on a wrong reading that passed the
+    structural checks: it would have been scored. The lie rate of this reader pair; 0 for a pair fit for use."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        pair = [s for s in scores if _meta(s).get("second_reader")]
+        return sum(bool(_meta(s).get("pair_lie")) for s in pair) / len(pair) if pair else math.nan
+
+    return compute
+
+
+@scorer(metrics=[accuracy(), stderr(), lie_acceptance_rate(), wrong_reading_rate(), decline_rate(), refused_correct_rate(), accuracy_by_suite(),
+                 agreement_rate(), pair_lie_rate()])
 def reader_accuracy() -> Scorer:
     """1 when the reader read the reply as its truth says (declined where it states no single answer), else 0."""
 
@@ -146,6 +171,10 @@ def reader_accuracy() -> Scorer:
         wrong = not read.declined and not correct
         accepted = read.verified is not None
         lie = accepted and not same(suite, read.verified, value)
+        # Agreement (issue 37): both readers' verified readings state the same value; a lie of the pair is an
+        # agreed reading that is wrong (the only reading a suite would score from step d).
+        agreed = bool(read.second_model) and accepted and read.second_verified is not None and same(suite, read.verified, read.second_verified)
+        pair_lie = agreed and not same(suite, read.verified, value)
         return Score(
             value=1.0 if correct else 0.0,
             answer="declined" if read.declined else str(read.raw)[:300],
@@ -153,7 +182,11 @@ def reader_accuracy() -> Scorer:
                          f"verification: {read.verdict}"),
             metadata={"suite": suite, "cls": meta.get("cls"), "format": meta.get("format"), "declined": read.declined,
                       "wrong": wrong, "accepted": accepted, "lie_accepted": lie, "refused_correct": correct and not read.declined
-                      and value is not None and not accepted, "verdict": read.verdict, "reader": read.reader_reply[:2000]},
+                      and value is not None and not accepted, "verdict": read.verdict, "reader": read.reader_reply[:2000],
+                      "reader_model": read.reader_model or None, "second_reader": read.second_model,
+                      "reader_pair": f"{read.reader_model} + {read.second_model}" if read.second_model else None,
+                      "second_verdict": read.second_verdict or None, "second_declined": read.second_declined,
+                      "agreed": agreed, "pair_lie": pair_lie},
         )
 
     return score

@@ -27,7 +27,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import TaskState
 
 from clinical_cf.catalog.sensitivity.perturbations import Tolerance
-from clinical_cf.replies import read_by
+from clinical_cf.replies import per_arm, read_by
 from clinical_cf.scorers.metrics import parse_quality, shown_as
 from clinical_cf.solvers.sensitivity import SensitivityArms
 
@@ -164,14 +164,15 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
         if distribution == "logprob" and not (before.get("logprob") and after.get("logprob")):
             used = "verbalised (no logprobs from this provider)"
         key = "logprob" if used == "logprob" else "verbalised"
-        parse = {"baseline": before.get("parse", "unreadable"), "perturbed": after.get("parse", "unreadable")}
+        fields = per_arm({"baseline": before, "perturbed": after})
+        parse = fields["parse"]
         by = read_by(*parse.values())
         invalid = {arm: a["invalid"] for arm, a in (("baseline", before), ("perturbed", after)) if a.get("invalid")}
         if invalid and key == "verbalised":
             return Score.unscored(
                 reason="invalid_output",
                 explanation="Not scored: " + "; ".join(f"{a} arm {w}" for a, w in invalid.items()),
-                metadata={"type": meta["type"], "parse": parse, "read_by": by, "invalid": invalid},
+                metadata={"type": meta["type"], **fields, "read_by": by, "invalid": invalid},
             )
         reading = {"reader": {a: arm["reader"] for a, arm in (("baseline", before), ("perturbed", after)) if arm.get("reader")} or None,
                    "reply_cut": {a: True for a, arm in (("baseline", before), ("perturbed", after)) if arm.get("reply_cut")} or None,
@@ -185,7 +186,8 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
             return Score.unscored(
                 reason="invalid_response_format",
                 explanation="A distribution over the candidates could not be read: " + "; ".join(f"{a} arm: {w}" for a, w in why.items()),
-                metadata={"type": meta["type"], "parse": parse, "read_by": by, "unreadable": why, "raw": [before.get("raw"), after.get("raw")], **reading},
+                metadata={"type": meta["type"], **fields, "unreadable": fields["unreadable"] or {a: "no answer" for a in why},
+                          "unreadable_reason": why, "read_by": by, "raw": [before.get("raw"), after.get("raw")], **reading},
             )
         change = measure(before[key], after[key], meta["gold_index"], tolerance)
         target = meta.get("expected_target")
@@ -195,7 +197,7 @@ def direction_consistency(distribution: str = "verbalised") -> Scorer:
             answer=json.dumps([round(x, 3) for x in after[key]]),
             explanation=(f"expected {meta['expected']}: relative {change.relative:.3f} (signed {change.signed:+.3f}), "
                          f"JS {change.js:.3f} bits, flip {change.flip}, entropy change {change.entropy_change:+.3f} bits"),
-            metadata={**asdict(change), "expected": meta["expected"], "type": meta["type"], "distribution": used, "parse": parse, "read_by": by,
+            metadata={**asdict(change), "expected": meta["expected"], "type": meta["type"], "distribution": used, **fields, "read_by": by,
                       "before": before[key], "after": after[key], **reading},
         )
 

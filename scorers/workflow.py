@@ -208,7 +208,7 @@ def workflow_action() -> Scorer:
             return Score.unscored(
                 reason="invalid_output",
                 explanation=f"final reply is not a decision: {final['invalid']}",
-                metadata={"parse": "invalid", "invalid": final["invalid"], "parse_ok": False, "action": None,
+                metadata={"parse": "invalid", "invalid": final["invalid"], "unreadable": final["invalid"], "parse_ok": False, "action": None,
                           "reference_action": meta["reference_action"],
                           "variant": meta["variant"], "task_class": meta["task_class"], "seed_id": meta["seed_id"],
                           "turn_actions": [d["action"] for d in decisions]},
@@ -231,7 +231,9 @@ def workflow_action() -> Scorer:
                 "parse": final.get("provenance", "json" if final["parse_ok"] else "unreadable"),
                 "read_by": read_by(final.get("provenance", "json" if final["parse_ok"] else "unreadable")),
                 "conflict": list(final.get("conflict") or ()) or None,
+                "unreadable": final.get("unreadable") if action is None else None,
                 "unreadable_reason": final.get("unreadable_reason") or None,
+                "max_tokens": final.get("max_tokens"),
                 "reply_cut": bool(final.get("reply_cut")),
                 "reader": final.get("reader"),
                 "correct": correct,

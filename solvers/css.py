@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
-    ask_reader,
+    agreed_reading,
     conflict_reason,
     data_block,
     degenerate,
@@ -48,20 +49,27 @@ from clinical_cf.replies import (
     invalid_reason,
     is_conflict,
     is_placeholder,
+    is_pointer,
     json_objects,
     lowered_keys,
+    negated,
     negated_near,
     none_like,
     normalise_for_judge,
+    not_whole,
     number_problem,
+    output_facts,
     outside_json,
     quoted_items,
     reply_cut,
+    resolve_pointer,
     resolve_reader,
     revision_in,
     squash,
     strip_markdown,
+    struck_conflict,
     trailing_lines,
+    unreadable_code,
     verify_quote,
     words_of,
 )
@@ -184,6 +192,7 @@ class ArmResult(BaseModel):
     reader: dict[str, Any] | None = Field(
         default=None, description="The reader role's call when step (d) ran: model, its reply, the verification's verdict."
     )
+    max_tokens: int | None = Field(default=None, description="The output-token cap that cut the reply (unreadable: truncated).")
     trace: AgentTrace | None = None
 
     @property
@@ -193,6 +202,13 @@ class ArmResult(BaseModel):
     @property
     def is_unreadable(self) -> bool:
         return self.invalid is None and self.provenance == "unreadable"
+
+    @property
+    def unreadable_code(self) -> str | None:
+        """The short reason code when no list was read (`clinical_cf.replies.UNREADABLE_CODES`, or the invalid code), else None."""
+        if self.is_invalid:
+            return self.invalid
+        return unreadable_code(self.unreadable_reason) if self.is_unreadable else None
 
 
 class CSSArms(StoreModel):
@@ -320,7 +336,8 @@ async def run_arm(
     ]
     output = await model.generate(stage2, config=stage2_config, cache=cache)
     messages.extend([stage2[1], ChatMessageAssistant(content=output.completion)])
-    return await read_arm(output.completion, summary=summary.completion, reader=reader), messages
+    stop, cap = output_facts(output, stage2_config.max_tokens)
+    return await read_arm(output.completion, summary=summary.completion, reader=reader, stop_reason=stop, max_tokens=cap), messages
 
 
 # Caps applied when a reply is read, whatever the response schema asked for (a server without
@@ -355,7 +372,9 @@ class RecommendationReading(BaseModel):
     conflict: list[str] = Field(default_factory=list)
     """The candidate answers when they disagree (`unreadable: conflicting answers`)."""
     bounds: bool = False
-    """Unreadable because a number is out of bounds (the reader is not asked)."""
+    """Unreadable for a reason no reader can undo (a number out of bounds, a reply that is not whole): the reader is not asked."""
+    max_tokens: int | None = None
+    """The output-token cap that cut the reply (unreadable `truncated`), when the provider stopped it for length."""
 
     @property
     def needs_reader(self) -> bool:
@@ -430,11 +449,12 @@ def _contradicted(items: list[Recommendation], prose: str) -> str | None:
     return None
 
 
-_CSS_LABEL = re.compile(r"^(?P<label>not recommended|recommended)[ \t]{0,4}:[ \t]{0,4}(?P<items>.*)$", re.IGNORECASE)
+# An answer line, optionally after a short label of its own ("Initial plan: RECOMMENDED: X" is a candidate answer too).
+_CSS_LABEL = re.compile(r"^(?:[^:\n]{1,40}:[ \t]{0,4})?(?P<label>not recommended|recommended)[ \t]{0,4}:[ \t]{0,4}(?P<items>.*)$", re.IGNORECASE)
 
 
 def _label_items(line: str) -> tuple[str, list[str]] | None:
-    match = _CSS_LABEL.match(line)
+    match = _CSS_LABEL.match(unicodedata.normalize("NFKC", line))  # a full-width "；" separates items as ";" does
     if not match:
         return None
     items = [part.strip().rstrip(".") for part in match.group("items").split(";")]
@@ -476,7 +496,7 @@ def _object_key(data: dict[str, Any]) -> str:
     return json.dumps({"recommended": names(lists[0]), "not recommended": names(lists[1])})
 
 
-def read_recommendations(text: str) -> RecommendationReading:
+def read_recommendations(text: str, stop_reason: str | None = None, max_tokens: int | None = None) -> RecommendationReading:
     """Read the stage-2 reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
     Every candidate answer of the final answer is collected: each schema JSON object (strict or
@@ -493,12 +513,19 @@ def read_recommendations(text: str) -> RecommendationReading:
     are capped in number and length at parse time.
     """
     cut = reply_cut(text)
+    cut_off = not_whole(text, stop_reason)
+    if cut_off:  # a reply the provider cut or filtered, or JSON cut before it closed: never read, never repaired
+        return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=cut_off, bounds=True,
+                                     max_tokens=max_tokens if cut_off.startswith("truncated") else None)
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return RecommendationReading(provenance="invalid", invalid="empty", reply_cut=cut)
     bad_number = number_problem(final)
     if bad_number:
         return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=f"unreadable number: {bad_number}", bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # the reply strikes part of its answer through: never read with or silently without it
+        return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=withdrawn, conflict=[withdrawn])
     objects = [f for f in json_objects(final) if _schema_lists(f.value) is not None]
     blocks = _answer_blocks(final)
     candidates = {_object_key(f.value): f.end for f in objects}
@@ -558,7 +585,7 @@ def read_recommendations(text: str) -> RecommendationReading:
         for label, items in labels:  # type: ignore[misc]
             for item in items:
                 if (
-                    has_negative_cue(words_of(item))
+                    negated(words_of(item))  # a negation in any language the verification knows, CJK included
                     and label == "recommended"
                     or _CSS_LABEL.search(item)
                     or re.search(r"(?i)\brecommended\s*:", item)
@@ -571,16 +598,37 @@ def read_recommendations(text: str) -> RecommendationReading:
             return RecommendationReading(provenance="unreadable", reply_cut=cut,
                                          reason="the answer lines need one RECOMMENDED: line (and at most one NOT RECOMMENDED: line)")
         provenance = "field"
-    return _finish(recommended, avoided, provenance, from_json, cut)
+    return _finish(recommended, avoided, provenance, from_json, cut, final=final)
 
 
 def _without_looping_rationales(items: list[Recommendation]) -> list[Recommendation]:
     return [Recommendation(treatment=r.treatment, rationale="") if degenerate(r.rationale) else r for r in items]
 
 
+def _resolved(items: list[Recommendation], final: str) -> list[Recommendation] | str:
+    """Items with every pointer ("Option (ii)", "items 1 and 2 above") replaced by what the reply's own unambiguous
+    enumeration names, or why an item is no thing (`pointer: ...`)."""
+    out: list[Recommendation] = []
+    for item in items:
+        if not is_pointer(item.treatment):
+            out.append(item)
+            continue
+        named, why = resolve_pointer(item.treatment, final)
+        if why:
+            return why
+        out += [Recommendation(treatment=name) for name in named]
+    return out
+
+
 def _finish(recommended: list[Recommendation], avoided: list[Recommendation], provenance: Provenance,
-            from_json: bool, cut: bool, reader: dict[str, Any] | None = None) -> RecommendationReading:
-    """Invalid-output checks on the items that were read, then the parse-time caps."""
+            from_json: bool, cut: bool, reader: dict[str, Any] | None = None, final: str = "") -> RecommendationReading:
+    """Pointers resolved (or the reading is unreadable), invalid-output checks on the items that were read, an item
+    in both lists made a conflict, then the parse-time caps."""
+    resolved = [_resolved(recommended, final), _resolved(avoided, final)]
+    for lst in resolved:
+        if isinstance(lst, str):
+            return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader, reason=lst)
+    recommended, avoided = resolved  # type: ignore[assignment]
     recommended = [
         Recommendation(treatment=strip_markdown(r.treatment).strip(), rationale=strip_markdown(r.rationale).strip()) for r in recommended
     ]
@@ -598,12 +646,11 @@ def _finish(recommended: list[Recommendation], avoided: list[Recommendation], pr
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
                                      reason="the reading names no option")
     both = {_key(r.treatment) for r in recommended} & {_key(r.treatment) for r in avoided}
-    # Requested JSON that puts one option in both lists states exactly that: it is read as stated
-    # (a contradictory answer, for the judge to weigh) and flagged. From prose, answer lines or the
-    # reader, the same overlap means the reading is in doubt, so it stays unreadable.
-    if both and not (from_json and provenance in ("json", "repaired")):
+    # One option in both lists is two answers about it, whatever the format (issue 37): a conflict, counted apart.
+    if both:
+        shown = [f"recommended {sorted(both)[0][:60]!r}", f"not recommended {sorted(both)[0][:60]!r}"]
         return RecommendationReading(provenance="unreadable", from_json=from_json, reply_cut=cut, reader=reader,
-                                     reason=f"{sorted(both)[0][:60]!r} is both recommended and to be avoided")
+                                     reason=conflict_reason(shown), conflict=shown)
     capped_recommended, cut_a = _cap(recommended)
     capped_avoided, cut_b = _cap(avoided)
     return RecommendationReading(
@@ -673,25 +720,32 @@ def verify_css_reading(data: dict[str, Any], final: str, conflict: bool = False)
     return out[0], out[1], ""
 
 
-async def read_recommendations_with_reader(text: str, reader: Any | None) -> RecommendationReading:
-    """`read_recommendations`, then step (d) when it read nothing: the reader role's verified reading
-    (told when the reply's answers conflict, and then held to the revision the reply marks)."""
-    reading = read_recommendations(text)
+async def read_recommendations_with_reader(text: str, reader: Any | None, stop_reason: str | None = None,
+                                          max_tokens: int | None = None) -> RecommendationReading:
+    """`read_recommendations`, then step (d) when it read nothing: the lists two independent readers agree on
+    (`clinical_cf.replies.agreed_reading`; told when the reply's answers conflict, and then held to the revision
+    the reply marks), each reading through the structural checks of `verify_css_reading`."""
+    reading = read_recommendations(text, stop_reason, max_tokens)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
     conflict = is_conflict(reading.reason)
-    outcome = await ask_reader(reader, CSS_READER, final, conflict=reading.reason if conflict else None)
-    if outcome.data is None:
-        return reading.model_copy(update={"reason": (reading.reason + "; " if conflict else "") + outcome.reason,
-                                          "reader": outcome.record(outcome.reason)})
-    recommended, avoided, rejected = verify_css_reading(outcome.data, final, conflict)
-    if rejected:
-        return reading.model_copy(update={
-            "reason": (reading.reason + "; " if conflict else "") + f"reader reading rejected: {rejected}",
-            "reader": outcome.record(f"rejected: {rejected}"),
-        })
-    return _finish(recommended, avoided, "reader", reading.from_json, reading.reply_cut, reader=outcome.record("accepted"))
+
+    def verify(data: dict[str, Any]) -> tuple[Any, str]:
+        recommended, avoided, rejected = verify_css_reading(data, final, conflict)
+        return (recommended, avoided), rejected
+
+    agreed = await agreed_reading(reader, CSS_READER, final, conflict=reading.reason if conflict else None, verify=verify, same=_same_lists)
+    if agreed.value is None:
+        return reading.model_copy(update={"reason": (reading.reason + "; " if conflict else "") + agreed.reason, "reader": agreed.record})
+    recommended, avoided = agreed.value
+    return _finish(recommended, avoided, "agreement", reading.from_json, reading.reply_cut, reader=agreed.record, final=final)
+
+
+def _same_lists(a: tuple[list[Recommendation], list[Recommendation]], b: tuple[list[Recommendation], list[Recommendation]]) -> bool:
+    """Two readings name the same options in the same lists (order, case, markup and spacing aside)."""
+    return all(sorted(_key(strip_markdown(r.treatment)) for r in x) == sorted(_key(strip_markdown(r.treatment)) for r in y)
+               for x, y in zip(a, b, strict=True))
 
 
 def parse_recommendations(text: str) -> tuple[list[Recommendation], list[Recommendation], bool]:
@@ -726,9 +780,11 @@ def arm_result(raw: str, summary: str = "", trace: AgentTrace | None = None) -> 
     return _arm(read_recommendations(raw), raw, summary, trace)
 
 
-async def read_arm(raw: str, summary: str = "", trace: AgentTrace | None = None, reader: Model | None = None) -> ArmResult:
-    """An arm's result read in the full order, the reader role (step d) included when `reader` is given."""
-    return _arm(await read_recommendations_with_reader(raw, reader), raw, summary, trace)
+async def read_arm(raw: str, summary: str = "", trace: AgentTrace | None = None, reader: Model | None = None,
+                   stop_reason: str | None = None, max_tokens: int | None = None) -> ArmResult:
+    """An arm's result read in the full order, the reader role (step d) included when `reader` is given; a reply
+    whose `stop_reason` says the provider cut or filtered it is unreadable (`truncated` / `filtered`)."""
+    return _arm(await read_recommendations_with_reader(raw, reader, stop_reason, max_tokens), raw, summary, trace)
 
 
 def _arm(reading: RecommendationReading, raw: str, summary: str, trace: AgentTrace | None) -> ArmResult:
@@ -746,6 +802,7 @@ def _arm(reading: RecommendationReading, raw: str, summary: str, trace: AgentTra
         reader=reading.reader,
         contradictory=reading.contradictory,
         conflict=reading.conflict,
+        max_tokens=reading.max_tokens,
         trace=trace,
     )
 
@@ -772,11 +829,15 @@ def format_recommendations(arm: ArmResult | None) -> str:
 
 
 def judge_block(arm: ArmResult | None, name: str, tag: str) -> str:
-    """One arm as a judge sees it: a delimited data block of normalised, capped items.
+    """One arm as a judge sees it: a delimited data block of the arm's items in one canonical form.
 
-    Each item is one line (no forged headers), invisible characters and role tokens removed,
-    capped at the parse-time limits; an unreadable reply is shown as capped raw text; the whole
-    block is capped too. Invalid arms never reach a judge (the scorer unscores them first).
+    One shape whatever the reply's format (issue 37): each item is its treatment only, one numbered line,
+    markdown, invisible characters and role tokens removed, whitespace and trailing punctuation normalised,
+    capped. Rationales are never shown: a JSON reply carries one, an answer line or a list does not, so
+    showing them made the same treatments look different to the judge (controls read in two formats came
+    out "moved"); the CSS rule compares what is recommended, not why; and a rationale is free model text,
+    room for an injection. An unreadable reply is shown as capped raw text; the whole block is capped too.
+    Invalid and unreadable arms never reach a judge (the scorer unscores them first).
     """
     if arm is None:
         body = "(no output)"
@@ -795,6 +856,11 @@ def judge_block(arm: ArmResult | None, name: str, tag: str) -> str:
 
 
 def _judge_line(i: int, r: Recommendation) -> str:
-    treatment = normalise_for_judge(r.treatment, MAX_TREATMENT_CHARS)
-    rationale = normalise_for_judge(r.rationale, MAX_RATIONALE_CHARS)
-    return f"{i}. {treatment}" + (f" | rationale: {rationale}" if rationale else "")
+    return f"{i}. {canonical_treatment(r.treatment)}"
+
+
+def canonical_treatment(treatment: str) -> str:
+    """An item's treatment as the judge sees it, the same whatever format it was read from: markdown and
+    enclosing quotes removed, whitespace collapsed, trailing punctuation dropped, made inert and capped."""
+    text = normalise_for_judge(strip_markdown(treatment), MAX_TREATMENT_CHARS)
+    return text.strip(" \t\"'“”‘’").rstrip(" .;,:").strip() or "(unnamed)"

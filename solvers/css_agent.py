@@ -25,7 +25,7 @@ from inspect_ai.util import LimitExceededError, message_limit, span, time_limit,
 from pydantic import BaseModel, Field
 
 from clinical_cf.catalog.css.schema import SECTIONS
-from clinical_cf.replies import resolve_reader
+from clinical_cf.replies import output_facts, resolve_reader
 from clinical_cf.solvers.css import (
     ARM_SPAN,
     BASELINE_SPAN,
@@ -189,7 +189,8 @@ async def run_chart_agent(
         limits=[message_limit(limits.messages), token_limit(limits.tokens), time_limit(limits.seconds)],
     )
     answer = state.output.completion if state.output else ""
-    result = await read_arm(answer, trace=trace_of(state.messages, changed, limit), reader=reader)
+    stop, cap = output_facts(state.output if state.output and state.output.choices else None)
+    result = await read_arm(answer, trace=trace_of(state.messages, changed, limit), reader=reader, stop_reason=stop, max_tokens=cap)
     return result, state.messages
 
 

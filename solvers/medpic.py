@@ -28,9 +28,9 @@ from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
     ANSWER_STEMS,
     EXCLUDING_WORDS,
-    Provenance,
     ReaderTask,
-    ask_reader,
+    SuiteReading,
+    agreed_reading,
     conflict_reason,
     final_answer,
     invalid_reason,
@@ -38,12 +38,14 @@ from clinical_cf.replies import (
     item_in_quote,
     json_objects,
     lowered_keys,
+    not_whole,
     number_problem,
     occurrences,
     places,
     quoted_items,
     reply_cut,
     revision_in,
+    struck_conflict,
     trailing_lines,
     verify_quote,
 )
@@ -196,22 +198,12 @@ PLACEHOLDERS = ("<letter or letters, comma-separated>",)
 
 
 @dataclass(frozen=True)
-class AnswerReading:
-    """The option letters a reply selects (None when unread) and how they were read."""
-
-    letters: frozenset[str] | None
-    provenance: Provenance
-    invalid: str | None = None
-    reason: str = ""
-    reply_cut: bool = False
-    reader: dict[str, Any] | None = None
-
-    conflict: tuple[str, ...] = ()
-    bounds: bool = False
+class AnswerReading(SuiteReading):
+    """The option letters a reply selects (`value`, None when unread) and how they were read."""
 
     @property
-    def needs_reader(self) -> bool:
-        return self.letters is None and self.invalid is None and not self.bounds
+    def letters(self) -> frozenset[str] | None:
+        return self.value  # type: ignore[no-any-return]
 
 
 # Answers stated inside a line ("..., so the answer is A.", "\\boxed{B}"): candidates for the conflict check only.
@@ -242,7 +234,7 @@ def _answer_line_candidates(final: str, options: Mapping[str, str]) -> list[tupl
     return out
 
 
-def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
+def read_answer(text: str | None, options: Mapping[str, str], stop_reason: str | None = None, max_tokens: int | None = None) -> AnswerReading:
     """Read a MedPIC reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
     (a)/(b) a JSON object with the answer schema's `answer` (a list of option letters, or a string
@@ -252,12 +244,18 @@ def read_answer(text: str | None, options: Mapping[str, str]) -> AnswerReading:
     replies, template echo and degenerate repetition of the answer are `invalid`.
     """
     cut = reply_cut(text)
+    cut_off = not_whole(text, stop_reason)
+    if cut_off:  # cut or filtered by the provider, or JSON cut before it closed: never read, never repaired
+        return AnswerReading(None, "unreadable", reply_cut=cut).cut_short(cut_off, max_tokens)  # type: ignore[return-value]
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return AnswerReading(None, "invalid", "empty", reply_cut=cut)
     bad_number = number_problem(final)
     if bad_number:
         return AnswerReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
+        return AnswerReading(None, "unreadable", reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
     objects = [f for f in json_objects(final) if "answer" in lowered_keys(f.value)]
     # Every candidate answer: each answer object and each answer line, wherever it stands.
     lines = _answer_line_candidates(final, options)
@@ -376,25 +374,23 @@ def verify_medpic_reading(data: Mapping[str, Any], final: str, options: Mapping[
     return frozenset(letters), ""
 
 
-async def read_answer_with_reader(text: str | None, options: Mapping[str, str], reader: Any | None) -> AnswerReading:
+async def read_answer_with_reader(text: str | None, options: Mapping[str, str], reader: Any | None, stop_reason: str | None = None,
+                                  max_tokens: int | None = None) -> AnswerReading:
     """`read_answer`, then step (d) when it read nothing: the reader role's verified reading (told when the
     reply's answers conflict, and then held to the revision the reply marks)."""
-    reading = read_answer(text, options)
+    reading = read_answer(text, options, stop_reason, max_tokens)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
     conflict = is_conflict(reading.reason)
     prefix = reading.reason + "; " if conflict else ""
-    outcome = await ask_reader(reader, MEDPIC_READER, f"Options: {json.dumps(dict(options))}\n\n{final}",
-                               conflict=reading.reason if conflict else None)
-    if outcome.data is None:
-        return AnswerReading(None, "unreadable", reason=prefix + outcome.reason, reply_cut=reading.reply_cut,
-                             reader=outcome.record(outcome.reason), conflict=reading.conflict)
-    letters, rejected = verify_medpic_reading(outcome.data, final, options, conflict)
-    if letters is None:
-        return AnswerReading(None, "unreadable", reason=prefix + f"reader reading rejected: {rejected}", reply_cut=reading.reply_cut,
-                             reader=outcome.record(f"rejected: {rejected}"), conflict=reading.conflict)
-    return AnswerReading(letters, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
+    agreed = await agreed_reading(
+        reader, MEDPIC_READER, final, f"Options: {json.dumps(dict(options))}\n\n{final}", conflict=reading.reason if conflict else None,
+        verify=lambda data: verify_medpic_reading(data, final, options, conflict), same=lambda a, b: a == b)
+    if agreed.value is None:
+        return AnswerReading(None, "unreadable", reason=prefix + agreed.reason, reply_cut=reading.reply_cut,
+                             reader=agreed.record, conflict=reading.conflict)
+    return AnswerReading(agreed.value, "agreement", reply_cut=reading.reply_cut, reader=agreed.record)
 
 
 def format_answer(letters: frozenset[str] | set[str] | list[str] | None) -> str:

@@ -25,18 +25,22 @@ from pydantic import BaseModel, ConfigDict, Field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
-    ask_reader,
+    SuiteReading,
+    agreed_reading,
     conflict_reason,
     final_answer,
     invalid_reason,
     is_conflict,
     json_objects,
+    not_whole,
     number_grounded,
     number_problem,
+    output_facts,
     quoted_items,
     reply_cut,
     resolve_reader,
     revision_in,
+    struck_conflict,
     trailing_lines,
     verify_quote,
 )
@@ -137,19 +141,12 @@ _TABLE_NOISE = re.compile(r"^[|:\- \t]*$|^\|[^0-9]*\|$")
 
 
 @dataclass(frozen=True)
-class DistributionReading:
-    probs: list[float] | None
-    provenance: Provenance
-    invalid: str | None = None
-    reason: str = ""
-    reply_cut: bool = False
-    reader: dict[str, Any] | None = None
-    conflict: tuple[str, ...] = ()
-    bounds: bool = False
+class DistributionReading(SuiteReading):
+    """The probability per candidate a reply states (`value`, None when unread) and how it was read."""
 
     @property
-    def needs_reader(self) -> bool:
-        return self.probs is None and self.invalid is None and not self.bounds
+    def probs(self) -> list[float] | None:
+        return self.value  # type: ignore[no-any-return]
 
 
 def _index_of(key: object, candidates: list[str]) -> int | None:
@@ -160,7 +157,7 @@ def _index_of(key: object, candidates: list[str]) -> int | None:
     return names.get(" ".join(raw.lower().split()))
 
 
-def read_distribution_reading(text: str, candidates: list[str]) -> DistributionReading:
+def read_distribution_reading(text: str, candidates: list[str], stop_reason: str | None = None, max_tokens: int | None = None) -> DistributionReading:
     """Read a distribution by contract, steps (a)-(c) of `clinical_cf.replies`.
 
     (a)/(b) a JSON object whose keys are all candidate letters or exact candidate names (one
@@ -170,6 +167,9 @@ def read_distribution_reading(text: str, candidates: list[str]) -> DistributionR
     (or 100) within `SUM_TOLERANCE`. Prose goes to the reader role (step d).
     """
     cut = reply_cut(text)
+    cut_off = not_whole(text, stop_reason)
+    if cut_off:  # cut or filtered by the provider, or JSON cut before it closed: never read, never repaired
+        return DistributionReading(None, "unreadable", reply_cut=cut).cut_short(cut_off, max_tokens)  # type: ignore[return-value]
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return DistributionReading(None, "invalid", "empty", reply_cut=cut)
@@ -182,6 +182,9 @@ def read_distribution_reading(text: str, candidates: list[str]) -> DistributionR
     bad_number = number_problem(final)
     if bad_number:
         return DistributionReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
+        return DistributionReading(None, "unreadable", reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
     objects = [f for f in json_objects(final) if any(_index_of(k, candidates) is not None for k in flat(f.value))]
     # Every candidate answer: each distribution object and each block of probability lines, wherever it stands.
     stated: list[tuple[int, str, str]] = []
@@ -349,23 +352,23 @@ def verify_distribution_reading(data: dict[str, Any], final: str, candidates: li
     return _distribution(pairs, len(candidates)) if pairs else (None, "reader found no probability")
 
 
-async def read_distribution_with_reader(text: str, candidates: list[str], reader: Any | None) -> DistributionReading:
+async def read_distribution_with_reader(text: str, candidates: list[str], reader: Any | None, stop_reason: str | None = None,
+                                        max_tokens: int | None = None) -> DistributionReading:
     """`read_distribution_reading`, then step (d) when it found no distribution: the reader's verified reading
     (told when the reply's answers conflict, and then held to the revision the reply marks)."""
-    reading = read_distribution_reading(text, candidates)
+    reading = read_distribution_reading(text, candidates, stop_reason, max_tokens)
     if not reading.needs_reader or reader is None:
         return reading
     final = final_answer(text)
     conflict = is_conflict(reading.reason)
     prefix = reading.reason + "; " if conflict else ""
-    outcome = await ask_reader(reader, SENSITIVITY_READER, f"Candidates: {options_text(candidates)}\n\n{final}",
-                               conflict=reading.reason if conflict else None)
-    if outcome.data is None:
-        return replace(reading, reason=prefix + outcome.reason, reader=outcome.record(outcome.reason))
-    probs, rejected = verify_distribution_reading(outcome.data, final, candidates, conflict)
-    if probs is None:
-        return replace(reading, reason=prefix + f"reader reading rejected: {rejected}", reader=outcome.record(f"rejected: {rejected}"))
-    return DistributionReading(probs, "reader", reply_cut=reading.reply_cut, reader=outcome.record("accepted"))
+    agreed = await agreed_reading(
+        reader, SENSITIVITY_READER, final, f"Candidates: {options_text(candidates)}\n\n{final}", conflict=reading.reason if conflict else None,
+        verify=lambda data: verify_distribution_reading(data, final, candidates, conflict),
+        same=lambda a, b: len(a) == len(b) and all(abs(x - y) <= 0.01 for x, y in zip(a, b, strict=True)))
+    if agreed.value is None:
+        return replace(reading, reason=prefix + agreed.reason, reader=agreed.record)
+    return DistributionReading(agreed.value, "agreement", reply_cut=reading.reply_cut, reader=agreed.record)
 
 
 def letter_distribution(output: ModelOutput, n: int) -> list[float] | None:
@@ -396,10 +399,9 @@ async def elicit(model: Model, vignette: str, candidates: list[str], cache: bool
         config=GenerateConfig(response_schema=schema if json_schema else None),
         cache=cache,
     )
-    reading = await read_distribution_with_reader(reply.completion, candidates, reader)
-    arm: dict = {"raw": reply.completion, "verbalised": reading.probs, "parse": reading.provenance, "invalid": reading.invalid,
-                 "unreadable_reason": reading.reason or None, "reply_cut": reading.reply_cut, "reader": reading.reader,
-                 "conflict": list(reading.conflict) or None,
+    stop, cap = output_facts(reply)
+    reading = await read_distribution_with_reader(reply.completion, candidates, reader, stop_reason=stop, max_tokens=cap)
+    arm: dict = {"raw": reply.completion, "verbalised": reading.probs, **reading.metadata(), "invalid": reading.invalid,
                  "logprob": None, "logprob_note": None}
     if logprobs:
         try:

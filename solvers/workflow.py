@@ -32,7 +32,7 @@ from clinical_cf.core.loading import record_field
 from clinical_cf.replies import (
     Provenance,
     ReaderTask,
-    ask_reader,
+    agreed_reading,
     conflict_reason,
     degenerate,
     final_answer,
@@ -41,15 +41,19 @@ from clinical_cf.replies import (
     is_placeholder,
     json_objects,
     lowered_keys,
+    not_whole,
     number_grounded,
     number_problem,
     numbers_in,
+    output_facts,
     outside_json,
     places,
     reply_cut,
     resolve_reader,
     revision_in,
+    struck_conflict,
     trailing_lines,
+    unreadable_code,
     verify_quote,
     words_of,
 )
@@ -152,9 +156,16 @@ class Decision:
     reader: dict[str, Any] | None = None
     conflict: tuple[str, ...] = ()
     bounds: bool = False
+    max_tokens: int | None = None
+    """The output-token cap that cut the reply (unreadable `truncated`)."""
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "unreadable": self.unreadable}
+
+    @property
+    def unreadable(self) -> str | None:
+        """The short reason code when no action was read (`clinical_cf.replies.UNREADABLE_CODES`), else None."""
+        return None if self.action is not None else unreadable_code(self.unreadable_reason, self.invalid)
 
     @property
     def needs_reader(self) -> bool:
@@ -259,7 +270,7 @@ def _decision_candidates(final: str, objects: list) -> list[tuple[int, str, tupl
     return out
 
 
-def parse_decision(text: str) -> Decision:
+def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | None = None) -> Decision:
     """Read the action, confidence and reason from a reply by contract, steps (a)-(c) of `clinical_cf.replies`.
 
     (a)/(b) a JSON object with the decision schema's `action` (exactly one of the four names) and
@@ -270,6 +281,10 @@ def parse_decision(text: str) -> Decision:
     unreadable here (`needs_reader`): prose is read only by the reader role (step d).
     """
     cut = reply_cut(text)
+    cut_off = not_whole(text, stop_reason)
+    if cut_off:  # cut or filtered by the provider, or JSON cut before it closed: never read, never repaired
+        return Decision(None, None, "", False, "none", "unreadable", unreadable_reason=cut_off, reply_cut=cut, bounds=True,
+                        max_tokens=max_tokens if cut_off.startswith("truncated") else None)
     final = final_answer(text)
     if not final or not re.search(r"\w", final):
         return Decision(None, None, "", False, "none", "invalid", "empty", reply_cut=cut)
@@ -277,6 +292,9 @@ def parse_decision(text: str) -> Decision:
     if bad_number:
         return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=f"unreadable number: {bad_number}",
                         reply_cut=cut, bounds=True)
+    withdrawn = struck_conflict(final)
+    if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
+        return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
     objects = [f for f in json_objects(final) if "action" in lowered_keys(f.value)]
     stated = _decision_candidates(final, objects)
     # A line with a confidence only is part of its decision; decisions differ when action or confidence differ.
@@ -419,14 +437,14 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
     if action is None:
         return None, None, f"reader action {str(entry.get('value'))[:40]!r} is not an action"
     stems = ACTION_STEMS[action] + (action.lower(),)
+    # The quote need not hold the action's word ("paging the registrar" escalates): agreement confirms the action,
+    # the structural checks only refuse. Where it holds one, that word is the value's place.
     hits = [w for w in words_of(str(quote or "")) if w.startswith(stems)]
-    if not hits:
-        return None, None, f"action quote does not state {action}"
-    why = verify_quote(quote, final, hits[0], "positive", stems, revision=conflict, own=stems)
+    why = verify_quote(quote, final, hits[0] if hits else None, "positive", stems, revision=conflict, own=stems)
     if why:
         return None, None, f"action quote: {why}"
     # A place that also states another action (not negated) does not settle which one the reply takes.
-    for place in places(str(quote), final, hits[0]):
+    for place in places(str(quote), final, hits[0] if hits else None):
         for other, other_stems in STRONG_ACTION_STEMS.items():
             if other != action and any(w.startswith(other_stems) for w in place.words()):
                 return None, None, f"action quote also states {other}"
@@ -449,25 +467,25 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
     return action, confidence, ""
 
 
-async def parse_decision_with_reader(text: str, reader: Any | None) -> Decision:
+async def parse_decision_with_reader(text: str, reader: Any | None, stop_reason: str | None = None, max_tokens: int | None = None) -> Decision:
     """`parse_decision`, then step (d) when it read nothing: the reader role's verified reading (told when the
     reply's answers conflict, and then held to the revision the reply marks)."""
-    decision = parse_decision(text)
+    decision = parse_decision(text, stop_reason, max_tokens)
     if not decision.needs_reader or reader is None:
         return decision
     final = final_answer(text)
     conflict = is_conflict(decision.unreadable_reason)
     prefix = decision.unreadable_reason + "; " if conflict else ""
-    outcome = await ask_reader(reader, WORKFLOW_READER, final, conflict=decision.unreadable_reason if conflict else None)
-    if outcome.data is None:
-        return replace(decision, unreadable_reason=prefix + outcome.reason, reader=outcome.record(outcome.reason))
-    action, confidence, rejected = verify_workflow_reading(outcome.data, final, conflict)
-    if action is None:
-        return replace(decision, unreadable_reason=prefix + f"reader reading rejected: {rejected}",
-                       reader=outcome.record(f"rejected: {rejected}"))
-    return Decision(
-        action, confidence, final[:400], True, "reader", "reader", reply_cut=decision.reply_cut, reader=outcome.record("accepted")
-    )
+    def verify(data: dict[str, Any]) -> tuple[Any, str]:
+        action, confidence, rejected = verify_workflow_reading(data, final, conflict)
+        return (action, confidence), rejected
+
+    agreed = await agreed_reading(reader, WORKFLOW_READER, final, conflict=decision.unreadable_reason if conflict else None,
+                                  verify=verify, same=lambda a, b: a == b)
+    if agreed.value is None:
+        return replace(decision, unreadable_reason=prefix + agreed.reason, reader=agreed.record)
+    action, confidence = agreed.value
+    return Decision(action, confidence, final[:400], True, "reader", "agreement", reply_cut=decision.reply_cut, reader=agreed.record)
 
 
 # ------------------------------------------------------------------ solver
@@ -497,7 +515,8 @@ def workflow_decision(condition: str = "neutral", json_schema: bool = True, read
                 state = await generate(state, response_schema=DECISION_SCHEMA)
             else:
                 state = await generate(state)
-            decision = await parse_decision_with_reader(state.output.completion, reader_model)
+            stop, cap = output_facts(state.output if state.output.choices else None)
+            decision = await parse_decision_with_reader(state.output.completion, reader_model, stop_reason=stop, max_tokens=cap)
             decisions.append({**decision.as_dict(), "raw": state.output.completion})
         state.store_as(WorkflowDecisions).decisions = decisions
         return state

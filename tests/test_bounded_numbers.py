@@ -42,7 +42,8 @@ def test_numbers_in_bounds_are_not_flagged():
 def test_a_5000_digit_integer_in_any_suite_leaves_the_sample_unscored_and_the_eval_complete():
     css_scores = _run(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"), recommendations_json("Letrozole")[:-1] + f', "n": {HUGE}}}')
     assert all(s.value is None or str(s.value) == "nan" or s.metadata.get("unreadable") for s in css_scores)
-    assert all("digits" in str(s.metadata.get("unreadable")) for s in css_scores)
+    assert all("digits" in str(s.metadata.get("unreadable_reason")) for s in css_scores)
+    assert all(set(s.metadata["unreadable"].values()) == {"number out of bounds"} for s in css_scores)
     # the judge's verdict with a huge integer: no verdict (grader_failed), never an exception
     judged = _run(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"), recommendations_json("Letrozole"), judge_reply=f'{{"score": {HUGE}}}')
     assert all(s.metadata.get("judge_attempts") == 3 for s in judged)
@@ -51,4 +52,5 @@ def test_a_5000_digit_integer_in_any_suite_leaves_the_sample_unscored_and_the_ev
     workflow_scores = _run(workflow(split="dev"), f'{{"action": "ESCALATE", "confidence": {HUGE}, "reason": "x"}}')
     assert all(s.metadata["parse"] == "unreadable" and "digits" in s.metadata["unreadable_reason"] for s in workflow_scores)
     sensitivity_scores = _run(sensitivity(types="surface", logprobs=False), f'{{"A": 0.5, "B": 0.5, "C": {HUGE}}}')
-    assert all("digits" in str(s.metadata.get("unreadable")) for s in sensitivity_scores)
+    assert all("digits" in str(s.metadata.get("unreadable_reason")) for s in sensitivity_scores)
+    assert all(set(s.metadata["unreadable"].values()) == {"number out of bounds"} for s in sensitivity_scores)

@@ -137,8 +137,10 @@ def test_lying_readings_of_letters_actions_and_numbers_are_refused():
     reply = "Amitriptyline should be avoided. Trazodone is not on the Beers list. ANSWER: A"
     assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "Trazodone"}]}, reply, options)[0] is None
     assert verify_medpic_reading({"answer": [{"letter": "A", "quote": "ANSWER: A"}]}, reply, options)[0] == {"A"}
+    # An echoed option list states no selection; no structural check proves or refuses that any more (issue 37: the
+    # selecting-word list only proved readings): the independent second reader's reading is what refuses it.
     echoed = "Options considered:\nA. Amitriptyline\nB. Trazodone\nANSWER: A"
-    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "B. Trazodone"}]}, echoed, options)[0] is None
+    assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "B. Trazodone"}]}, echoed, options)[0] == {"B"}
     # a one-letter quote must hold the capital letter where something selects it
     article = "A tricyclic is a poor choice here. Answer: A"
     assert verify_medpic_reading({"answer": [{"letter": "C", "quote": "a"}]}, article, options)[0] is None
@@ -187,9 +189,13 @@ def _resolved(**roles) -> str:
 @pytest.mark.slow  # four tiny evals
 def test_the_reader_is_opt_in_and_never_the_model_under_test():
     assert _resolved() == "None"  # nothing bound: no reader (the reply is unreadable), not the model itself
-    assert _resolved(judge="mockllm/judge") == "mockllm/judge"
-    assert _resolved(reader="mockllm/reader", judge="mockllm/judge") == "mockllm/reader"
+    assert _resolved(judge="mockllm/judge") == "mockllm/judge"  # the judge reads, with no second reader: unconfirmed
+    # the judge is the second reader when another model reads (issue 37: a reading counts when both agree) ...
+    assert _resolved(reader="mockllm/reader", judge="mockllm/judge") == "mockllm/reader + mockllm/judge"
+    # ... unless a second reader role is bound
+    assert _resolved(reader="mockllm/reader", second_reader="mockllm/second", judge="mockllm/judge") == "mockllm/reader + mockllm/second"
     assert _resolved(reader="under_test") == "None"
+    assert _resolved(reader="mockllm/reader", second_reader="under_test") == "mockllm/reader"  # never the model under test
 
 
 def test_corpus_v3_has_no_silent_misread_no_accepted_lie_and_no_crash():

@@ -109,10 +109,10 @@ def test_section_polarity_and_item_negation():
     reader = ScriptedReader({"recommendations": [{"treatment": "Radical cystectomy", "quote": "Radical cystectomy"}],
                              "not_recommended": [{"treatment": "Intravesical BCG (BCG-unresponsive)",
                                                   "quote": "Things to avoid\n* Intravesical BCG (BCG-unresponsive)"}]})
-    reading = anyio.run(read_recommendations_with_reader, reply, reader.model)
+    reading = anyio.run(read_recommendations_with_reader, reply, reader.pair)
     assert [i.treatment for i in reading.recommendations] == ["Radical cystectomy"]
     assert [i.treatment for i in reading.not_recommended] == ["Intravesical BCG (BCG-unresponsive)"]
-    assert reading.provenance == "reader" and reading.reader["verdict"] == "accepted"
+    assert reading.provenance == "agreement" and reading.reader["verdict"] == "accepted" and reading.reader["agreement"] == "agreed"
 
 
 def test_judge_normalisation_removes_invisible_and_role_tokens_and_caps():
@@ -185,6 +185,11 @@ class ScriptedReader:
     def model(self):
         return get_model("mockllm/model", custom_outputs=self, memoize=False)
 
+    @property
+    def pair(self):
+        """This script as the reader and as an independent second reader (both read the reply the same way)."""
+        return (self.model, get_model("mockllm/second_reader", custom_outputs=self, memoize=False))
+
 
 CSS_REPLY = "Plan for the board:\n- Pembrolizumab monotherapy — recommended\n- Osimertinib — avoid (no EGFR mutation)\n"
 FAITHFUL = {
@@ -196,16 +201,33 @@ FAITHFUL = {
 def _read_css(reply, reader):
     from clinical_cf.solvers.css import read_recommendations_with_reader
 
-    return anyio.run(read_recommendations_with_reader, reply, reader.model if reader else None)
+    if isinstance(reader, tuple):
+        reader = tuple(r.model if isinstance(r, ScriptedReader) else r for r in reader)
+    elif reader is not None:
+        reader = reader.model
+    return anyio.run(read_recommendations_with_reader, reply, reader)
 
 
-def test_faithful_reader_is_verified_and_kept_in_the_reading():
+def test_faithful_readers_that_agree_are_verified_and_kept_in_the_reading():
     reader = ScriptedReader(FAITHFUL)
-    reading = _read_css(CSS_REPLY, reader)
-    assert reading.provenance == "reader" and reader.calls == 1
+    reading = _read_css(CSS_REPLY, reader.pair)
+    assert reading.provenance == "agreement" and reader.calls == 2
     assert [r.treatment for r in reading.recommendations] == ["Pembrolizumab monotherapy"]
     assert [r.treatment for r in reading.not_recommended] == ["Osimertinib"]
     assert json.loads(reading.reader["reply"]) == FAITHFUL and reading.reader["verdict"] == "accepted"
+    assert reading.reader["agreement"] == "agreed" and reading.reader["second"]["model"] == "mockllm/second_reader"
+
+
+def test_one_readers_reading_is_unconfirmed_and_two_that_differ_disagree():
+    from clinical_cf.replies import unreadable_code
+
+    alone = _read_css(CSS_REPLY, ScriptedReader(FAITHFUL))
+    assert alone.provenance == "unreadable" and unreadable_code(alone.reason) == "unconfirmed"
+    assert alone.reader["agreement"] == "unconfirmed" and not alone.recommendations
+    other = ScriptedReader({"recommendations": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy — recommended"}],
+                            "not_recommended": []})
+    split = _read_css(CSS_REPLY, (ScriptedReader(FAITHFUL), other))
+    assert unreadable_code(split.reason) == "readers disagree" and split.reader["agreement"] == "disagree"
 
 
 @pytest.mark.parametrize(
@@ -220,10 +242,11 @@ def test_faithful_reader_is_verified_and_kept_in_the_reading():
         ),
         # a real quote filed under the wrong polarity: "X — avoid" as a recommendation
         ({"recommendations": [{"treatment": "Osimertinib", "quote": "Osimertinib — avoid"}], "not_recommended": []}, "states a negation"),
-        # an avoided item whose quote states no negation
+        # an avoided item whose quote states no negation: no structural check proves or refuses it (issue 37);
+        # the independent second reader's reading differs
         (
             {"recommendations": [], "not_recommended": [{"treatment": "Pembrolizumab monotherapy", "quote": "Pembrolizumab monotherapy"}]},
-            "no negation",
+            "readers disagree",
         ),
         # a quote that does not contain its item
         ({"recommendations": [{"treatment": "Pembrolizumab", "quote": "Plan for the board"}], "not_recommended": []}, "does not contain"),
@@ -231,9 +254,10 @@ def test_faithful_reader_is_verified_and_kept_in_the_reading():
 )
 def test_unfaithful_readers_are_rejected_and_the_reply_is_unreadable(reply, why):
     reader = ScriptedReader(reply)
-    reading = _read_css(CSS_REPLY, reader)
+    reading = _read_css(CSS_REPLY, (reader, ScriptedReader(FAITHFUL)))
     assert reading.provenance == "unreadable" and not reading.recommendations and not reading.not_recommended
-    assert why in reading.reason and reading.reader["verdict"].startswith("rejected")
+    assert why in reading.reason
+    assert reading.reader["verdict"].startswith("rejected") or reading.reader["agreement"] == "disagree"
 
 
 @pytest.mark.parametrize(
@@ -389,16 +413,16 @@ def test_invalid_output_checks_look_at_the_answer_that_was_read():
     assert invalid_reason("| Option | Why |\n|" + "-" * 30 + "|" + "-" * 30 + "|\n| FOLFOX | first line |") is None
 
 
-def test_an_option_both_recommended_and_avoided_is_read_as_stated_from_json_and_unreadable_from_lines():
+def test_an_option_both_recommended_and_avoided_is_a_conflict_in_every_format():
+    from clinical_cf.replies import unreadable_code
     from clinical_cf.solvers.css import read_recommendations
 
-    # The requested JSON states the contradiction itself: read as stated (a bad answer, judged), flagged.
-    reading = read_recommendations('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}')
-    assert reading.provenance == "json" and reading.contradictory == ["benadryl"]
-    assert [r.treatment for r in reading.recommendations] == ["Benadryl"] and [r.treatment for r in reading.not_recommended] == ["benadryl"]
-    # From answer lines the same overlap puts the reading itself in doubt.
-    lines = read_recommendations("Plan below.\nRECOMMENDED: Benadryl\nNOT RECOMMENDED: benadryl")
-    assert lines.provenance == "unreadable" and "both recommended and to be avoided" in lines.reason
+    # Issue 37: one option in both lists is two answers about it, from JSON as from answer lines (before, JSON read it as stated).
+    for reply in ('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}',
+                  "Plan below.\nRECOMMENDED: Benadryl\nNOT RECOMMENDED: benadryl"):
+        reading = read_recommendations(reply)
+        assert reading.provenance == "unreadable" and unreadable_code(reading.reason) == "conflicting answers"
+        assert not reading.recommendations and reading.conflict
 
 
 def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
@@ -411,7 +435,7 @@ def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
     finally:
         bench.READER_MODE[0] = "faithful"
     assert not [o for o in outcomes if o.verdict == "silent"], [o for o in outcomes if o.verdict == "silent"]
-    assert not [o for o in outcomes if o.step == "reader"]
+    assert not [o for o in outcomes if o.step in ("reader", "agreement")]
 
 
 def test_a_looping_rationale_does_not_unscore_options_stated_once():
@@ -424,3 +448,22 @@ def test_a_looping_rationale_does_not_unscore_options_stated_once():
     # Options that loop are still degenerate output, never judged.
     repeated = ",".join(['{"treatment": "FOLFOX", "rationale": "x"}'] * 8)
     assert read_recommendations('{"recommendations": [' + repeated + '], "not_recommended": []}').invalid == "degenerate_repetition"
+
+
+def _bench_v3():
+    spec = importlib.util.spec_from_file_location("replies_v3_bench", ROOT / "bench" / "replies_v3.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("corpus", ["bench/replies_corpus_v4/corpus.yaml", "catalog/css/reader_audit_replies.yaml"])
+def test_the_issue_37_and_29_corpora_read_nothing_unstated_accept_no_lie_and_refuse_few(corpus):
+    # Read in the full order with two scripted readers (issue 37: a reading counts when both agree): cut and filtered
+    # replies, pointers, struck items, judges' quotes and echoes, and formats no rule reads (RST, org, LaTeX, JSONL,
+    # Korean, "once daily", an ACTION line before a note) among them.
+    outcomes = _bench_v3().evaluate(ROOT / corpus)
+    assert not [o.id for o in outcomes if o.verdict in ("silent", "crash")]
+    assert not [o.id for o in outcomes if o.lie_accepted]  # a lying reader with an independent second reader
+    assert sum(o.verdict == "refused" for o in outcomes) / len(outcomes) < 0.05

@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 from inspect_ai.model import ResponseSchema
 
-import clinical_cf.replies
+import clinical_cf.replies.reader
 import clinical_cf.scorers.css_judge
 import clinical_cf.scorers.medpic
 import clinical_cf.solvers.css
@@ -23,7 +23,8 @@ from clinical_cf.scoring_contract import part_hash
 from clinical_cf.suites import SUITES
 
 SCORING_MODULES = [
-    "clinical_cf.replies", "clinical_cf.judging",
+    *(f"clinical_cf.replies.{m}" for m in ("final", "json_answers", "whole", "items", "contract", "verification", "judge_input", "reader")),
+    "clinical_cf.judging",
     *(f"clinical_cf.solvers.{m}" for m in ("css", "css_agent", "judge_audit", "medpic", "sensitivity", "workflow")),
     *(f"clinical_cf.scorers.{m}" for m in ("cms", "css_judge", "css_process", "judge_audit", "medpic", "metrics", "sensitivity", "workflow")),
 ]
@@ -72,7 +73,7 @@ ONE_WORD = [
     # (module, constant, edit, suites it must flag): a judge, a reader, a solver prompt and a valid score set.
     (clinical_cf.scorers.css_judge, "JUDGE_PROMPT", lambda v: v.replace("auditing", "checking", 1), {"css"}),
     (clinical_cf.scorers.medpic, "RATIONALE_PROMPT", lambda v: v.replace("specific", "particular", 1), {"medpic"}),
-    (clinical_cf.replies, "READER_PROMPT", lambda v: v.replace("convert", "turn", 1), set(SUITES)),
+    (clinical_cf.replies.reader, "READER_PROMPT", lambda v: v.replace("convert", "turn", 1), set(SUITES)),
     (clinical_cf.solvers.css, "SUMMARY_PROMPT", lambda v: v.replace("Summarise", "Summarize", 1), {"css"}),
     (clinical_cf.solvers.workflow, "UNCERTAINTY_CHECKLIST", lambda v: v.replace("far", "much", 1), {"workflow"}),
     (clinical_cf.scorers.css_judge, "VALID_SCORES", lambda v: (0.0, 1.0), {"css"}),

@@ -39,6 +39,7 @@ from inspect_ai.model import (
     ModelCall,
     ModelOutput,
     ModelUsage,
+    StopReason,
     TopLogprob,
     modelapi,
 )
@@ -145,11 +146,12 @@ class GGUFModelAPI(ModelAPI):
         self.contexts, self.threads = plan_contexts(
             os.cpu_count() or 1, int(parallel) if parallel is not None else None, config.max_connections, n_threads
         )
+        self.n_ctx = int(n_ctx)
         # The weights are memory-mapped, so every context shares one copy; each has its own KV cache.
         self.pool = [
             Llama(
                 model_path=str(self.weights),
-                n_ctx=n_ctx,
+                n_ctx=self.n_ctx,
                 n_threads=self.threads,
                 n_threads_batch=self.threads,
                 logits_all=logits_all,
@@ -192,7 +194,7 @@ class GGUFModelAPI(ModelAPI):
     ) -> tuple[ModelOutput, ModelCall]:
         request = completion_request(input, tools, tool_choice, config, self.logits_all, self.max_json_items)
         response = await anyio.to_thread.run_sync(self._complete, request, config.seed)
-        output = model_output(self.model_name, response)
+        output = model_output(self.model_name, response, request.get("max_tokens"), self.n_ctx)
         call = ModelCall.create(
             request={k: v for k, v in request.items() if k != "grammar"}, response=response
         )
@@ -337,8 +339,33 @@ def tool_choice_param(choice: ToolChoice) -> Any:
     return choice  # "auto" | "any" | "none"; llama.cpp reads "auto" and "none"
 
 
-def model_output(model: str, response: dict[str, Any]) -> ModelOutput:
-    """A llama.cpp chat completion as an Inspect ModelOutput."""
+def stop_reason(finish: str | None, tool_calls: bool, usage: dict[str, Any], max_tokens: int | None = None,
+                n_ctx: int | None = None) -> StopReason:
+    """Inspect's stop reason for a llama.cpp `finish_reason`.
+
+    llama.cpp says "length" both when the request's `max_tokens` was reached and when the context window
+    filled: the usage tells them apart (prompt plus completion at `n_ctx` is `model_length`, otherwise
+    `max_tokens`). A reply cut for length is cut even when it holds a tool call (its arguments may be cut
+    too), so the length reason wins over `tool_calls`. A finish reason llama.cpp did not give is `unknown`,
+    never `stop`: readers take only a reply that ended by itself (`stop`, `tool_calls`) as whole.
+    """
+    if finish == "length":
+        used = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+        if n_ctx and used >= n_ctx and not (max_tokens and int(usage.get("completion_tokens") or 0) >= max_tokens):
+            return "model_length"
+        return "max_tokens"
+    if finish == "content_filter":
+        return "content_filter"
+    if tool_calls or finish == "tool_calls":
+        return "tool_calls"
+    if finish in ("stop", "eos"):
+        return "stop"
+    return "unknown"
+
+
+def model_output(model: str, response: dict[str, Any], max_tokens: int | None = None, n_ctx: int | None = None) -> ModelOutput:
+    """A llama.cpp chat completion as an Inspect ModelOutput (`max_tokens`, `n_ctx`: the request's cap and the
+    context size, which tell a reply cut at its cap from one cut by a full context)."""
     choices = []
     for choice in response.get("choices", []):
         message = choice.get("message", {})
@@ -351,7 +378,6 @@ def model_output(model: str, response: dict[str, Any]) -> ModelOutput:
             )
             for i, call in enumerate(message.get("tool_calls") or [])
         ]
-        finish = choice.get("finish_reason")
         choices.append(
             ChatCompletionChoice(
                 message=ChatMessageAssistant(
@@ -360,7 +386,7 @@ def model_output(model: str, response: dict[str, Any]) -> ModelOutput:
                     model=model,
                     source="generate",
                 ),
-                stop_reason="tool_calls" if tool_calls else ("max_tokens" if finish == "length" else "stop"),
+                stop_reason=stop_reason(choice.get("finish_reason"), bool(tool_calls), response.get("usage") or {}, max_tokens, n_ctx),
                 logprobs=_logprobs(choice.get("logprobs")),
             )
         )

@@ -46,6 +46,7 @@ def scoring() -> dict[str, Any]:
 
 MEDPIC = Suite(
     name="medpic",
+    reading_rules_version=2,  # issue 37: whole replies only, items are things, readings confirmed by agreement
     title="MedPIC: counterfactual sensitivity to patient information in medication-safety reasoning",
     short_name="MedPIC",
     description=(

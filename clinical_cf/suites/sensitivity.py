@@ -37,6 +37,7 @@ def scoring() -> dict[str, Any]:
 
 SENSITIVITY = Suite(
     name="sensitivity",
+    reading_rules_version=2,  # issue 37: whole replies only, items are things, readings confirmed by agreement
     title="Clinical sensitivity: diagnostic distributions under pre-registered perturbations",
     short_name="Clinical sensitivity",
     description=(

@@ -54,6 +54,7 @@ def scoring() -> dict[str, Any]:
 
 WORKFLOW = Suite(
     name="workflow",
+    reading_rules_version=2,  # issue 37: whole replies only, items are things, readings confirmed by agreement
     title="Workflow escalation: actions under missing, stale, conflicting and late information",
     short_name="Workflow escalation",
     description=(

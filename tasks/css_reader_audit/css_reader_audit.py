@@ -28,7 +28,8 @@ from clinical_cf.tasks.build import TaskInputs, TaskParts, TaskSpec, build_task
 @task
 @checked_paths  # `-T corpus=` / `=null` refused, a path with commas rejoined
 def css_reader_audit(
-    corpus: UserFile = None, reader: RoleName = "reader", json_schema: bool = True, allow_unregistered: bool = False
+    corpus: UserFile = None, reader: RoleName = "reader", json_schema: bool = True, allow_unregistered: bool = False,
+    second_reader: RoleName = "second_reader",
 ) -> Task:
     """The reader role itself: its accuracy and lie-acceptance rate on a corpus of replies with known readings
     (see [Auditing the reader](docs/replies-and-judges.md)).
@@ -38,6 +39,8 @@ def css_reader_audit(
         reader: The model role audited (default `reader`; unbound: the `--model` itself).
         json_schema: Send the reader's schema as `response_schema` (off for servers that reject it).
         allow_unregistered: Run even if the corpus does not match its lock.
+        second_reader: The second reader's model role, audited as a pair with `reader` (`agreement_rate`,
+            `pair_lie_rate`); `judge` audits the judge as the second reader. Unbound: the first reader only.
     """
     return build_task(SPEC, **locals())
 
@@ -47,7 +50,7 @@ def _parts(args: SimpleNamespace) -> TaskParts:
     samples = load_corpus(path)
     return TaskParts(
         samples=samples,
-        solver=audit_reader(args.reader, args.json_schema),
+        solver=audit_reader(args.reader, args.json_schema, args.second_reader),
         scorers=[reader_accuracy()],
         dataset="css_reader_audit",
         metadata={"corpus": str(path), "replies": len(samples)},

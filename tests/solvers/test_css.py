@@ -15,7 +15,9 @@ def reader_replying(data: dict):
         out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
         return out
 
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    # Two independent readers giving the same reading (issue 37: one reader's reading is only `unconfirmed`).
+    return (get_model("mockllm/model", custom_outputs=respond, memoize=False),
+            get_model("mockllm/second_reader", custom_outputs=respond, memoize=False))
 
 
 def test_json_reply_with_fence_and_prose():
@@ -54,7 +56,7 @@ Discussion follows."""
     })
     reading = anyio.run(read_recommendations_with_reader, reply, faithful)
     recs, avoid = reading.recommendations, reading.not_recommended
-    assert reading.provenance == "reader"
+    assert reading.provenance == "agreement" and reading.reader["agreement"] == "agreed"
     assert [r.treatment for r in recs] == ["Adjuvant mFOLFIRINOX"]
     assert recs[0].rationale == "fit patient after R0 resection"
     assert [r.treatment for r in avoid] == ["olaparib"]  # the avoided option, without the verb

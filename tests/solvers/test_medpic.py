@@ -41,7 +41,9 @@ def faithful_reader(reply: str, options: dict, letters: str):
         out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
         return out
 
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    # Two independent readers giving the same reading (issue 37: one reader's reading is only `unconfirmed`).
+    return (get_model("mockllm/model", custom_outputs=respond, memoize=False),
+            get_model("mockllm/second_reader", custom_outputs=respond, memoize=False))
 
 
 def read_in_full(reply: str, options: dict, expected: str):

@@ -7,6 +7,7 @@ the reader, the same action is asserted through a faithful scripted reader; a co
 no scale (65, 80) is no longer divided by 100.
 """
 
+import functools
 import json
 import re
 
@@ -45,11 +46,13 @@ def faithful_reader(text: str, action: str, confidence: float | None):
         out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
         return out
 
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    # Two independent readers giving the same reading (issue 37: one reader's reading is only `unconfirmed`).
+    return (get_model("mockllm/model", custom_outputs=respond, memoize=False),
+            get_model("mockllm/second_reader", custom_outputs=respond, memoize=False))
 
 
-def read_in_full(text: str, action: str, confidence: float | None):
-    return anyio.run(parse_decision_with_reader, text, faithful_reader(text, action, confidence))
+def read_in_full(text: str, action: str, confidence: float | None, **whole):
+    return anyio.run(functools.partial(parse_decision_with_reader, text, faithful_reader(text, action, confidence), **whole))
 
 
 @pytest.mark.parametrize(
@@ -68,10 +71,6 @@ def read_in_full(text: str, action: str, confidence: float | None):
         ("Action: Escalate\nConfidence: 0.7\nReason: the patient is hypotensive.", "ESCALATE", 0.7, "keyword"),
         ("The patient is hypotensive.\n\n**ESCALATE**", "ESCALATE", None, "keyword"),
         ("Final decision: ask clarification", "ASK_CLARIFICATION", None, "keyword"),
-        # Cut off by max_tokens inside the reason: the action field is complete, the object is not.
-        ('{"action": "ANSWER","confidence":0.5,"reason":"The potassium is 5.7 mmol/L; the potassium is 5.7', "ANSWER", 0.5,
-         "partial_json"),
-        ('```json\n{\n  "decision": "escalate",\n  "reason": "hypotension after the handoff and', "ESCALATE", None, "reader"),
     ],
 )
 def test_parse_messy_outputs(text, action, confidence, method):
@@ -81,6 +80,29 @@ def test_parse_messy_outputs(text, action, confidence, method):
         assert closed.action is None and closed.needs_reader  # left to the reader, never read otherwise
     assert decision.parse_ok and decision.action == action and decision.method == method
     assert decision.confidence == (pytest.approx(confidence) if confidence is not None else None)
+
+
+@pytest.mark.parametrize(
+    "text, stop_reason",
+    [
+        # Cut off inside the reason: the action field is complete, the object is not. Before issue 37 this was read
+        # ("partial_json"); what followed the cut might have been "... but ESCALATE".
+        ('{"action": "ANSWER","confidence":0.5,"reason":"The potassium is 5.7 mmol/L; the potassium is 5.7', None),
+        ('```json\n{\n  "decision": "escalate",\n  "reason": "hypotension after the handoff and', "max_tokens"),
+        ('{"action": "ESCALATE", "confidence": 0.8, "reason": "new troponin rise"}', "max_tokens"),  # whole-looking, but cut
+        ("ACTION: ESCALATE, CONFIDENCE: 0.8", "model_length"),
+    ],
+)
+def test_a_cut_reply_is_unreadable_truncated_and_never_read(text, stop_reason):
+    decision = read_in_full(text, "ESCALATE", 0.8, stop_reason=stop_reason, max_tokens=64)
+    assert decision.action is None and not decision.parse_ok and decision.reader is None  # the reader is not asked
+    assert decision.unreadable == "truncated" and decision.as_dict()["unreadable"] == "truncated"
+    assert decision.max_tokens == 64
+
+
+def test_a_filtered_reply_is_unreadable_filtered():
+    decision = parse_decision("ACTION: ANSWER, CONFIDENCE: 0.9", stop_reason="content_filter")
+    assert decision.action is None and decision.unreadable == "filtered" and decision.max_tokens is None
 
 
 @pytest.mark.parametrize(
@@ -129,7 +151,7 @@ def test_episode_messages_are_pure_and_multi_turn():
 )
 def test_prose_and_lenient_decisions(text, action, provenance):
     decision = read_in_full(text, action, None) if provenance == "reader" else parse_decision(text)
-    assert decision.action == action and decision.provenance == provenance
+    assert decision.action == action and decision.provenance == ("agreement" if provenance == "reader" else provenance)
 
 
 @pytest.mark.parametrize(
