@@ -79,10 +79,14 @@ lint: setup
 # Per-stage output caps keep a tuple of the 135M model short on two cores (reading the packet is
 # the rest of the work); the judge gets the gguf provider's own cap (256 tokens), and the bundled
 # model's JSON lists hold one item each (the provider's default for it: more and it repeats them).
+# Its not-recommended list is closed (-M max_json_items={not_recommended: 0}): the 135M model writes
+# its one treatment into both lists, and an item in both lists is a conflict, never read (issue 37),
+# so with the list open no tuple was scored. The judge then compares what each arm recommends.
 # Frequency and presence penalties damp the loops a 135M model falls into (a looping list is
 # invalid output, never judged). Without controls the three tuples come from three cases, so one
-# unreadable baseline cannot unscore two of them; measured: 2 of 3 tuples scored, about 3 minutes.
-DEMO_ARGS ?= -T self_judging=allow -T controls=none -T summary_max_tokens=128 -T recommend_max_tokens=320 --frequency-penalty 1.0 --presence-penalty 0.5
+# unreadable baseline cannot unscore two of them.
+DEMO_ARGS ?= -T self_judging=allow -T controls=none -T summary_max_tokens=128 -T recommend_max_tokens=320 --frequency-penalty 1.0 --presence-penalty 0.5 \
+  -M 'max_json_items={not_recommended: 0}'
 css-demo: local
 	$(BIN)/inspect eval tasks/css_family_d --limit $(DEMO_LIMIT) $(DEMO_ARGS)
 	@echo "These scores are SmolLM2-135M judging its own replies: a check that the pipeline runs, not a clinical result. For a real model: $(BIN)/inspect eval tasks/css_family_d --model <provider>/<model> --model-role judge=<provider>/<judge-model> (logs: $(BIN)/inspect view)"

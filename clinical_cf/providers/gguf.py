@@ -105,7 +105,8 @@ class GGUFModelAPI(ModelAPI):
 
     Model args: model_path, n_ctx, n_threads (per context), parallel (contexts decoding at once),
     logits_all, chat_format, max_json_items (items per grammar-bound JSON list: 1 for the bundled
-    SmolLM2, else 3).
+    SmolLM2, else 3; or a mapping from a list's property name to its cap, `{not_recommended: 0}`, the
+    other lists keeping the default).
     """
 
     def __init__(
@@ -119,7 +120,7 @@ class GGUFModelAPI(ModelAPI):
         n_threads: int | None = None,
         logits_all: bool = False,
         chat_format: str | None = None,
-        max_json_items: int | None = None,
+        max_json_items: int | dict[str, int] | None = None,
         parallel: int | None = None,
         **model_args: Any,
     ) -> None:
@@ -139,8 +140,9 @@ class GGUFModelAPI(ModelAPI):
         self.logits_all = logits_all
         # The bundled 135M model repeats a list item under a grammar until the list is full (a
         # degenerate, unscored reply); one item per list keeps its replies answers. Other weights
-        # get three. -M max_json_items=... overrides either.
-        self.max_json_items = int(max_json_items) if max_json_items is not None else (1 if self.weights == default_weights() else 3)
+        # get three. -M max_json_items=N overrides either; -M max_json_items={name: N} caps the named lists only.
+        default_items = 1 if self.weights == default_weights() else 3
+        self.max_json_items = json_item_caps(max_json_items, default_items)
         # llama.cpp defaults to half the cores for generation; an eval process has them all, split
         # between the contexts (one sequence per context).
         self.contexts, self.threads = plan_contexts(
@@ -236,7 +238,7 @@ def completion_request(
     tool_choice: ToolChoice,
     config: GenerateConfig,
     logits_all: bool = False,
-    max_json_items: int = 3,
+    max_json_items: int | tuple[int, dict[str, int]] = 3,
 ) -> dict[str, Any]:
     """Translate Inspect's request into `create_chat_completion` keyword arguments."""
     if config.num_choices not in (None, 1):
@@ -258,7 +260,8 @@ def completion_request(
         request["top_logprobs"] = config.top_logprobs or 1
     if config.response_schema is not None:
         schema = config.response_schema.json_schema.model_dump(exclude_none=True)
-        request["response_format"] = {"type": "json_object", "schema": cap_arrays(schema, max_json_items)}
+        default_items, named = max_json_items if isinstance(max_json_items, tuple) else (max_json_items, {})
+        request["response_format"] = {"type": "json_object", "schema": cap_arrays(schema, default_items, named)}
     if tools:
         request["tools"] = [tool_param(t) for t in tools]
         request["tool_choice"] = tool_choice_param(tool_choice)
@@ -269,15 +272,30 @@ MAX_GRAMMAR_STRING = 600
 """The longest string bound the gguf provider's JSON grammar enforces (see `cap_arrays`)."""
 
 
-def cap_arrays(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
-    """Give every array in a JSON schema a `maxItems` (Inspect's JSONSchema has none).
+def json_item_caps(value: Any, default: int) -> tuple[int, dict[str, int]]:
+    """`-M max_json_items` as (the cap of every list, caps of lists by property name); refused when not whole numbers."""
+    if value is None:
+        return default, {}
+    named = value if isinstance(value, dict) else {}
+    caps = named.values() if named else [value]
+    if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 100 for c in caps):
+        raise UnsupportedOption(
+            "gguf provider: max_json_items must be a whole number from 0 to 100, or a mapping of list names to such numbers"
+        )
+    return (default if named else int(value)), {str(k): int(v) for k, v in named.items()}
+
+
+def cap_arrays(schema: dict[str, Any], max_items: int, named: dict[str, int] | None = None, name: str | None = None) -> dict[str, Any]:
+    """Give every array in a JSON schema a `maxItems` (Inspect's JSONSchema has none): `named[name]` for the
+    list under property `name`, else `max_items`.
 
     Under a grammar, a small model can repeat list items until max_tokens cuts the JSON
     off mid-string; a bound on items (with the schema's string bounds) keeps replies whole.
     """
+    named = named or {}
     out = dict(schema)
     if out.get("type") == "array":
-        out.setdefault("maxItems", max_items)
+        out.setdefault("maxItems", named.get(name, max_items) if name is not None else max_items)
     # llama.cpp spells a string bound `char{0,N}` as N nested grammar rules; matching ~1,200 of them
     # overflows the sampler's stack and kills the process (seen: a MedPIC rationale of maxLength
     # 1200). Under the grammar a string is bounded at MAX_GRAMMAR_STRING characters at most.
@@ -285,11 +303,11 @@ def cap_arrays(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
         out["maxLength"] = MAX_GRAMMAR_STRING
     for key in ("items", "additionalProperties"):
         if isinstance(out.get(key), dict):
-            out[key] = cap_arrays(out[key], max_items)
+            out[key] = cap_arrays(out[key], max_items, named)
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: cap_arrays(v, max_items) for k, v in out["properties"].items()}
+        out["properties"] = {k: cap_arrays(v, max_items, named, k) for k, v in out["properties"].items()}
     if isinstance(out.get("anyOf"), list):
-        out["anyOf"] = [cap_arrays(v, max_items) for v in out["anyOf"]]
+        out["anyOf"] = [cap_arrays(v, max_items, named, name) for v in out["anyOf"]]
     return out
 
 

@@ -18,7 +18,16 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolFunction, ToolInfo, ToolParam, ToolParams
 from inspect_ai.util import JSONSchema
 
-from clinical_cf.providers.gguf import MAX_GRAMMAR_STRING, UnsupportedOption, cap_arrays, completion_request, default_weights, model_output
+from clinical_cf.providers.gguf import (
+    MAX_GRAMMAR_STRING,
+    UnsupportedOption,
+    cap_arrays,
+    completion_request,
+    default_weights,
+    json_item_caps,
+    model_output,
+)
+from clinical_cf.solvers.css import RECOMMENDATIONS_SCHEMA
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES
 
@@ -244,3 +253,15 @@ def test_grammar_string_bounds_stay_below_what_llama_cpp_can_match():
     assert capped["properties"]["long"]["maxLength"] == MAX_GRAMMAR_STRING
     assert capped["properties"]["short"]["maxLength"] == 160
     assert capped["properties"]["items"]["items"]["maxLength"] == MAX_GRAMMAR_STRING and capped["properties"]["items"]["maxItems"] == 3
+
+
+def test_a_list_named_in_max_json_items_gets_its_own_cap_and_the_others_keep_the_default():
+    # `-M max_json_items={not_recommended: 0}`: the CSS demo's reply schema with its avoid-list closed.
+    default, named = json_item_caps({"not_recommended": 0}, 1)
+    request = completion_request([], [], "auto", GenerateConfig(response_schema=RECOMMENDATIONS_SCHEMA), max_json_items=(default, named))
+    properties = request["response_format"]["schema"]["properties"]
+    assert properties["not_recommended"]["maxItems"] == 0 and properties["recommendations"]["maxItems"] == 1
+    assert json_item_caps(None, 3) == (3, {}) and json_item_caps(2, 3) == (2, {})
+    for bad in (-1, "two", {"not_recommended": "none"}, True):
+        with pytest.raises(UnsupportedOption, match="max_json_items must be a whole number"):
+            json_item_caps(bad, 1)
