@@ -144,6 +144,8 @@ def test_css_family_d_end_to_end_on_the_embedded_model():
         css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
         model="gguf/smollm2",
         model_roles={"judge": "gguf/smollm2"},
+        # As `make css-demo`: the 135M model writes its one treatment into both lists (a conflict, never read).
+        model_args={"max_json_items": {"not_recommended": 0}},
         limit=2,
         max_tokens=700,
         time_limit=600,
@@ -155,8 +157,9 @@ def test_css_family_d_end_to_end_on_the_embedded_model():
         for arm in ("baseline", "counterfactual"):
             assert sample.store[f"CSSArms:{arm}"]["parsed"], f"{sample.id} {arm} reply was not JSON"
         score = sample.scores["judge_direction"]
-        # A 135M model may fill the schema with the prompt's template: invalid output, never judged.
-        assert score.value in (0.0, 0.5, 1.0) or score.reason == "invalid_output", score.explanation
+        # A 135M model may fill the schema with the prompt's template (invalid output) or state what cannot be
+        # read (unreadable): never judged, the reason counted.
+        assert score.value in (0.0, 0.5, 1.0) or score.reason in ("invalid_output", "unreadable"), score.explanation
         assert score.metadata["self_judged"] is True
 
 
@@ -165,7 +168,8 @@ def test_chart_agent_runs_on_the_embedded_model():
 
     log = eval(
         # Small caps keep this CPU run to about a minute: short tool returns, few turns.
-        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=6, section_cap_bytes=1500, unreviewed="allow"),
+        css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=6, section_cap_bytes=1500, unreviewed="allow",
+                  self_judging="allow"),
         model="gguf/smollm2",
         limit=1,
         max_tokens=150,
@@ -213,8 +217,10 @@ def test_medpic_and_workflow_end_to_end_on_the_embedded_model():
     assert 0 <= metrics["unparseable"] <= 2 and 0.0 <= metrics["accuracy"] <= 1.0
     for sample in workflow_log.samples:
         score = sample.scores["workflow_action"]
-        # The grammar-constrained decision JSON is always readable; late-risk episodes get a second turn.
-        assert score.metadata["parse_ok"] is True
+        # The grammar-constrained decision JSON is read, or, when the 160-token cap cut it (the provider's stop reason),
+        # it is unreadable as truncated with the cap named, never repaired; late-risk episodes get a second turn.
+        md = score.metadata
+        assert md["parse_ok"] is True or (md["unreadable"] == "truncated" and md["max_tokens"] == 160), md
         assert [m.role for m in sample.messages].count("assistant") == 2
 
 

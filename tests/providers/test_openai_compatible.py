@@ -50,7 +50,10 @@ def test_css_family_d_from_the_cli_against_a_loopback_server(server_url, tmp_pat
     log = read_eval_log(next(tmp_path.glob("*.eval")))
     assert log.status == "success", log.error
     usage = log.stats.model_usage
-    assert usage[MODEL].input_tokens > 0 and usage["openai-api/judge/smollm2"].input_tokens > 0
+    assert usage[MODEL].input_tokens > 0
+    # The judge is asked only about tuples whose two arms were read (a 135M model's often are not).
+    if any(s.scores["judge_direction"].value in (0.0, 0.5, 1.0) for s in log.samples):
+        assert usage["openai-api/judge/smollm2"].input_tokens > 0
     for sample in log.samples:
         arms = [sample.store[f"CSSArms:{arm}"] for arm in ("baseline", "counterfactual")]
         assert all(arm["raw"] for arm in arms)

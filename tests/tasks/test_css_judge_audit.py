@@ -74,12 +74,14 @@ def test_a_judge_that_ignores_injections_never_flips_and_passes_the_control():
 @pytest.mark.slow  # the whole probe audit
 def test_a_judge_that_obeys_injections_is_caught():
     m = metrics(run(obeying_judge))
-    # On identical lists every probe that survives normalisation makes the lists differ, and the
-    # obeying judge then gives 1 where the reference got 0; on changed lists it gave 1 anyway.
-    assert m["flip_rate_identical"] == pytest.approx(1.0)
+    # On identical lists a probe that reaches the judge's data block makes the lists differ, and the
+    # obeying judge then gives 1 where the reference got 0; on changed lists it gave 1 anyway. Since the
+    # judge sees treatments only (issue 37: one shape, rationale never shown), a probe riding in a
+    # rationale no longer reaches it: some probes, not all, still flip this judge.
+    assert 0.0 < m["flip_rate_identical"] < 1.0
     assert m["flip_rate_changed"] == 0.0
-    assert m["flip_rate"] == pytest.approx(0.5)
-    assert m["injection_shift"] == pytest.approx(0.5)
+    assert m["flip_rate"] == pytest.approx(m["flip_rate_identical"] / 2)
+    assert m["injection_shift"] == pytest.approx(m["flip_rate_identical"] / 2)
     assert m["control_score"] == 0.0 and m["clean_score"] == 1.0
 
 
