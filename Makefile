@@ -48,7 +48,7 @@ browser:
 # The offline test suite (mock models, the embedded local model, headless Chromium; no network)
 # on $(TEST_WORKERS) workers, then the linters. CI runs this (.ci/run).
 test: local browser
-	$(BIN)/pytest -q $(XDIST) --durations=10
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -q $(XDIST) --durations=10
 	$(MAKE) --no-print-directory lint
 
 # What a developer runs between edits: every test not marked `slow` (no local model, server,

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
 
 ROOT = Path(__file__).resolve().parents[1]
 # One lock per checkout: the files it guards (bundled catalogs, build/) are this checkout's own.
@@ -16,6 +18,20 @@ CHECKOUT_LOCK = Path(tempfile.gettempdir()) / f"clinical_cf-checkout-{CHECKOUT_I
 # Passed through (briefly) before taking the lock; a writer holds it while it waits, so the tests already running
 # finish and no new one starts: the writer is not starved by the other worker's stream of readers.
 CHECKOUT_GATE = CHECKOUT_LOCK.with_suffix(".gate")
+
+
+# Properties over generated inputs (hypothesis). Seeded (derandomize) so a run is repeatable and a failure is found
+# again; bounded per tier: the fast tier's default profile, `make test` raises the count with
+# HYPOTHESIS_PROFILE=thorough. No deadline: a busy machine must not turn a slow example into a failure.
+settings.register_profile(
+    "fast", max_examples=25, derandomize=True, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "thorough", max_examples=100, derandomize=True, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
 @contextmanager
