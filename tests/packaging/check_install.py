@@ -10,7 +10,7 @@ runs `clinical-cf --help` and every subcommand's `--help`; runs `cases import` o
 package into site-packages. `make test-install` runs it, and `make test` runs that. Exit 0 when every check passes,
 1 with one line per failed check otherwise; each step is bounded by its own timeout.
 
-Run by path, never as `python -m tests...`: a dependency's `tests` package in site-packages would shadow the checkout's.
+Run by its path, never as a module of a `tests` package: a dependency's `tests` package in site-packages would shadow the checkout's.
 """
 
 from __future__ import annotations
