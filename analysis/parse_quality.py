@@ -23,6 +23,7 @@ import pandas as pd
 
 from clinical_cf.analysis.runs import latest_run
 from clinical_cf.replies import PROVENANCES
+from clinical_cf.suites import SUITES
 
 KEYS = ["model", "judge", "run", "suite"]
 OUTCOMES = ["samples", "scored", "error", "limit"]
@@ -42,8 +43,6 @@ def _metadata(value: Any) -> dict[str, Any]:
 
 
 def _suite_of(task: str) -> str:
-    from clinical_cf.suites import SUITES
-
     name = task.split("/")[-1]
     return next((s.name for s in SUITES.values() if name in s.tasks), name)
 

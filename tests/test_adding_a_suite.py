@@ -20,6 +20,8 @@ import clinical_cf.catalog
 import clinical_cf.scorers
 import clinical_cf.suites
 import clinical_cf.tasks
+from clinical_cf.analysis.logs import read_logs
+from clinical_cf.analysis.sections import build_report
 from clinical_cf.cli import main
 from clinical_cf.exports import docs
 from clinical_cf.exports.register import export_register, released_published
@@ -144,9 +146,6 @@ def test_a_suite_by_the_recipe_is_scored_end_to_end(tmp_path, monkeypatch, clean
     scores = [s.scores["same_label"].value for s in log.samples]
     assert sorted(scores) == ["C", "C", "I", "I", "I"]
     # Its report section is derived from its spec: the scorer's mean per model, with how many samples it scored.
-    from clinical_cf.analysis.logs import read_logs
-    from clinical_cf.analysis.sections import build_report
-
     report = build_report(read_logs([log.location], mode="summaries"), tmp_path / "report").read_text(encoding="utf-8")
     assert "Lab units: scores per model" in report
     row = next(line for line in report.splitlines() if "same_label" in line and "mockllm/model" in line)

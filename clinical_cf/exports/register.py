@@ -75,7 +75,7 @@ class PublishedSuite(BaseModel):
 def _upstream_model() -> type[ExternalEvalMetadata]:
     """inspect_evals' model for Register entries (a dev dependency: only exporting and its test need it)."""
     try:
-        from inspect_evals.metadata import ExternalEvalMetadata  # the Register's model: a dev dependency, needed only to export
+        from inspect_evals.metadata import ExternalEvalMetadata  # optional dependency (dev): only exporting needs it
     except ImportError:
         raise CatalogError(
             "register/", "validating Register entries needs inspect_evals: pip install -e '.[dev]'"

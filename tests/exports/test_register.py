@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import shutil
+import subprocess
 
 import pytest
 import yaml
@@ -154,8 +155,6 @@ def test_version_rule():
 
 
 def _git(root, *args):
-    import subprocess
-
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True)
 
 
