@@ -65,6 +65,15 @@ def verdict_record(row: Any, metadata_columns: list[str]) -> tuple[str | None, d
     return found
 
 
+def _original_scores(metadata_columns: list[str]) -> list[str]:
+    """The score metadata columns less the copies `inspect score --action append` adds (`name1`, ...)."""
+    return [
+        c for c in metadata_columns
+        if not ((name := c.removeprefix("score_").removesuffix("_metadata"))[-1:].isdigit()
+                and f"score_{name.rstrip('0123456789')}_metadata" in metadata_columns)
+    ]
+
+
 def row_provenances(row: Any, metadata_columns: list[str]) -> list[str]:
     """The provenance of every reply a sample's verdict read (see `verdict_record`)."""
     parse = verdict_record(row, metadata_columns)[1].get("parse")
@@ -128,8 +137,11 @@ def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
             outcomes[key]["limit"] += 1
             continue
         column, meta = verdict_record(row, metadata_columns)
-        value = row.get(column.removesuffix("_metadata")) if column else None
-        if column is not None and not _absent(value):
+        if column is not None:
+            scored = not _absent(row.get(column.removesuffix("_metadata")))
+        else:  # no score records how it read the reply (`parse`): scored when a score of the sample has a value
+            scored = any(not _absent(row.get(c.removesuffix("_metadata"))) for c in _original_scores(metadata_columns))
+        if scored:
             outcomes[key]["scored"] += 1
         for provenance in row_provenances(row, metadata_columns):
             counts[key][provenance] += 1

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 from test_specs import suite_problems
@@ -21,6 +22,7 @@ import clinical_cf.scorers
 import clinical_cf.suites
 import clinical_cf.tasks
 from clinical_cf.analysis.logs import read_logs
+from clinical_cf.analysis.parse_quality import parse_table
 from clinical_cf.analysis.sections import build_report
 from clinical_cf.cli import main
 from clinical_cf.exports import docs
@@ -150,6 +152,13 @@ def test_a_suite_by_the_recipe_is_scored_end_to_end(tmp_path, monkeypatch, clean
     assert "Lab units: scores per model" in report
     row = next(line for line in report.splitlines() if "same_label" in line and "mockllm/model" in line)
     assert [cell.strip() for cell in row.strip("|").split("|")][-3:] == ["0.4", "5", "5"]  # mean, scored, samples
+    # The summary and the parse-quality table count the same samples scored as the section: from the score's value,
+    # whether or not the suite's scorer records how it read the reply (`parse` in the score's metadata).
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv")
+    [labunits_row] = summary[summary["model"] == "mockllm/model"].to_dict("records")
+    assert (labunits_row["samples"], labunits_row["share_scored"]) == (5, 1.0)
+    [parse_row] = parse_table(read_logs([log.location], mode="summaries").by_suite["labunits"]).to_dict("records")
+    assert (parse_row["samples"], parse_row["scored"]) == (5, 5)
 
 
 @pytest.mark.parametrize("piece, named", [
