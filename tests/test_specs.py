@@ -173,7 +173,10 @@ def test_a_public_tasks_arguments_are_its_builders_with_the_same_declarations(na
 # ---------------------------------------------------------------- every piece of a suite, each missing one named
 
 
-def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | None = None, published_path: Path | None = None) -> list[str]:
+def suite_problems(
+    suite, docs_dir: Path = ROOT / "docs", register_dir: Path | None = None, published_path: Path | None = None,
+    tests_dir: Path = ROOT / "tests",
+) -> list[str]:
     """What a suite lacks (docs/adding-a-suite.md), each line naming the piece and the command that makes it."""
 
     register_dir = REGISTER_DIR if register_dir is None else register_dir
@@ -208,9 +211,14 @@ def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | N
                 problems.append(f"{name}: the bundled {item.kind} file is not detected and valid as {item.kind}: {ex}")
     if not suite.scorers:
         problems.append(f"{name}: declares no scorer (Suite.scorers)")
+    tests = "\n".join(path.read_text(encoding="utf-8") for path in sorted(tests_dir.rglob("test_*.py")))
     for scorer_name, metrics in suite.metrics().items():
+        function = scorer_name.rpartition("/")[2]  # the registry name less its package: what a test calls
         if not metrics:
             problems.append(f"{name}: scorer {scorer_name} declares no metrics (@scorer(metrics=...))")
+        if not re.search(rf"\b{re.escape(function)}\b", tests):
+            problems.append(f"{name}: scorer {function} has no test: no file tests/**/test_*.py names it "
+                            f"(`make lint` fails on it too, IETS006; docs/adding-a-suite.md)")
     parts = suite.scoring_parts()
     if not set(suite.prompts()) <= set(parts):
         problems.append(f"{name}: prompts {sorted(set(suite.prompts()) - set(parts))} are not parts of its scoring contract")
