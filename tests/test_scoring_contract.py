@@ -76,8 +76,9 @@ ONE_WORD = [
     (clinical_cf.scorers.css_judge, "JUDGE_PROMPT", lambda v: v.replace("auditing", "checking", 1), {"css"}),
     (clinical_cf.scorers.medpic, "RATIONALE_PROMPT", lambda v: v.replace("specific", "particular", 1), {"medpic"}),
     (clinical_cf.replies.reader, "READER_PROMPT", lambda v: v.replace("convert", "turn", 1), set(SUITES)),
-    # The judge-role wiring is shared, but only the judged suites' code uses it: the others keep their fingerprints.
-    (clinical_cf.judging, "JUDGE_ROLE", lambda v: v + "_role", {name for name, suite in SUITES.items() if suite.judged}),
+    # The judge-role wiring is shared, but only the code of suites with a judge uses it (CSS's direction judge, MedPIC's
+    # rationale judge): the others keep their fingerprints.
+    (clinical_cf.judging, "JUDGE_ROLE", lambda v: v + "_role", {"css", "medpic"}),
     (clinical_cf.solvers.css, "SUMMARY_PROMPT", lambda v: v.replace("Summarise", "Summarize", 1), {"css"}),
     (clinical_cf.solvers.workflow, "UNCERTAINTY_CHECKLIST", lambda v: v.replace("far", "much", 1), {"workflow"}),
     (clinical_cf.scorers.css_judge, "VALID_SCORES", lambda v: (0.0, 1.0), {"css"}),
@@ -139,7 +140,7 @@ def test_published_json_names_every_part():
 def test_a_suite_hashes_only_the_shared_parts_its_code_imports():
     for name, suite in SUITES.items():
         shared = {part for part in shared_parts() if part in suite.scoring_parts()}
-        assert ("clinical_cf.judging.JUDGE_ROLE" in shared) == suite.judged, name  # judged or not, from the code alone
+        assert ("clinical_cf.judging.JUDGE_ROLE" in shared) == (name in {"css", "medpic"}), name  # those with a judge
         assert "clinical_cf.replies.reader.READER_PROMPT" in shared, name  # every bundled suite's replies are read
     # A suite whose scorer and parts use none of the shared reading (as the docs' recipe suite) hashes none of it.
     alone = dataclasses.replace(SUITES["medpic"], scorers=(), scoring=lambda: {"x.y": 1}, prompts=dict)

@@ -117,10 +117,11 @@ def released_published(path: Path = PUBLISHED_PATH, root: Path = REPO_ROOT) -> d
 
 
 def only_parts_removed(previous: PublishedSuite, files: dict[str, str], scoring: dict[str, str]) -> bool:
-    """The same files, and every scoring part the suite has now published before with the same hash: only parts left
-    its contract (a shared part its code never used, e.g. the judge roles of a suite without a judge), so none of its
-    published scores was decided differently."""
-    return files == previous.files and all(previous.scoring.get(name) == sha for name, sha in scoring.items())
+    """Every comparability file and every scoring part the suite has now published before with the same hash: only
+    parts left its contract (a shared part its code never used, e.g. the judge roles of a suite without a judge), so
+    none of its published scores was decided differently. (The record also lists files published beside them.)"""
+    same_files = all(previous.files.get(name) == sha for name, sha in files.items())
+    return same_files and all(previous.scoring.get(name) == sha for name, sha in scoring.items())
 
 
 def next_version(
