@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,10 +52,24 @@ def language_rules() -> dict[str, dict[str, list[str]]]:
     """The per-language rule sets (`context_rules.yaml`): language -> key -> literals."""
     data = load_yaml(LANGUAGE_RULES_PATH)
     for lang, keys in data.items():
-        unknown = set(keys) - {*RULE_KEYS, "positive"}
+        unknown = set(keys) - {*RULE_KEYS, "positive", "function_words", "date_order"}
         if unknown:
             raise ValueError(f"{LANGUAGE_RULES_PATH}: language {lang!r} has unknown keys {sorted(unknown)}")
     return data
+
+
+def packet_language(text: str) -> str | None:
+    """The language most of the packet's function words belong to (`context_rules.yaml`), None when none is found."""
+    tokens = Counter(re.findall(r"\w+", text.lower()))
+    counts = {lang: sum(tokens[w] for w in keys.get("function_words", [])) for lang, keys in language_rules().items()}
+    best = max(counts, key=lambda lang: counts[lang], default=None)
+    return best if best is not None and counts[best] > 0 else None
+
+
+def language_date_order(text: str) -> Literal["dmy", "mdy"] | None:
+    """How the packet's language writes numeric dates (French 04/03/2026 is 4 March), None where it does not say."""
+    lang = packet_language(text)
+    return language_rules().get(lang, {}).get("date_order") if lang else None
 
 
 def _words(key: str) -> list[str]:
@@ -395,7 +410,10 @@ def _canonical_marker(text: str, tail: str) -> str | None:
     return text if re.fullmatch(r"[A-Z]{2,}[A-Z0-9]{0,5}\d[A-Z0-9]{0,3}", text) else None
 
 
-_RESULT_WORD = re.compile(rf"(?i)\b(?:negative|positive|{_alternation(_words('negated_after') + _words('positive'))})(?!\w)")
+_RESULT_WORD = re.compile(
+    rf"(?i)\b(?:negative|positive|{_alternation([r[0] for r in CONTEXT_RULES if r[1] == 'NEGATED_EXISTENCE' and r[0].isascii()])}|"
+    rf"{_alternation(_words('negated_after') + _words('positive'))})(?!\w)"
+)
 
 
 def _short_heading(line: str) -> bool:
@@ -466,6 +484,10 @@ def _cancer_name(text: str) -> str | None:
     return None
 
 
+_LABEL_NEGATION = re.compile(rf"(?i)^\s*[:=-]\s*(?:{_alternation(_words('negated_before'))}|no|not|none)(?!\w)")
+"""A marker written as a label whose value opens with a negation cue ("BRAF: sin mutación", "KRAS: kein Nachweis")."""
+
+
 def marker_result(mention: Mention) -> str | None:
     """The status a marker mention states: negative (negated), positive (an affirmed alteration word), else None (ask).
 
@@ -480,6 +502,8 @@ def marker_result(mention: Mention) -> str | None:
     if mention.text in NAMED_RESULTS:
         return NAMED_RESULTS[mention.text]
     at = mention.clause.find(mention.text)
+    if at >= 0 and _LABEL_NEGATION.match(mention.clause[at + len(mention.text) :]):
+        return "negative"  # "KRAS: kein Nachweis einer Mutation (Wildtyp)": a label, then its negated result
     if at < 0:
         return "positive" if POSITIVE_RESULT.search(mention.clause) else None
     after = mention.clause[at:]

@@ -37,6 +37,7 @@ from clinical_cf.catalog.css.assertions import (
     OPERATION_WORDS,
     OTHER_DISEASE_STAGE,
     Mention,
+    language_date_order,
     marker_findings,
     read_mentions,
     span_status,
@@ -539,6 +540,10 @@ def _resected(
         return Inference(False, f"planned, not performed: {_quote(planned, around=op.group(0) if op else None)}")
     if not any(OPERATION.search(s) for s in statements):
         return Inference(False, "no operation is named anywhere in the packet", weak=True)
+    diagnostic = [s for s in statements if OPERATION.search(s) and DIAGNOSTIC_ONLY.search(s)]
+    if len(diagnostic) == sum(1 for s in statements if OPERATION.search(s)):
+        # "biopsie-exérèse", "excision biopsy": every operation word named is a diagnostic procedure's.
+        return Inference(False, f"only a diagnostic procedure: {_quote(diagnostic[0])}", weak=True)
     return None
 
 
@@ -638,7 +643,7 @@ def _full_dates(text: str, order) -> list[FoundDate]:
 def _board_date(text: str) -> tuple[Inference | None, str]:
     """The date of the board: the LATEST date written on a line naming a meeting (a packet also names the previous year's
     meeting), a future one excepted; else the latest full date."""
-    order = numeric_order(text)
+    order = numeric_order(text) or language_date_order(text)
     candidates: list[tuple[FoundDate, str]] = []
     for line in text.splitlines():
         board = _BOARD_LINE.search(line)
@@ -697,7 +702,9 @@ ASK = {
     "cancer_type": "the tumour type, a lower-case word (e.g. breast, renal, bladder, head_and_neck, hepatocellular)",
     "sex": "F or M",
     "age": "age in years at the board",
-    "stage": "the CURRENT AJCC/FIGO stage group (I-IV with letter); a recurrence with distant metastases is IV",
+    "stage": "the CURRENT AJCC/FIGO stage group (I-IV with letter); a recurrence with distant metastases is IV; a tumour "
+    "staged otherwise: its stage in that system (set staging_system), or 'none'",
+    "staging_system": "ajcc (default), figo, who_cns, masaoka_koga, testicular_s or none",
     "stage_date": "the date the stage refers to (YYYY-MM-DD), or 'unknown'",
     "metastatic": "true or false: are there distant metastases NOW?",
     "resected": "true or false: has the primary been removed by a definitive operation "
@@ -710,8 +717,8 @@ ASK = {
 }
 MARKER_ASK = "positive, negative, equivocal, not_tested, or a percentage as reported (e.g. 40%)"
 OPEN_MARKER_NOTE = (
-    "a marker outside the known names: your answer is kept in this questions file for the review, but no intervention "
-    "filter can read it until its name is added to schema.KNOWN_MARKERS"
+    "a marker outside the bundled names: your answer is kept in the case (cases.jsonl); an intervention of your own "
+    "catalog filters on it by this name (no package edit)"
 )
 
 
@@ -820,6 +827,12 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         report.notes.append(f"the stated stage {stage.value} disagrees with: {metastatic.evidence}")
         stage = Inference(None, f"{stage.evidence}; but {metastatic.evidence}: which stage is current?", weak=True)
         report.missing.append(f"stage: {ASK['stage']}")
+    staging = TYPE_STAGING.get(cancer.value) if cancer else None
+    if staging is not None and stage is None:
+        # A glioblastoma is graded, not staged (WHO CNS 5): no AJCC group is asked for or invented.
+        fields["staging_system"] = staging
+        stage = Inference("none", f"{cancer.value} is not staged by AJCC groups (staging_system {staging}); "  # type: ignore[union-attr]
+                          "give its stage in that system or confirm 'none'", weak=True)
     if stage is not None and stage.value is None:
         questions["stage"] = Question("stage", None, stage.evidence, quote_occurs(stage.evidence, flat), True, ASK["stage"])
         report.evidence["stage"] = stage.evidence
@@ -853,7 +866,8 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         suggestion = value if value is not None else (None if name in markers or quote else "not_tested")
         ask = MARKER_ASK if name in KNOWN_MARKERS else f"{MARKER_ASK}; {OPEN_MARKER_NOTE}"
         questions[key] = Question(key, suggestion, evidence, quote_occurs(evidence, flat), value is None, ask)
-    fields["biomarkers"] = {k: v for k, v in markers.items() if v not in (None, "not_tested") and k in KNOWN_MARKERS}
+    # Every marker the packet reports is kept (open vocabulary, issue 43), not only the bundled catalog's names.
+    fields["biomarkers"] = {k: v for k, v in markers.items() if v not in (None, "not_tested")}
     report.inferred["biomarkers"] = fields["biomarkers"] or "none recognised (add any the packet reports)"
     board, why = _board_date(flat)
     settle("board_date", board, why or ASK["board_date"])
@@ -906,7 +920,7 @@ def _stage_date(statements: list[str], text: str, stage: Inference | None) -> In
         return None
     unknown = Inference("unknown", "no date is written in the stage's statement: confirm 'unknown' or give it", weak=True)
     quoted = [p for p in _QUOTED.findall(stage.evidence) if p.strip()]
-    order = numeric_order(text)
+    order = numeric_order(text) or language_date_order(text)
     for st in statements:
         if quoted and " ".join(quoted[0].split())[:40] in " ".join(st.split()):
             dates = _full_dates(st, order) or [d for d in find_dates(st, order)]
@@ -1005,8 +1019,6 @@ def answer_case(
         value = q["value"]
         if name.startswith("biomarkers."):
             marker = name.split(".", 1)[1]
-            if marker not in KNOWN_MARKERS:
-                continue  # answered and kept in the questions file; the case carries canonical names only (OPEN_MARKER_NOTE)
             if value in (None, "not_tested"):
                 draft["biomarkers"].pop(marker, None)
             else:
@@ -1016,6 +1028,8 @@ def answer_case(
         elif name not in ("stage_date", "operation"):
             draft[name] = value
     corrected_type = questions.get("cancer_type", {})
+    if corrected_type.get("confirmed") and corrected_type.get("value") in TYPE_STAGING and "staging_system" not in (answers or {}):
+        draft["staging_system"] = TYPE_STAGING[str(corrected_type["value"])]
     if catalog is not None and corrected_type.get("confirmed") and corrected_type.get("value"):
         # A corrected tumour type can bring markers into play that were not asked for the inferred one: ask them now.
         for marker in filter_markers(catalog, str(corrected_type["value"])):

@@ -19,7 +19,17 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_jsonl, read_text_checked, split_records, validate_strict
@@ -416,13 +426,13 @@ class Case(_Strict):
     cancer_type: CancerType
     sex: Literal["F", "M"]
     age: int = Field(ge=18, le=100)
+    staging_system: StagingSystem = Field(
+        default="ajcc", description="ajcc (the default), figo, who_cns, masaoka_koga, testicular_s or none (issue 43)."
+    )
     stage: str = Field(
         pattern=r"^[A-Za-z0-9][A-Za-z0-9 .\-]{0,19}$",
         description="The stage in `staging_system`: an AJCC/FIGO group ('IIIA', 'IV'), a WHO CNS grade ('grade 4'), a "
         "Masaoka-Koga stage, or 'none' (a tumour that is graded, not staged).",
-    )
-    staging_system: StagingSystem = Field(
-        default="ajcc", description="ajcc (the default), figo, who_cns, masaoka_koga, testicular_s or none (issue 43)."
     )
     metastatic: bool
     resected: bool
@@ -440,6 +450,17 @@ class Case(_Strict):
     record: PatientRecord | None = None
     source: str = Field(default="synthetic", description="Provenance; only synthetic data belongs in this repo.")
 
+    @field_validator("stage")
+    @classmethod
+    def _stage_in_its_system(cls, stage: str, info: ValidationInfo) -> str:
+        system = info.data.get("staging_system", "ajcc")
+        if system in ("ajcc", "figo") and not re.fullmatch(STAGE_GROUP, stage):
+            raise ValueError(
+                f"{stage!r} is not an {system.upper()} stage group (0, I-IV with A-C); for a tumour staged otherwise set "
+                f"staging_system to one of {', '.join(STAGING_SYSTEMS)} ('none' with stage 'none' when it is not staged)"
+            )
+        return stage
+
     @model_validator(mode="after")
     def _coherent(self) -> Case:
         missing = [name for name in SECTIONS if name not in self.sections]
@@ -449,12 +470,6 @@ class Case(_Strict):
             raise ValueError(f"case '{self.case_id}', field 'sex': prostate cancer needs sex M (got {self.sex})")
         if self.cancer_type == "ovarian" and self.sex != "F":
             raise ValueError(f"case '{self.case_id}', field 'sex': ovarian cancer needs sex F (got {self.sex})")
-        if self.staging_system in ("ajcc", "figo") and not re.fullmatch(STAGE_GROUP, self.stage):
-            raise ValueError(
-                f"case '{self.case_id}', field 'stage': {self.stage!r} is not an {self.staging_system.upper()} stage group "
-                f"(0, I-IV with A-C); for a tumour staged otherwise set staging_system to one of {', '.join(STAGING_SYSTEMS)} "
-                "('none' with stage 'none' when it is not staged)"
-            )
         # Stage IVA head and neck, IVB anaplastic thyroid, IVA cervix ... are locoregional (STAGE_METASTATIC).
         problem = stage_problem(self.case_id, self.cancer_type, self.stage, self.metastatic) if self.staging_system in (
             "ajcc", "figo") else None

@@ -15,9 +15,9 @@ and from a generator over cancer types outside it (`truths()`, a Hypothesis stra
 from __future__ import annotations
 
 import csv
-import random
 import io
 import json
+import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -124,11 +124,11 @@ POSITIVE = {
     "it": ("{m} positivo", "{m} mutato", "{m}: positivo"),
 }
 NEGATIVE = {
-    "en": ("{m} negative", "{m}: not detected", "{m} wild-type", "no {m} mutation"),
-    "fr": ("{m} négatif", "{m} non muté (wild-type)", "absence de mutation {m}", "{m} : négatif"),
-    "de": ("{m} negativ", "kein Nachweis einer {m}-Mutation", "{m} Wildtyp", "{m}: negativ"),
-    "es": ("{m} negativo", "{m} no mutado", "sin mutación de {m}", "{m}: negativo"),
-    "it": ("{m} negativo", "{m} non mutato", "assenza di mutazione {m}", "{m}: negativo"),
+    "en": ("{m} negative", "{m}: not detected", "{m} wild-type", "no {m} mutation", "{m}: no mutation detected"),
+    "fr": ("{m} négatif", "{m} non muté (wild-type)", "absence de mutation {m}", "{m} : négatif", "{m} : absence de mutation"),
+    "de": ("{m} negativ", "kein Nachweis einer {m}-Mutation", "{m} Wildtyp", "{m}: negativ", "{m}: kein Nachweis einer Mutation (Wildtyp)"),
+    "es": ("{m} negativo", "{m} no mutado", "sin mutación de {m}", "{m}: negativo", "{m}: sin mutación"),
+    "it": ("{m} negativo", "{m} non mutato", "assenza di mutazione {m}", "{m}: negativo", "{m}: assenza di mutazioni"),
 }
 PENDING = {"en": "{m}: result pending", "fr": "{m} : résultat en attente", "de": "{m}: Ergebnis ausstehend",
            "es": "{m}: resultado pendiente", "it": "{m}: risultato in attesa"}
@@ -338,7 +338,7 @@ def truths(draw, types: tuple[str, ...] = OTHER_TYPES + BUNDLED_TYPES) -> Truth:
         outcome=draw(st.sampled_from(OUTCOMES)),
         lang=draw(st.sampled_from(LANGS)),
         structure=draw(st.sampled_from(STRUCTURES)),
-        wording=draw(st.integers(0, 3)),
+        wording=draw(st.integers(0, 4)),
     )
 
 
@@ -423,7 +423,7 @@ def corpus(seed: int = 43) -> list[Truth]:
                 out.append(Truth(f"rt-{name}-{lang}-{structure}", name, spec.sex or rng.choice("FM"), stage_dx, stage_now, markers,
                                  board, board - timedelta(days=rng.randrange(60, 400)) if rng.random() < 0.7 else None,
                                  board - timedelta(days=rng.randrange(30, 50)), rng.random() < 0.5, rng.choice(OUTCOMES),
-                                 lang, structure, rng.randrange(4)))
+                                 lang, structure, rng.randrange(5)))
     return out
 
 
