@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, CSS_DIR
-from clinical_cf.catalog.css.interventions import load_catalog
+from clinical_cf.catalog.css.interventions import extend_catalog, load_catalog
 from clinical_cf.catalog.css.mutate import MutationError
 from clinical_cf.catalog.css.schema import case_json_schema, case_problems, load_cases
 from clinical_cf.core.errors import CatalogError, Terminated, shown
@@ -53,6 +53,21 @@ from clinical_cf.inputs import validate_file
 
 def _catalog_default() -> Path:
     return CATALOG_PATH
+
+
+CATALOG_ONLY = ("--catalog-only",), {"action": "store_true",
+                                                 "help": "use --catalog alone (default: it extends the bundled catalog)"}
+
+
+def _user_catalog(args: argparse.Namespace):
+    """The bundled catalog extended by the user's `--catalog` (issue 43), or the user's alone with `--catalog-only`."""
+
+    bundled = load_catalog(_catalog_default())
+    if not args.catalog:
+        return bundled
+    path = resolve_user_path(args.catalog)
+    user = load_catalog(path)
+    return user if getattr(args, "catalog_only", False) else extend_catalog(bundled, user, path)
 
 
 def _validate_catalog(path: Path, kind: str | None = None) -> int:
@@ -247,7 +262,7 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         build_counterfactuals,
         write_counterfactuals,
     )
-    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    catalog = _user_catalog(args)
     cases = load_cases(resolve_user_path(args.cases))
     families = "".join(f for f in args.families.upper() if f.isalpha())
     editor: object = args.editor
@@ -425,10 +440,9 @@ def _refuse_overwrite(out: Path, inputs: list[str], what: str) -> None:
 def _cmd_import_cases(args: argparse.Namespace) -> int:
     """Packet text -> questions to confirm (every deciding field pre-filled with its quote); no case is written yet."""
     from clinical_cf.catalog.css.importer import import_packet, pending_record, read_packets
-    from clinical_cf.catalog.css.interventions import load_catalog
     from clinical_cf.core.atomic import write_text_atomic
 
-    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    catalog = _user_catalog(args)
     out = Path(args.out)
     questions_path = _questions_path(out)
     _refuse_overwrite(out, args.paths, "--out")
@@ -459,12 +473,11 @@ def _cmd_import_cases(args: argparse.Namespace) -> int:
 def _cmd_answer_cases(args: argparse.Namespace) -> int:
     """Record confirmations and corrections; write each case whose every question is answered."""
     from clinical_cf.catalog.css.importer import answer_case
-    from clinical_cf.catalog.css.interventions import load_catalog
     from clinical_cf.catalog.css.schema import load_cases
     from clinical_cf.core.atomic import write_text_atomic
     from clinical_cf.core.loading import load_json_line, read_text_checked, split_records
 
-    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    catalog = _user_catalog(args)
     path = resolve_user_path(args.questions)
     out = Path(args.out)
     _refuse_overwrite(out, [str(path)], "--out")
@@ -753,7 +766,7 @@ def build_parser() -> argparse.ArgumentParser:
         _arg("--checker", help="optional checker model: does anything still imply the original fact?"),
         _arg("--out", type=output_path, required=True,
              help="directory for counterfactuals.jsonl, its lock, rejected.jsonl, review.html"),
-        _arg("--catalog"),
+        _arg("--catalog", help="your catalog: it extends the bundled one (see --catalog-only)"), CATALOG_ONLY,
         _arg("--families", default="ABCDE", help="e.g. D or ABCDEN (default ABCDE; N only for regex/structured)"),
         _arg("--retries", type=whole_number(0, 10), default=1, help="retries of a rejected edit (0-10, default 1)"),
         # The editor audit task's range (tasks/css_editor_audit): room to rewrite a section, at most what providers serve.
@@ -779,7 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
         _cmd_import_cases,
         _arg("paths", nargs="+", help="packet .txt files, or .jsonl of {\"id\", \"text\"}"),
         _arg("--out", type=output_path, required=True, help="the cases JSONL that `cases answer` will write (never an input)"),
-        _arg("--catalog"),
+        _arg("--catalog", help="your catalog: it extends the bundled one (see --catalog-only)"), CATALOG_ONLY,
         description="Reads each packet (NFKC, invisible characters removed), pre-fills every field that decides applicability "
         "with the quote it came from, and writes ONLY the questions file OUT.questions.jsonl (OUT's name with .questions.jsonl). "
         "OUT itself is written by `clinical-cf cases answer` once every question of a case is confirmed or corrected. "
@@ -793,7 +806,8 @@ def build_parser() -> argparse.ArgumentParser:
              help="correct (and confirm) one field, e.g. b1:resected=false, b1:biomarkers.PD-L1=positive (repeatable)"),
         _arg("--confirm", action="append", metavar="CASE[:FIELD]",
              help="confirm a pre-filled value as shown (CASE alone: all of that case's pre-filled values)"),
-        _arg("--catalog", help="the catalog whose filters decide which markers are asked (default: the bundled one)"),
+        _arg("--catalog", help="your catalog, whose filters also decide which markers are asked (it extends the bundled one)"),
+        CATALOG_ONLY,
         description="Records answers in the questions file and writes OUT (cases already in OUT are kept; a re-answered case "
         "replaces its line). Without --set/--confirm on a terminal it asks each open question in turn (Enter keeps the value).",
     )

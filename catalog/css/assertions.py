@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal

@@ -281,7 +281,7 @@ def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) 
     if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
         problems.append("the changed fact's new form is not stated anywhere")
     for hit in find_residue(sections, intervention, case.board_date, case.cancer_type)[:5]:
-        problems.append(f"residue ({hit.implication}/{hit.kind}) in {hit.section}: {hit.line[:160]}")
+        problems.append(f"residue: {hit.describe()}")
     budget = SIZE_ALLOWANCE_CHARS + SIZE_FRACTION * len(case.packet)
     size = sum(changed_chars(baseline.get(name, ""), edited[name]) for name in touched)
     if size > budget:
@@ -440,7 +440,7 @@ async def build_counterfactuals(
         ][:limit]
         keep = set(asked)
         result.accepted = [freeze_tuple(t, str(editor)) for t in expansion.tuples if t.id in keep]
-        result.rejected = [Rejected(t.id, [f"residue: {h.line[:160]}" for h in t.residue], 1) for t in expansion.dropped if t.id in keep]
+        result.rejected = [Rejected(t.id, [f"residue: {h.describe()}" for h in t.residue], 1) for t in expansion.dropped if t.id in keep]
         for iid, counts in expansion.counts.items():
             result.rejected += [
                 Rejected(f"{r.split(':')[0]}:{iid}", [f"incoherent: {r}"], 1)
@@ -656,7 +656,7 @@ def verify_frozen_entry(entry: FrozenCounterfactual, case: Case, catalog: Catalo
     if intervention.family != "N":
         hits = find_residue(dict(entry.counterfactual_sections), intervention, case.board_date, case.cancer_type)
         if hits:
-            raise refuse(f"residue in {hits[0].section}: {hits[0].line[:160]}", "counterfactual_sections")
+            raise refuse(f"residue: {hits[0].describe()}", "counterfactual_sections")
         text = counterfactual.text
         if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
             raise refuse("the changed fact's new form is not stated anywhere", "counterfactual_sections")

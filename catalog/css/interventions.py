@@ -673,3 +673,25 @@ def intervention_template(cancer_type: str, marker: str, agents: list[str], inte
         "",
     ]
     return "\n".join(lines)
+
+
+def extend_catalog(bundled: Catalog, user: Catalog, user_path: str | Path) -> Catalog:
+    """The bundled catalog with a user's catalog added (issue 43: `--catalog` extends, `--catalog-only` replaces).
+
+    The user's interventions come after the bundled ones and its implications are added to the bundled vocabulary; an
+    intervention id or implication name the bundled catalog already uses with another definition is refused, naming it.
+    """
+    ids = {item.id for item in bundled.interventions}
+    for item in user.interventions:
+        if item.id in ids and item != bundled.by_id(item.id):
+            raise CatalogError(user_path, "intervention id already used by the bundled catalog (rename it, or pass "
+                               "--catalog-only to use your catalog alone)", entry=item.id, field="id")
+    for name, implication in user.implications.items():
+        if name in bundled.implications and implication != bundled.implications[name]:
+            raise CatalogError(user_path, "implication name already used by the bundled catalog with another definition "
+                               "(rename it, or pass --catalog-only)", entry=name, field=f"implications.{name}")
+    raw = bundled.model_dump(mode="json")
+    raw["implications"] = {**raw["implications"], **user.model_dump(mode="json")["implications"]}
+    raw["interventions"] += [item.model_dump(mode="json") for item in user.interventions if item.id not in ids]
+    raw["name"] = f"{bundled.name}+{user.name}"
+    return Catalog.model_validate(raw)
