@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from clinical_cf.catalog.css import CATALOG_PATH
+from clinical_cf.catalog.css.counterfactuals import answer_leak
 from clinical_cf.catalog.css.interventions import ResidueTerm, extend_catalog, intervention_template, load_catalog
 from clinical_cf.catalog.css.residue import ResidueHit, term_matches
 from clinical_cf.cli import _user_catalog, build_parser
@@ -44,3 +45,12 @@ def test_a_user_catalog_extends_the_bundled_one_by_default(tmp_path):
     only = parser.parse_args([*["cases", "import", "x.txt", "--out", str(tmp_path / "c.jsonl")], "--catalog", str(own), "--catalog-only"])
     assert [i.id for i in _user_catalog(only).interventions] == [ids[-1]]
     assert extend_catalog(BUNDLED, BUNDLED, CATALOG_PATH).interventions == BUNDLED.interventions  # the same entries: once
+
+
+def test_a_draft_that_writes_the_expected_answer_is_caught():
+    b2 = BUNDLED.by_id("B2_progression_on_current_line")
+    baseline = "Medical oncology f/u: on FOLFOX, ongoing, stable disease."
+    leaked = baseline + "\nRestaging CT: progressive disease. Stops the regimen now running and moves to a later-line option."
+    honest = baseline + "\nRestaging CT: progressive disease on current systemic therapy (RECIST 1.1)."
+    assert answer_leak(baseline, leaked, b2) is not None  # a user's draft leaked it before; nothing checked
+    assert answer_leak(baseline, honest, b2) is None
