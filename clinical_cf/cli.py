@@ -132,15 +132,19 @@ def _is_intervention_catalog(path: Path) -> bool:
 def _cmd_template(args: argparse.Namespace) -> int:
     """Write a catalog for a user's own cancer type: one marker flip, <TODO> where only the clinician can answer."""
     from clinical_cf.catalog.css.interventions import intervention_template
+    from clinical_cf.catalog.css.template_families import catalog_template
     from clinical_cf.core.atomic import write_text_atomic
 
     out = Path(args.out)
     if out.exists():
         raise CatalogError(out, "exists: choose another --out (a template never overwrites a catalog)", field="--out")
-    text = intervention_template(args.cancer_type, args.marker, args.agent or [], args.id)
+    plain = args.families == "A" and not (args.positive_word or args.negative_word)
+    text = (intervention_template(args.cancer_type, args.marker, args.agent or [], args.id) if plain else
+            catalog_template(args.cancer_type, args.marker, args.agent or [], args.families, args.site or [],
+                             args.positive_word, args.negative_word))
     write_text_atomic(out, text)
-    todo = text.count("'<TODO")
-    print(f"wrote {out}: one intervention ({args.marker} positive -> not detected, {args.cancer_type}); {todo} <TODO> to fill")
+    todo = text.count("<TODO")
+    print(f"wrote {out}: families {args.families} for {args.cancer_type} and {args.marker}; {todo} <TODO> to fill")
     print(f"next: fill each <TODO>, then `clinical-cf catalog check {out}` and `clinical-cf catalog lock {out}`;")
     print(f"      pass --catalog {out} to cases import/answer and counterfactuals build, -T catalog={out} to the CSS task")
     return 0
@@ -721,12 +725,17 @@ def build_parser() -> argparse.ArgumentParser:
     _command(catalog, "check", "validate a catalog, audit its scopes and compare it with its lock", _cmd_check,
              _arg("catalog", nargs="?"), kind)
     _command(
-        catalog, "template", "write a catalog for your own cancer type: a marker flip with <TODO> where only you can answer",
+        catalog, "template", "write a catalog for your own cancer type and marker: families A-E with <TODO> where only you can answer",
         _cmd_template,
         _arg("--cancer-type", required=True, help="a lower-case type, e.g. cholangiocarcinoma"),
         _arg("--marker", required=True, help="the marker whose positive result is flipped to not detected, e.g. FGFR2"),
         _arg("--agent", action="append", help="a drug that presupposes the marker (repeatable), e.g. futibatinib"),
-        _arg("--id", help="the intervention id (default U_<marker>_positive_to_negative_<type>)"),
+        _arg("--id", help="the flip's id with --families A (default U_<marker>_positive_to_negative_<type>)"),
+        _arg("--families", default="ABCDE", type=str.upper,
+             help="which families to write (default ABCDE: flip, progression, strip, resection removed/added, new metastases)"),
+        _arg("--site", action="append", help="a site this type spreads to, for family E (repeatable), e.g. liver"),
+        _arg("--positive-word", help="the marker's own word for altered (e.g. methylated, amplified), read with the languages' words"),
+        _arg("--negative-word", help="what the flip writes instead (default 'not detected'), e.g. unmethylated"),
         _arg("--out", required=True, help="the catalog YAML to write (never overwritten)"),
         description="Writes a schema-checked catalog with one intervention: the filter, the edit patterns, the residue "
         "vocabulary and the editor's instruction are written; the expected change, its scope, source and rationale are "

@@ -7,9 +7,13 @@ import re
 
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import answer_leak
-from clinical_cf.catalog.css.interventions import ResidueTerm, extend_catalog, intervention_template, load_catalog
+from clinical_cf.catalog.css.expand import expand_tuples
+from clinical_cf.catalog.css.importer import answer_case, import_packet, pending_record
+from clinical_cf.catalog.css.interventions import ResidueTerm, extend_catalog, intervention_template, load_catalog, scope_audit
 from clinical_cf.catalog.css.residue import ResidueHit, term_matches
+from clinical_cf.catalog.css.template_families import catalog_template
 from clinical_cf.cli import _user_catalog, build_parser
+from tests.catalog.css.test_import_what_the_packet_says import GLIOBLASTOMA_FR
 
 BUNDLED = load_catalog(CATALOG_PATH)
 
@@ -54,3 +58,21 @@ def test_a_draft_that_writes_the_expected_answer_is_caught():
     honest = baseline + "\nRestaging CT: progressive disease on current systemic therapy (RECIST 1.1)."
     assert answer_leak(baseline, leaked, b2) is not None  # a user's draft leaked it before; nothing checked
     assert answer_leak(baseline, honest, b2) is None
+
+
+def test_catalog_template_writes_every_family_for_a_users_type(tmp_path):
+    text = catalog_template("glioblastoma", "MGMT", ["temozolomide"], sites=["the spine"], positive_word="methylated",
+                            negative_word="unmethylated")
+    path = tmp_path / "gbm.yaml"
+    path.write_text(re.sub(r"<TODO[^>]*>", "filled in by the clinician (test)", text))
+    own = load_catalog(path)
+    assert sorted({i.family for i in own.interventions}) == list("ABCDE") and scope_audit(own) == []
+    # A French glioblastoma, imported: the flip reads "méthylé", E writes no carcinoma, every draft is checked for residue.
+    report = import_packet(GLIOBLASTOMA_FR, "gbm-fr", own)
+    _record, case, still_open = answer_case(pending_record(report), {"stage": "none", "metastatic": "false", "age": "58",
+                                                                     "prior_lines": "0"}, {"*"})
+    assert case is not None, still_open
+    drafts = {t.intervention.family: t.counterfactual.text for t in expand_tuples([case], own, "regex").tuples}
+    assert "MGMT unmethylated" in drafts["A"] and "méthylé" not in drafts["A"].split("MGMT")[1][:15]
+    assert "new metastases in the spine" in drafts["E"] and "carcinoma" not in drafts["E"].lower()
+    assert "MGMT" not in drafts["C"] and "IDH1" in drafts["C"]  # the strip takes the MGMT statement only
