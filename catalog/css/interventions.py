@@ -20,7 +20,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from clinical_cf.catalog.css.patterns import backtracking_problem
-from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName, canonical_cancer_type
+from clinical_cf.catalog.css.schema import (
+    SECTIONS,
+    UNSTAGED_SYSTEMS,
+    BiomarkerStatus,
+    CancerType,
+    Case,
+    SectionName,
+    canonical_cancer_type,
+)
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.core.templates import template_fields
@@ -75,6 +83,12 @@ class Applicability(_Strict):
         if self.sex is not None and case.sex != self.sex:
             return False
         if self.metastatic is not None and case.metastatic != self.metastatic:
+            return False
+        if (self.metastatic is not None or self.stages is not None) and case.staging_system in UNSTAGED_SYSTEMS and (
+            self.cancer_types is None or case.cancer_type not in self.cancer_types
+        ):
+            # Issue 43: a filter on distant spread or stage group that names no type presumes a tumour staged by TNM; a
+            # glioblastoma (WHO CNS grade) got "metastatic carcinoma ... liver biopsy" from E1. Its own catalog names it.
             return False
         if self.resected is not None and case.resected != self.resected:
             return False

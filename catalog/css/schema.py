@@ -110,6 +110,9 @@ STAGING_SYSTEMS: tuple[str, ...] = get_args(StagingSystem)
 """Staging systems a case may use (issue 43): AJCC/UICC TNM groups, FIGO (gynaecological), WHO CNS grade (gliomas are
 graded, not staged), Masaoka-Koga (thymic), the testicular serum marker S category, or none."""
 TYPE_STAGING: dict[str, str] = {"glioblastoma": "who_cns"}
+UNSTAGED_SYSTEMS: tuple[str, ...] = ("who_cns", "none")
+"""Systems with no distant-spread category: an intervention filter on `metastatic` or stage groups that names no type
+does not apply to such a case (interventions.Applicability.matches)."""
 STAGE_GROUP = r"(0|I|II|III|IV)[A-C]?[0-9]?"
 """An AJCC/FIGO stage group."""
 """Types whose tumours are not staged by AJCC groups: their stage question asks for the system's own value or 'none'."""

@@ -76,3 +76,11 @@ def test_catalog_template_writes_every_family_for_a_users_type(tmp_path):
     assert "MGMT unmethylated" in drafts["A"] and "méthylé" not in drafts["A"].split("MGMT")[1][:15]
     assert "new metastases in the spine" in drafts["E"] and "carcinoma" not in drafts["E"].lower()
     assert "MGMT" not in drafts["C"] and "IDH1" in drafts["C"]  # the strip takes the MGMT statement only
+
+
+def test_a_typeless_metastatic_filter_does_not_reach_a_glioblastoma():
+    report = import_packet(GLIOBLASTOMA_FR, "gbm-fr", BUNDLED)
+    _record, case, still_open = answer_case(pending_record(report), {"stage": "none", "metastatic": "false", "age": "58",
+                                                                     "prior_lines": "0"}, {"*"})
+    assert case is not None and case.staging_system == "who_cns", still_open
+    assert not BUNDLED.by_id("E1_upstage_to_metastatic").applies_to.matches(case)  # was: "metastatic carcinoma" inserted
