@@ -3,6 +3,7 @@ its own words, and a drop names the line and the term (each failed before)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from clinical_cf.catalog.css import CATALOG_PATH
@@ -13,6 +14,7 @@ from clinical_cf.catalog.css.interventions import ResidueTerm, extend_catalog, i
 from clinical_cf.catalog.css.residue import ResidueHit, term_matches
 from clinical_cf.catalog.css.template_families import catalog_template
 from clinical_cf.cli import _user_catalog, build_parser
+from tests.catalog.css.roundtrip_corpus import corpus, render
 from tests.catalog.css.test_import_what_the_packet_says import GLIOBLASTOMA_FR
 
 BUNDLED = load_catalog(CATALOG_PATH)
@@ -84,3 +86,16 @@ def test_a_typeless_metastatic_filter_does_not_reach_a_glioblastoma():
                                                                      "prior_lines": "0"}, {"*"})
     assert case is not None and case.staging_system == "who_cns", still_open
     assert not BUNDLED.by_id("E1_upstage_to_metastatic").applies_to.matches(case)  # was: "metastatic carcinoma" inserted
+
+
+def test_a_draft_of_a_fhir_packet_edits_its_statements_and_keeps_every_other_resource():
+    truth = next(t for t in corpus() if t.structure == "fhir" and t.lang == "en" and t.cancer_type == "breast")
+    truth = dataclasses.replace(truth, resected=True, stage_dx="IIA", stage_now="IIA")
+    report = import_packet(render(truth), truth.case_id, BUNDLED)
+    pending = {k: "not_tested" for k, q in report.questions.items() if k.startswith("biomarkers.") and q["value"] is None}
+    _record, case, still_open = answer_case(pending_record(report), {"age": "60", "prior_lines": "0", **pending}, {"*"})
+    assert case is not None, still_open
+    (d1,) = [t for t in expand_tuples([case], BUNDLED, "regex", families="D").tuples if t.intervention.id == "D1_remove_resection"]
+    before, after = d1.baseline.text.splitlines(), d1.counterfactual.text.splitlines()
+    removed = [line for line in before if line not in after]
+    assert removed and all("mastectomy" in line for line in removed), removed  # the operation's statement, nothing else
