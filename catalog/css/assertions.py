@@ -31,12 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from clinical_cf.core.loading import load_yaml
+from clinical_cf.catalog.css.context_rules import LANGUAGE_RULES
 
-LANGUAGE_RULES_PATH = Path(__file__).with_name("context_rules.yaml")
-"""ConText rule sets per language (French, German, Spanish, Italian and English additions), written once as data."""
 RULE_KEYS = {
-    # key in context_rules.yaml -> (ConText category, direction)
+    # key in context_rules.py -> (ConText category, direction)
     "negated_after": ("NEGATED_EXISTENCE", "BACKWARD"),
     "negated_before": ("NEGATED_EXISTENCE", "FORWARD"),
     "uncertain_after": ("POSSIBLE_EXISTENCE", "BACKWARD"),
@@ -48,18 +46,17 @@ RULE_KEYS = {
 
 
 @functools.cache
-def language_rules() -> dict[str, dict[str, list[str]]]:
-    """The per-language rule sets (`context_rules.yaml`): language -> key -> literals."""
-    data = load_yaml(LANGUAGE_RULES_PATH)
-    for lang, keys in data.items():
+def language_rules() -> dict[str, dict]:
+    """The per-language rule sets (`context_rules.py`, written once as data): language -> key -> literals."""
+    for lang, keys in LANGUAGE_RULES.items():
         unknown = set(keys) - {*RULE_KEYS, "positive", "function_words", "date_order"}
         if unknown:
-            raise ValueError(f"{LANGUAGE_RULES_PATH}: language {lang!r} has unknown keys {sorted(unknown)}")
-    return data
+            raise ValueError(f"context_rules.LANGUAGE_RULES: language {lang!r} has unknown keys {sorted(unknown)}")
+    return LANGUAGE_RULES
 
 
 def packet_language(text: str) -> str | None:
-    """The language most of the packet's function words belong to (`context_rules.yaml`), None when none is found."""
+    """The language most of the packet's function words belong to (`context_rules.py`), None when none is found."""
     tokens = Counter(re.findall(r"\w+", text.lower()))
     counts = {lang: sum(tokens[w] for w in keys.get("function_words", [])) for lang, keys in language_rules().items()}
     best = max(counts, key=lambda lang: counts[lang], default=None)
@@ -352,7 +349,7 @@ def pipeline():
 
 
 def _language_context_rules(rule_class, taken: set[str]) -> list:
-    """ConText rules from the per-language rule sets (`context_rules.yaml`), each literal once.
+    """ConText rules from the per-language rule sets (`context_rules.py`), each literal once.
 
     A result word after the marker reaches back 6 tokens ("BRAF V600E (VE1) négatif"), within its clause; a literal the
     English rules already have keeps the English rule.
@@ -369,7 +366,6 @@ def _language_context_rules(rule_class, taken: set[str]) -> list:
 
 
 def _default_context_rules():
-    from pathlib import Path
 
     import medspacy.context.context as context_module
 

@@ -6,7 +6,7 @@ or added (D) and new metastases (E). This module adds those four to the template
 patterns, the residue vocabulary and the editor's instruction written, and `<TODO ...>` where only the clinician can
 answer (the expected change, scope, source, the operation's name, the sites of spread). Status words beyond
 "positive" (methylated, amplified, wild-type, imaging-positive) and the result words of the five languages the
-importer reads (`context_rules.yaml`) are in the flip's patterns, so "promoteur MGMT méthylé" is flipped too.
+importer reads (`context_rules.py`) are in the flip's patterns, so "promoteur MGMT méthylé" is flipped too.
 """
 
 from __future__ import annotations
