@@ -24,10 +24,12 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -452,6 +454,14 @@ class Case(_Strict):
     consensus: list[ConsensusTreatment] = Field(min_length=1)
     record: PatientRecord | None = None
     source: str = Field(default="synthetic", description="Provenance; only synthetic data belongs in this repo.")
+
+    @model_serializer(mode="wrap")
+    def _default_system_unwritten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The default (AJCC) is not written: cases files written before issue 43 and the bundled cohort stay byte-identical.
+        data = handler(self)
+        if data.get("staging_system") == "ajcc":
+            del data["staging_system"]
+        return data
 
     @field_validator("stage")
     @classmethod
