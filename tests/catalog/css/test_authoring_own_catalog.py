@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
+
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import answer_leak
 from clinical_cf.catalog.css.expand import expand_tuples
@@ -62,13 +64,24 @@ def test_a_draft_that_writes_the_expected_answer_is_caught():
     assert answer_leak(baseline, honest, b2) is None
 
 
-def test_catalog_template_writes_every_family_for_a_users_type(tmp_path):
+def _gbm_catalog(tmp_path):
     text = catalog_template("glioblastoma", "MGMT", ["temozolomide"], sites=["the spine"], positive_word="methylated",
                             negative_word="unmethylated")
     path = tmp_path / "gbm.yaml"
     path.write_text(re.sub(r"<TODO[^>]*>", "filled in by the clinician (test)", text))
-    own = load_catalog(path)
+    return load_catalog(path)
+
+
+def test_catalog_template_writes_every_family_for_a_users_type(tmp_path):
+    own = _gbm_catalog(tmp_path)
     assert sorted({i.family for i in own.interventions}) == list("ABCDE") and scope_audit(own) == []
+    flip = own.interventions[0]
+    assert any("méthylé" in op.pattern for op in flip.mutation if op.op == "replace")  # the languages' result words
+
+
+@pytest.mark.slow  # imports a packet and expands six interventions on it (about 10 s)
+def test_every_template_family_drafts_a_french_glioblastoma(tmp_path):
+    own = _gbm_catalog(tmp_path)
     # A French glioblastoma, imported: the flip reads "méthylé", E writes no carcinoma, every draft is checked for residue.
     report = import_packet(GLIOBLASTOMA_FR, "gbm-fr", own)
     _record, case, still_open = answer_case(pending_record(report), {"stage": "none", "metastatic": "false", "age": "58",
