@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.assertions import (
     HISTOLOGY_TYPES,
     OPERATION_WORDS,
@@ -43,7 +44,7 @@ from clinical_cf.catalog.css.assertions import (
     span_status,
 )
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
-from clinical_cf.catalog.css.interventions import Catalog
+from clinical_cf.catalog.css.interventions import Catalog, load_catalog
 from clinical_cf.catalog.css.packet_formats import as_statements
 from clinical_cf.catalog.css.schema import CANCER_TYPE_CODES, KNOWN_MARKERS, SECTIONS, TYPE_STAGING, Case, stage_metastatic
 from clinical_cf.catalog.css.sentences import logical_lines, statements
@@ -205,9 +206,6 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
 
 @functools.cache
 def _bundled_vocabulary() -> Catalog:
-    from clinical_cf.catalog.css import CATALOG_PATH
-    from clinical_cf.catalog.css.interventions import load_catalog
-
     return load_catalog(CATALOG_PATH)
 
 
