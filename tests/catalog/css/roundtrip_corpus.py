@@ -23,6 +23,8 @@ from datetime import date, timedelta
 
 from hypothesis import strategies as st
 
+from clinical_cf.catalog.css.importer import import_packet
+
 LANGS = ("en", "fr", "de", "es", "it")
 STRUCTURES = ("letter", "worksheet", "csv", "fhir")
 
@@ -429,7 +431,6 @@ def corpus(seed: int = 43) -> list[Truth]:
 
 def measure(truths_: list[Truth], catalog) -> dict[str, object]:
     """Field accuracy and wrong pre-fills over a corpus: per field and in all."""
-    from clinical_cf.catalog.css.importer import import_packet  # the module under test, imported where it is measured
 
     per_field: dict[str, dict[str, int]] = {}
     failures = []
