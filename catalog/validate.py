@@ -17,13 +17,12 @@ name the file, the line or entry and the field) plus the checks a schema cannot 
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 from typing import Any
 
 from clinical_cf.catalog.css.interventions import Intervention, ReplaceOp, load_catalog
-from clinical_cf.catalog.css.schema import KNOWN_MARKERS, load_cases
+from clinical_cf.catalog.css.schema import KNOWN_MARKERS, MARKER_ALIASES, MARKER_NAME, load_cases
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_entries, load_yaml
 
@@ -37,17 +36,26 @@ def _squash(name: str) -> str:
 
 
 def check_marker(path: str | Path, name: str, entry: str | None, field: str) -> None:
-    """Refuse a biomarker name that is not canonical, naming the nearest canonical one."""
+    """Refuse a marker name written in another spelling or another name of a canonical one (naming it), or not a name.
+
+    Any other name is accepted (open vocabulary, issue 43: a user's own catalog and cases may name IDH1 or SSTR2A without
+    a package edit); only an intervention that names it filters on it.
+    """
     if name in KNOWN_MARKERS:
         return
     same = [m for m in KNOWN_MARKERS if _squash(m) == _squash(name)]
-    near = same or difflib.get_close_matches(name.upper(), [m.upper() for m in KNOWN_MARKERS], n=1, cutoff=0.5)
-    if near and not same:
-        near = [m for m in KNOWN_MARKERS if m.upper() == near[0]]
-    hint = f"; did you mean '{near[0]}'?" if near else f"; known markers: {', '.join(KNOWN_MARKERS)}"
-    raise CatalogError(
-        path, f"unknown marker name '{name}' (interventions match canonical names exactly){hint}", entry=entry, field=field
-    )
+    alias = MARKER_ALIASES.get(name.upper()) or MARKER_ALIASES.get(name.upper().replace("_", " "))
+    if same or alias:
+        canonical = same[0] if same else alias
+        raise CatalogError(
+            path, f"unknown marker name '{name}' (interventions match canonical names exactly); did you mean '{canonical}'?",
+            entry=entry, field=field,
+        )
+    if not re.fullmatch(MARKER_NAME, name):
+        raise CatalogError(
+            path, f"'{name}' is not a marker name (letters, digits, '.', '-', '/' or spaces, at most 40); known markers: "
+            f"{', '.join(KNOWN_MARKERS)}", entry=entry, field=field,
+        )
 
 
 def check_cases(path: str | Path, cases: list[Any]) -> None:

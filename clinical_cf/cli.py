@@ -60,11 +60,12 @@ from clinical_cf.catalog.css.counterfactuals import (
 )
 from clinical_cf.catalog.css.expand import expand_tuples, mode_differences
 from clinical_cf.catalog.css.importer import answer_case, import_packet, pending_record, read_packets
-from clinical_cf.catalog.css.interventions import intervention_template, load_catalog, scope_audit
+from clinical_cf.catalog.css.interventions import extend_catalog, intervention_template, load_catalog, scope_audit
 from clinical_cf.catalog.css.invariants import RULE_IDS
 from clinical_cf.catalog.css.mutate import MutationError
 from clinical_cf.catalog.css.review_packet import MAX_PER_INTERVENTION, write_review_packet
 from clinical_cf.catalog.css.schema import case_json_schema, case_notes, case_problems, load_cases
+from clinical_cf.catalog.css.template_families import catalog_template
 from clinical_cf.catalog.css.why import explain
 from clinical_cf.core.atomic import same_file, write_text_atomic
 from clinical_cf.core.errors import CatalogError, PrerequisiteError, Terminated, shown
@@ -85,6 +86,21 @@ from clinical_cf.suites import get_suite, input_kinds
 
 def _catalog_default() -> Path:
     return CATALOG_PATH
+
+
+CATALOG_ONLY = ("--catalog-only",), {"action": "store_true",
+                                                 "help": "use --catalog alone (default: it extends the bundled catalog)"}
+
+
+def _user_catalog(args: argparse.Namespace):
+    """The bundled catalog extended by the user's `--catalog` (issue 43), or the user's alone with `--catalog-only`."""
+
+    bundled = load_catalog(_catalog_default())
+    if not args.catalog:
+        return bundled
+    path = resolve_user_path(args.catalog)
+    user = load_catalog(path)
+    return user if getattr(args, "catalog_only", False) else extend_catalog(bundled, user, path)
 
 
 def _validate_catalog(path: Path, kind: str | None = None) -> int:
@@ -149,10 +165,13 @@ def _cmd_template(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists():
         raise CatalogError(out, "exists: choose another --out (a template never overwrites a catalog)", field="--out")
-    text = intervention_template(args.cancer_type, args.marker, args.agent or [], args.id)
+    plain = args.families == "A" and not (args.positive_word or args.negative_word)
+    text = (intervention_template(args.cancer_type, args.marker, args.agent or [], args.id) if plain else
+            catalog_template(args.cancer_type, args.marker, args.agent or [], args.families, args.site or [],
+                             args.positive_word, args.negative_word))
     write_text_atomic(out, text)
-    todo = text.count("'<TODO")
-    print(f"wrote {out}: one intervention ({args.marker} positive -> not detected, {args.cancer_type}); {todo} <TODO> to fill")
+    todo = text.count("<TODO")
+    print(f"wrote {out}: families {args.families} for {args.cancer_type} and {args.marker}; {todo} <TODO> to fill")
     print(f"next: fill each <TODO>, then `clinical-cf catalog check {out}` and `clinical-cf catalog lock {out}`;")
     print(f"      pass --catalog {out} to cases import/answer and counterfactuals build, -T catalog={out} to the CSS task")
     return 0
@@ -259,7 +278,7 @@ def _show_tuples(expansion) -> None:
 def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     """Freeze counterfactuals by an editor (a model role, or regex/structured mode) for review."""
 
-    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    catalog = _user_catalog(args)
     cases = load_cases(resolve_user_path(args.cases))
     families = "".join(f for f in args.families.upper() if f.isalpha())
     editor: object = args.editor
@@ -426,7 +445,7 @@ def _refuse_overwrite(out: Path, inputs: list[str], what: str) -> None:
 def _cmd_import_cases(args: argparse.Namespace) -> int:
     """Packet text -> questions to confirm (every deciding field pre-filled with its quote); no case is written yet."""
 
-    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    catalog = _user_catalog(args)
     out = Path(args.out)
     questions_path = _questions_path(out)
     _refuse_overwrite(out, args.paths, "--out")
@@ -457,7 +476,7 @@ def _cmd_import_cases(args: argparse.Namespace) -> int:
 def _cmd_answer_cases(args: argparse.Namespace) -> int:
     """Record confirmations and corrections; write each case whose every question is answered."""
 
-    catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
+    catalog = _user_catalog(args)
     path = resolve_user_path(args.questions)
     out = Path(args.out)
     _refuse_overwrite(out, [str(path)], "--out")
@@ -692,12 +711,17 @@ def _catalog_commands(sub: Any) -> None:
     _command(catalog, "check", "validate a catalog, audit its scopes and compare it with its lock", _cmd_check,
              _arg("catalog", nargs="?"), kind)
     _command(
-        catalog, "template", "write a catalog for your own cancer type: a marker flip with <TODO> where only you can answer",
+        catalog, "template", "write a catalog for your own cancer type and marker: families A-E with <TODO> where only you can answer",
         _cmd_template,
         _arg("--cancer-type", required=True, help="a lower-case type, e.g. cholangiocarcinoma"),
         _arg("--marker", required=True, help="the marker whose positive result is flipped to not detected, e.g. FGFR2"),
         _arg("--agent", action="append", help="a drug that presupposes the marker (repeatable), e.g. futibatinib"),
-        _arg("--id", help="the intervention id (default U_<marker>_positive_to_negative_<type>)"),
+        _arg("--id", help="the flip's id with --families A (default U_<marker>_positive_to_negative_<type>)"),
+        _arg("--families", default="ABCDE", type=str.upper,
+             help="which families to write (default ABCDE: flip, progression, strip, resection removed/added, new metastases)"),
+        _arg("--site", action="append", help="a site this type spreads to, for family E (repeatable), e.g. liver"),
+        _arg("--positive-word", help="the marker's own word for altered (e.g. methylated, amplified), read with the languages' words"),
+        _arg("--negative-word", help="what the flip writes instead (default 'not detected'), e.g. unmethylated"),
         _arg("--out", required=True, help="the catalog YAML to write (never overwritten)"),
         description="Writes a schema-checked catalog with one intervention: the filter, the edit patterns, the residue "
         "vocabulary and the editor's instruction are written; the expected change, its scope, source and rationale are "
@@ -739,7 +763,7 @@ def _counterfactual_commands(sub: Any) -> None:
         _arg("--checker", help="optional checker model: does anything still imply the original fact?"),
         _arg("--out", type=output_path, required=True,
              help="directory for counterfactuals.jsonl, its lock, rejected.jsonl, review.html"),
-        _arg("--catalog"),
+        _arg("--catalog", help="your catalog: it extends the bundled one (see --catalog-only)"), CATALOG_ONLY,
         _arg("--families", default="ABCDE", help="e.g. D or ABCDEN (default ABCDE; N only for regex/structured)"),
         _arg("--retries", type=whole_number(0, 10), default=1, help="retries of a rejected edit (0-10, default 1)"),
         # The editor audit task's range (tasks/css_editor_audit): room to rewrite a section, at most what providers serve.
@@ -767,7 +791,7 @@ def _case_commands(sub: Any) -> None:
         _cmd_import_cases,
         _arg("paths", nargs="+", help="packet .txt files, or .jsonl of {\"id\", \"text\"}"),
         _arg("--out", type=output_path, required=True, help="the cases JSONL that `cases answer` will write (never an input)"),
-        _arg("--catalog"),
+        _arg("--catalog", help="your catalog: it extends the bundled one (see --catalog-only)"), CATALOG_ONLY,
         description="Reads each packet (NFKC, invisible characters removed), pre-fills every field that decides applicability "
         "with the quote it came from, and writes ONLY the questions file OUT.questions.jsonl (OUT's name with .questions.jsonl). "
         "OUT itself is written by `clinical-cf cases answer` once every question of a case is confirmed or corrected. "
@@ -781,7 +805,8 @@ def _case_commands(sub: Any) -> None:
              help="correct (and confirm) one field, e.g. b1:resected=false, b1:biomarkers.PD-L1=positive (repeatable)"),
         _arg("--confirm", action="append", metavar="CASE[:FIELD]",
              help="confirm a pre-filled value as shown (CASE alone: all of that case's pre-filled values)"),
-        _arg("--catalog", help="the catalog whose filters decide which markers are asked (default: the bundled one)"),
+        _arg("--catalog", help="your catalog, whose filters also decide which markers are asked (it extends the bundled one)"),
+        CATALOG_ONLY,
         description="Records answers in the questions file and writes OUT (cases already in OUT are kept; a re-answered case "
         "replaces its line). Without --set/--confirm on a terminal it asks each open question in turn (Enter keeps the value).",
     )

@@ -122,7 +122,7 @@ FILE_PROBES: list[tuple[str, Callable[[Path], Path], list[str], str | None]] = [
     ("cases-age-out-of-range", jsonl(CASES_SRC, set_("age", 140)), ["age"], None),
     ("cases-marker-lowercase", jsonl(CASES_SRC, case_marker("her2")), ["her2", "did you mean 'HER2'", "biomarkers.her2"], None),
     ("cases-marker-hyphen", jsonl(CASES_SRC, case_marker("PDL1")), ["PDL1", "PD-L1"], None),
-    ("cases-marker-unknown", jsonl(CASES_SRC, case_marker("XYZ99")), ["XYZ99", "biomarkers.XYZ99"], None),
+    ("cases-marker-not-a-name", jsonl(CASES_SRC, case_marker("XYZ99;drop")), ["XYZ99;drop", "not a marker name"], None),
     ("cases-status-bogus", jsonl(CASES_SRC, lambda r: r.update(biomarkers={"HER2": "maybe"})), ["biomarkers.HER2"], None),
     ("cases-unknown-section", jsonl(CASES_SRC, lambda r: r["sections"].update(imaging="CT")), ["sections.imaging"], None),
     ("cases-missing-section", jsonl(CASES_SRC, lambda r: r["sections"].pop("labs") and None), ["sections missing", "labs"], None),

@@ -26,9 +26,57 @@ from __future__ import annotations
 import functools
 import re
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from clinical_cf.catalog.css.context_rules import LANGUAGE_RULES
+
+RULE_KEYS = {
+    # key in context_rules.py -> (ConText category, direction)
+    "negated_after": ("NEGATED_EXISTENCE", "BACKWARD"),
+    "negated_before": ("NEGATED_EXISTENCE", "FORWARD"),
+    "uncertain_after": ("POSSIBLE_EXISTENCE", "BACKWARD"),
+    "uncertain_before": ("POSSIBLE_EXISTENCE", "FORWARD"),
+    "hypothetical_before": ("HYPOTHETICAL", "FORWARD"),
+    "not_tested": ("NOT_TESTED", "BIDIRECTIONAL"),
+    "terminate": ("TERMINATE", "TERMINATE"),
+}
+
+
+@functools.cache
+def language_rules() -> dict[str, dict]:
+    """The per-language rule sets (`context_rules.py`, written once as data): language -> key -> literals."""
+    for lang, keys in LANGUAGE_RULES.items():
+        unknown = set(keys) - {*RULE_KEYS, "positive", "function_words", "date_order"}
+        if unknown:
+            raise ValueError(f"context_rules.LANGUAGE_RULES: language {lang!r} has unknown keys {sorted(unknown)}")
+    return LANGUAGE_RULES
+
+
+def packet_language(text: str) -> str | None:
+    """The language most of the packet's function words belong to (`context_rules.py`), None when none is found."""
+    tokens = Counter(re.findall(r"\w+", text.lower()))
+    counts = {lang: sum(tokens[w] for w in keys.get("function_words", [])) for lang, keys in language_rules().items()}
+    best = max(counts, key=lambda lang: counts[lang], default=None)
+    return best if best is not None and counts[best] > 0 else None
+
+
+def language_date_order(text: str) -> Literal["dmy", "mdy"] | None:
+    """How the packet's language writes numeric dates (French 04/03/2026 is 4 March), None where it does not say."""
+    lang = packet_language(text)
+    return language_rules().get(lang, {}).get("date_order") if lang else None
+
+
+def _words(key: str) -> list[str]:
+    """Every language's literals for one key, longest first (a longer phrase wins over its first word)."""
+    found = {w for keys in language_rules().values() for w in keys.get(key, [])}
+    return sorted(found, key=lambda w: (-len(w), w))
+
+
+def _alternation(words: list[str]) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in words)
 
 AssertionStatus = Literal["affirmed", "negated", "uncertain", "hypothetical", "historical", "family", "not_tested"]
 
@@ -90,12 +138,22 @@ KNOWN_MARKERS = {
     "MET": r"\bMET(?= (?:exon|amplif|mutat|fusion))",
     "Ki-67": r"(?i:\bKi-?67\b)",
     "CLDN18.2": r"(?i:\bclaudin[- ]?18\.?2\b|\bCLDN18\.?2\b)",
+    # Issue 43: glioma, neuroendocrine, SCLC, Merkel cell and anal SCC boards (names as schema.KNOWN_MARKERS spells them).
+    "IDH1": r"\bIDH1\b|\bIDH(?=[-\s](?:non|no|not|nicht|wild|Wild|mut|R132))",
+    "IDH2": r"\bIDH2\b",
+    "MGMT": r"\bMGMT\b",
+    "SSTR": r"\bSSTR2?A?\b|(?i:\bsomatostatin receptor\b)",
+    "DLL3": r"\bDLL3\b",
+    "HPV": r"\bHPV(?:-?16)?\b",
+    "p16": r"\bp16\b",
+    "MCPyV": r"\bMCPyV\b|(?i:\bMerkel cell polyomavirus\b)",
 }
 """Markers with an established name; any other gene-like symbol next to an alteration word is found too."""
 
 ALTERATION = (
     r"(?:fusion|rearrang\w*|mutat\w*|mutant|variant|amplif\w*|deletion|insertion|exon\s*\d+|[A-Z]\d{2,4}[A-Z*]|"
-    r"expression|overexpress\w*|IHC|status|aberrant|abnormal|loss|positive|negative|detected|wild[- ]?type|carrier)"
+    r"expression|overexpress\w*|IHC|status|aberrant|abnormal|loss|positive|negative|detected|wild[- ]?type|carrier|"
+    rf"(?i:{_alternation(_words('positive') + _words('negated_after'))}))"
 )
 OPEN_MARKER = re.compile(
     rf"(?<![-/])\b([A-Z]{{2,}}[A-Z0-9]{{0,5}}\d[A-Z0-9]{{0,3}})\b(?=[-\s:]{{1,3}}(?:[A-Z0-9]+[-\s])?(?:not\s+)?{ALTERATION})"
@@ -107,38 +165,53 @@ NOT_GENES = frozenset({"CA19", "CA125", "CA15", "T1", "T2", "T3", "T4", "N1", "N
 
 POSITIVE_RESULT = re.compile(
     r"(?i)\b(?:positive|pos|detected|present|identified|mutat\w*|mutant|fusion|rearrang\w*|amplif\w*|over-?express\w*|"
-    r"deletion|insertion|exon\s*\d+|aberrant|abnormal|deficient|high|carrier|3\s*\+)|\b[A-Z]\d{2,4}[A-Z*]\b|\bMSI-?H\b|\bdMMR\b"
+    r"deletion|insertion|exon\s*\d+|aberrant|abnormal|deficient|high|carrier|3\s*\+|"
+    rf"{_alternation(_words('positive'))})(?!\w)|\b[A-Z]\d{{2,4}}[A-Z*]\b|\bMSI-?H\b|\bdMMR\b"
 )
 """A result word that states the alteration is there (its negation, "not detected", is ConText's to read)."""
 
 CANCER_WORDS: dict[str, str] = {
-    "breast": r"\bbreast\b|\bIDC\b|\bILC\b|\bDCIS\b|\bMBC\b|\bTNBC\b|\bmastectomy\b|\blumpectomy\b",
-    "nsclc": r"\bNSCLC\b|\blung\b|\blobe\b|\bpulmonary\b|\bRUL\b|\bRLL\b|\bLUL\b|\bLLL\b|\bRML\b|\bEBUS\b",
-    "colorectal": r"\bcolon\b|\bcolonic\b|\brect(?:al|um)\b|\bsigmoid\b|\bcolorectal\b|\bm?CRC\b|\bcaecal\b|\bcecal\b|\bTME\b",
-    "pancreatic": r"\bpancrea\w*",
-    "gastric": r"\bgastric\b|\bstomach\b|\bGEJ\b|\bgastro-?oesophageal\b|\bgastroesophageal\b|\bgastrectomy\b",
-    "melanoma": r"\bmelanoma\b|\bBreslow\b",
-    "ovarian": r"\bovar\w*|\bHGSOC\b|\bfallopian\b",
-    "prostate": r"\bprostat\w*|\bRALP\b|\bGleason\b",
-    "renal": r"\brenal cell\b|\bRCC\b|\bnephrectomy\b|\bkidney\b|\bISUP\b",
-    "bladder": r"\burothelial\b|\bbladder\b|\bTURBT\b|\bcystectomy\b|\bdetrusor\b",
+    # English, French, German, Spanish and Italian words for each type (issue 43: a packet in the clinic's language).
+    "breast": r"\bbreast\b|\bIDC\b|\bILC\b|\bDCIS\b|\bMBC\b|\bTNBC\b|\bmastectom\w*|\blumpectomy\b|\b(?:du|au) sein\b"
+    r"|\bsein (?:droit|gauche)\b|\bmammaire\b|\bMammakarzinom\w*|\bMamma\b|\bde mama\b|\bmammella\b|\bmamario\b|\bmammario\b",
+    "nsclc": r"\bNSCLC\b|\bCBNPC\b|\blung\b|\b(?:upper|lower|middle) lobe\b|\bpulmonary\b|\bRUL\b|\bRLL\b|\bLUL\b|\bLLL\b|\bRML\b"
+    r"|\bEBUS\b|\bpulmonaire\b|\bpoumon\b|\bLunge\w*|\bpulm[oó]n\b|\bpulmonar\b|\bpolmon\w*|\bnon à petites cellules\b"
+    r"|\bnicht-?kleinzellig\w*|\bno microcítico\b|\bcélulas no pequeñas\b|\bnon a piccole cellule\b",
+    "colorectal": r"\bcolon\b|\bcolonic\b|\brect(?:al|um)\b|\bsigmoid\b|\bcolorectal\b|\bm?CRC\b|\bcaecal\b|\bcecal\b|\bTME\b"
+    r"|\bcôlon\b|\bsigmoïde\b|\brectum\b|\bKolon\w*|\bSigma\w*|\bRektum\w*|\bkolorektal\w*|\bcolorrectal\b|\bsigmoide\w*"
+    r"|\bcolorettale\b|\bretto\b|\brecto\b",
+    "pancreatic": r"\bpancr[eé]a\w*|\bPankreas\w*",
+    "gastric": r"\bgastric\b|\bstomach\b|\bGEJ\b|\bgastro-?oesophageal\b|\bgastroesophageal\b|\bgastrectom\w*|\bgastrique\b"
+    r"|\bMagen\w*|\bg[aá]strico\b|\bestómago\b|\bstomaco\b",
+    "melanoma": r"\bm[eé]lanom\w*|\bBreslow\b",
+    "ovarian": r"\bovar\w*|\bHGSOC\b|\bfallopian\b|\bovaire\b|\bOvarial\w*|\bovaio\b",
+    "prostate": r"\bpr[oó]stat\w*|\bRALP\b|\bGleason\b",
+    "renal": r"\brenal cell\b|\bRCC\b|\bnephrectomy\b|\bkidney\b|\bISUP\b|\brein\b|\bNieren\w*|\bri[ñn]+[oó]n\b|\brene\b",
+    "bladder": r"\burothelial\b|\bbladder\b|\bTURBT\b|\bcystectomy\b|\bdetrusor\b|\bvessie\b|\bHarnblase\w*|\bvejiga\b|\bvescica\b",
     "head_and_neck": r"\boropharyn\w*|\btonsil\w*|\bhead (?:&|and) neck\b|\blaryn\w*|\bHNSCC\b"
     r"|\bnasopharyn\w*|\boral cavity\b|\bhypopharyn\w*",
     "endometrial": r"\bendometri\w*|\buterine\b|\bcorpus uteri\b",
     "cervical": r"\bcervi(?:x|cal) (?:cancer|carcinoma|mass|tumou?r)\b|\bcervix\b|\bLLETZ\b|\bcone biopsy\b",
-    "hepatocellular": r"\bhepatocellular\b|\bHCC\b|\bBCLC\b",
+    "hepatocellular": r"\bhepatocellular\b|\bHCC\b|\bBCLC\b|\bhépatocellulaire\b|\bhepatozellulär\w*|\bhepatocelular\b|\bepatocellulare\b",
     "oesophageal": r"\bo?esophag(?:us|eal)\b(?! ?junction)|\bo?esophagectomy\b",
-    "sarcoma": r"\bsarcoma\b",
-    "mesothelioma": r"\bmesothelioma\b",
+    "sarcoma": r"\bsarcom\w*|\bSarkom\w*",
+    "mesothelioma": r"\bm[eé]s[oa]th[eé]liom\w*|\bMesotheliom\w*",
     "thyroid": r"\bthyroid (?:cancer|carcinoma)\b|\b(?:papillary|follicular|medullary|anaplastic) thyroid\b|\bthyroidectomy\b",
-    "sclc": r"\bsmall[- ]cell lung\b|\bSCLC\b",
-    "cholangiocarcinoma": r"\bcholangiocarcinoma\b|\bbile duct (?:cancer|carcinoma)\b|\bbiliary tract (?:cancer|carcinoma)\b"
-    r"|\b[idp]CCA\b|\bKlatskin\b",
+    "sclc": r"\bsmall[- ]cell lung\b|\bSCLC\b|\bCBPC\b|(?<!non à )\bpetites cellules\b|(?<!nicht-)(?<!nicht )\bkleinzellig\w*"
+    r"|(?<!no )\bmicrocítico\b|\bcélulas pequeñas\b|(?<!non a )\bpiccole cellule\b|\bsmall[- ]cell carcinoma\b",
+    "cholangiocarcinoma": r"\bcholangiocarcinom\w*|\bbile duct (?:cancer|carcinoma)\b|\bbiliary tract (?:cancer|carcinoma)\b"
+    r"|\b[idp]CCA\b|\bKlatskin\b|\bcolangiocarcinoma\b|\bCholangiokarzinom\w*",
     "gist": r"\bGIST\b|\bgastrointestinal stromal tumou?r\b",
     "gallbladder": r"\bgallbladder (?:cancer|carcinoma|adenocarcinoma)\b",
+    "glioblastoma": r"\bglioblastom\w*|\bGBM\b",
+    "merkel_cell_carcinoma": r"\bMerkel\w*+(?! cell polyomavirus)",
+    "neuroendocrine": r"\bneuro-?endo[ck]rin\w*|\bcarcinoid\w*|\bKarzinoid\w*|\bcarcinoïde\b",
+    "anal": r"\banal (?:canal|margin|cancer|carcinoma|SCC)\b|\bcanal anal\b|\bcanale anale\b|\bAnal(?:kanal|karzinom|rand)\w*"
+    r"|\bde l'anus\b|\bdel ano\b|\bdell'ano\b",
 }
 """Words that name each cancer type (an open vocabulary: a type not listed here is asked for)."""
-HISTOLOGY_TYPES = ("gist", "cholangiocarcinoma", "hepatocellular", "mesothelioma", "sclc", "melanoma", "gallbladder", "sarcoma")
+HISTOLOGY_TYPES = ("glioblastoma", "merkel_cell_carcinoma", "gist", "cholangiocarcinoma", "hepatocellular", "mesothelioma", "sclc",
+                   "neuroendocrine", "melanoma", "gallbladder", "sarcoma", "anal")
 """Types named by their histology, whatever organ they arise in: a GIST of the stomach is a GIST, not gastric cancer.
 Most specific first: a GIST discussed at the sarcoma MDT is a GIST."""
 
@@ -147,7 +220,11 @@ NAMED_RESULTS = {"MSS": "negative", "pMMR": "negative", "MSI-L": "negative", "MS
 
 OPERATION_WORDS = (
     r"(?i)\b(?:\w+ectom(?:y|ies)|resect(?:ion|ed)|Whipple|wide local excision|WLE|debulking|cytoreduct\w*|TME|TLH|TAH|RALP|"
-    r"lobectomy|pneumonectomy|Hartmann'?s|(?:wide |radical )?excision(?! biopsy)|surgery|operation)\b"
+    r"lobectomy|pneumonectomy|Hartmann'?s|(?:wide |radical )?excision(?! biopsy)|"
+    # French, German, Spanish, Italian (issue 43): "exérèse" but not "biopsie-exérèse" (the importer excepts diagnostic ones).
+    r"\w+ectomie|\w+ektomie|\w+ectom[ií]a|r[ée]section|\w*[Rr]esektion|resecci[oó]n|resezione|ex[ée]r[èe]se(?: [ée]largie| large)?|"
+    r"\w*[Ee]xstirpation|amputation|amputaci[oó]n|amputazione|Nachexzision|ampliaci[oó]n de m[aá]rgenes|ampliazione dei margini|"
+    r"surgery|operation)\b"
 )
 METASTASIS_WORDS = r"(?i)\bmetasta(?:ses|sis|tic)\b|\bmets\b|\bdistant (?:disease|spread)\b|\bM1[a-d]?\b"
 
@@ -265,12 +342,30 @@ def pipeline():
             rules.append(ConTextRule(literal, category, direction=direction, max_scope=4))
         else:
             rules.append(ConTextRule(literal, category, direction=direction))
+    rules += _language_context_rules(ConTextRule, {r.literal.lower() for r in rules})
     # "Seen with daughter" is a companion, not a family history: a family word after "with"/"by" is no family cue.
     relatives = ["daughter", "son", "wife", "husband", "partner", "mother", "father", "sister", "brother", "family"]
     companion = [{"LOWER": {"IN": ["with", "by"]}}, {"LOWER": {"IN": ["his", "her", "their"]}, "OP": "?"}, {"LOWER": {"IN": relatives}}]
     rules.append(ConTextRule("accompanied by a relative", "PSEUDO", pattern=companion, direction="PSEUDO"))
     nlp.get_pipe("medspacy_context").add(rules)
     return nlp
+
+
+def _language_context_rules(rule_class, taken: set[str]) -> list:
+    """ConText rules from the per-language rule sets (`context_rules.py`), each literal once.
+
+    A result word after the marker reaches back 6 tokens ("BRAF V600E (VE1) négatif"), within its clause; a literal the
+    English rules already have keeps the English rule.
+    """
+    out = []
+    for key, (category, direction) in RULE_KEYS.items():
+        for literal in _words(key):
+            if literal.lower() in taken:
+                continue
+            taken.add(literal.lower())
+            scope = {"max_scope": 6} if direction == "BACKWARD" else {}
+            out.append(rule_class(literal, category, direction=direction, **scope))
+    return out
 
 
 def _default_context_rules():
@@ -314,6 +409,18 @@ def _canonical_marker(text: str, tail: str) -> str | None:
     return text if re.fullmatch(r"[A-Z]{2,}[A-Z0-9]{0,5}\d[A-Z0-9]{0,3}", text) else None
 
 
+_RESULT_WORD = re.compile(
+    rf"(?i)\b(?:negative|positive|{_alternation([r[0] for r in CONTEXT_RULES if r[1] == 'NEGATED_EXISTENCE' and r[0].isascii()])}|"
+    rf"{_alternation(_words('negated_after') + _words('positive'))})(?!\w)"
+)
+
+
+def _short_heading(line: str) -> bool:
+    """A line of at most three words with no bullet and no result word is a heading ("Molecular results"); "- BRAF no
+    mutado" and "MGMT-Promotor methyliert" are results."""
+    return len(line.split()) <= 3 and not line.startswith(("-", "*", "•")) and not _RESULT_WORD.search(line)
+
+
 def read_mentions(text: str) -> tuple[list[Mention], list[str]]:
     """Every marker, operation and metastasis mention of `text` with its assertion status; notes on what was cut."""
     notes = []
@@ -330,7 +437,7 @@ def read_mentions(text: str) -> tuple[list[Mention], list[str]]:
             heading = None
             continue
         only = _HEADING_ONLY.match(line)
-        if only and (line.endswith(":") or len(line.split()) <= 3) and not re.search(r"\d", line):
+        if only and not re.search(r"\d", line) and (line.endswith(":") or _short_heading(line)):
             heading = only.group(1)
             continue
         if len(line) > MAX_LINE_CHARS:
@@ -376,6 +483,10 @@ def _cancer_name(text: str) -> str | None:
     return None
 
 
+_LABEL_NEGATION = re.compile(rf"(?i)^\s*[:=-]\s*(?:{_alternation(_words('negated_before'))}|no|not|none)(?!\w)")
+"""A marker written as a label whose value opens with a negation cue ("BRAF: sin mutación", "KRAS: kein Nachweis")."""
+
+
 def marker_result(mention: Mention) -> str | None:
     """The status a marker mention states: negative (negated), positive (an affirmed alteration word), else None (ask).
 
@@ -389,8 +500,17 @@ def marker_result(mention: Mention) -> str | None:
         return None
     if mention.text in NAMED_RESULTS:
         return NAMED_RESULTS[mention.text]
-    after = mention.clause[mention.clause.find(mention.text) :] if mention.text in mention.clause else mention.clause
-    return "positive" if POSITIVE_RESULT.search(after) else None
+    at = mention.clause.find(mention.text)
+    if at >= 0 and _LABEL_NEGATION.match(mention.clause[at + len(mention.text) :]):
+        return "negative"  # "KRAS: kein Nachweis einer Mutation (Wildtyp)": a label, then its negated result
+    if at < 0:
+        return "positive" if POSITIVE_RESULT.search(mention.clause) else None
+    after = mention.clause[at:]
+    again = after.find(mention.text, len(mention.text))
+    after = after[:again] if again > 0 else after  # "KRAS: assenza di mutazione KRAS": the second mention states its own
+    # "présence d'une mutation DLL3", "Nachweis einer BRAF-Mutation": the result word may stand before the marker, in its clause.
+    before = re.split(r"[,:(]", mention.clause[:at])[-1]
+    return "positive" if POSITIVE_RESULT.search(after) or POSITIVE_RESULT.search(before) else None
 
 
 def marker_findings(mentions: list[Mention]) -> dict[str, tuple[str | None, Mention]]:
@@ -410,6 +530,10 @@ def marker_findings(mentions: list[Mention]) -> dict[str, tuple[str | None, Ment
         if have is None or (have[0] is None and result is not None):
             found[m.name] = (result, m)
         elif result is not None and have[0] is not None and result != have[0] and {result, have[0]} != {"not_tested"}:
+            if m.line == have[1].line and "negative" in (result, have[0]) and (m.status == "negated") != (have[1].status == "negated"):
+                # One line, a label and its result ("KRAS: assenza di mutazione KRAS"): the negated mention is the result.
+                found[m.name] = (result, m) if m.status == "negated" else have
+                continue
             conflicting.add(m.name)
     for name in conflicting:
         found[name] = (None, found[name][1])  # two results disagree: ask, quoting the first

@@ -268,6 +268,30 @@ def changed_chars(before: str, after: str) -> int:
     return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
 
 
+LEAK_WORDS = 5
+"""A run of this many words of the expected change, new in the counterfactual, is the expected answer written into it."""
+
+
+def _word_runs(text: str, n: int = LEAK_WORDS) -> set[str]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def answer_leak(baseline: str, counterfactual: str, intervention: Intervention) -> str | None:
+    """Words of the intervention's expected change that the counterfactual adds (not in the baseline, nor in the
+    instruction that says what to write), or None. Issue 43: a user's progression draft wrote the expected answer ("moves
+    to a later-line option") into the packet, where the model under test reads it."""
+    expected = _word_runs(intervention.expected_change or "")
+    if not expected:
+        return None
+    said = " ".join(re.findall(r"[a-z0-9]+", counterfactual.lower()))
+    allowed = _word_runs(baseline) | _word_runs(intervention.edit_instruction or "")
+    for run in sorted(expected - allowed):
+        if run in said:
+            return run
+    return None
+
+
 def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) -> list[str]:
     """Deterministic checks of an edit (see the module docstring); empty when it passes."""
     problems: list[str] = []
@@ -284,7 +308,10 @@ def verify_edit(case: Case, intervention: Intervention, edited: dict[str, str]) 
     if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
         problems.append("the changed fact's new form is not stated anywhere")
     for hit in find_residue(sections, intervention, case.board_date, case.cancer_type)[:5]:
-        problems.append(f"residue ({hit.implication}/{hit.kind}) in {hit.section}: {hit.line[:160]}")
+        problems.append(f"residue: {hit.describe()}")
+    leak = answer_leak(case.packet, text, intervention)
+    if leak:
+        problems.append(f"the edit writes the expected answer into the packet: '{leak}' (from expected_change)")
     budget = SIZE_ALLOWANCE_CHARS + SIZE_FRACTION * len(case.packet)
     size = sum(changed_chars(baseline.get(name, ""), edited[name]) for name in touched)
     if size > budget:
@@ -442,8 +469,11 @@ async def build_counterfactuals(
             if item.family in wanted_families and item.applies_to.matches(case)
         ][:limit]
         keep = set(asked)
-        result.accepted = [freeze_tuple(t, str(editor)) for t in expansion.tuples if t.id in keep]
-        result.rejected = [Rejected(t.id, [f"residue: {h.line[:160]}" for h in t.residue], 1) for t in expansion.dropped if t.id in keep]
+        leaks = {t.id: answer_leak(t.baseline.text, t.counterfactual.text, t.intervention) for t in expansion.tuples if t.id in keep}
+        result.accepted = [freeze_tuple(t, str(editor)) for t in expansion.tuples if t.id in keep and not leaks[t.id]]
+        result.rejected = [Rejected(tid, [f"the draft writes the expected answer into the packet: '{leak}'"], 1)
+                           for tid, leak in leaks.items() if leak]
+        result.rejected += [Rejected(t.id, [f"residue: {h.describe()}" for h in t.residue], 1) for t in expansion.dropped if t.id in keep]
         for iid, counts in expansion.counts.items():
             result.rejected += [
                 Rejected(f"{r.split(':')[0]}:{iid}", [f"incoherent: {r}"], 1)
@@ -653,7 +683,7 @@ def verify_frozen_entry(entry: FrozenCounterfactual, case: Case, catalog: Catalo
     if intervention.family != "N":
         hits = find_residue(dict(entry.counterfactual_sections), intervention, case.board_date, case.cancer_type)
         if hits:
-            raise refuse(f"residue in {hits[0].section}: {hits[0].line[:160]}", "counterfactual_sections")
+            raise refuse(f"residue: {hits[0].describe()}", "counterfactual_sections")
         text = counterfactual.text
         if intervention.expect_after and not any(re.search(p, text) for p in intervention.expect_after):
             raise refuse("the changed fact's new form is not stated anywhere", "counterfactual_sections")

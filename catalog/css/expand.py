@@ -283,7 +283,7 @@ def expand_tuples(
             result = CSSTuple(case, intervention, baseline, counterfactual, hits, route)
             if hits:
                 count.residue += 1
-                count.residue_lines.extend(f"{case.case_id} [{h.section}] {h.line}" for h in hits)
+                count.residue_lines.extend(f"{case.case_id} {h.describe()}" for h in hits)
                 if residue == "drop":
                     dropped.append(result)
                     continue

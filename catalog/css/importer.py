@@ -35,15 +35,18 @@ from pydantic import ValidationError
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.assertions import (
     HISTOLOGY_TYPES,
+    OPERATION_WORDS,
     OTHER_DISEASE_STAGE,
     Mention,
+    language_date_order,
     marker_findings,
     read_mentions,
     span_status,
 )
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
 from clinical_cf.catalog.css.interventions import Catalog, load_catalog
-from clinical_cf.catalog.css.schema import KNOWN_MARKERS, SECTIONS, Case, stage_metastatic
+from clinical_cf.catalog.css.packet_formats import as_statements
+from clinical_cf.catalog.css.schema import CANCER_TYPE_CODES, KNOWN_MARKERS, SECTIONS, TYPE_STAGING, Case, stage_metastatic
 from clinical_cf.catalog.css.sentences import logical_lines, statements
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_text, read_text_checked, split_records
@@ -102,13 +105,16 @@ PLANNING_CUE = re.compile(
     r"(?i)\b(?:plan\w*|propos\w*|intend\w*|will|would|to be|to undergo|consent\w*|discuss\w*|candidate|"
     r"referr\w*|await\w*|pending|scheduled|listed|booked|options?|consider\w*|then|recommend\w*|"
     r"offer\w*|outcome|question|suitable|prefer\w*|for (?:radical|surgery|resection)|MDT:|MDT question|"
-    r"to (?:start|begin|commence)|reassess\w*)\b|\?"
+    r"to (?:start|begin|commence)|reassess\w*|prévu\w*|envisag\w*|geplant|vorgesehen|previst\w*|programad\w*|"
+    r"programmat\w*|candidat\w*|Kandidat\w*|decision|décision|Beschluss|Empfehlung|decisi[oó]n|recomendaci[oó]n|"
+    r"decisione|esito|indicazione|proposition|Fragestellung|quesito|pregunta)\b|\?"
 )
-OPERATION = re.compile(
-    r"(?i)\b(?:\w*ectom(?:y|ies)|resect(?:ion|ed)|Whipple|wide local excision|WLE|debulking|cytoreduct\w*|"
-    r"TME|TLH|TAH|RALP|lobectomy|pneumonectomy|Hartmann'?s|(?:wide |radical )?excision(?! biopsy))\b"
+OPERATION = re.compile(OPERATION_WORDS.replace("|surgery|operation)", ")"))
+"""A definitive operation, in the languages of `assertions.OPERATION_WORDS` (surgery named in general is not one)."""
+DIAGNOSTIC_ONLY = re.compile(
+    r"(?i)\b(?:\w*biops\w*|TURBT|LLETZ|cone|polypectomy|EBUS|OGD|colonoscopy|gastroscopy|cystoscopy|\w*[ck]oloskopie|"
+    r"coloscopie|colonoscopia|colonscopia|Stanz\w*|TBNA)\b"
 )
-DIAGNOSTIC_ONLY = re.compile(r"(?i)\b(?:biops\w*|TURBT|LLETZ|cone|polypectomy|EBUS|OGD|colonoscopy|gastroscopy|cystoscopy)\b")
 SYSTEMIC = re.compile(
     r"(?i)\b(?:\w+mab|\w+(?:tinib|rafenib|lisib|ciclib|parib|lutamide)|abiraterone|enzalutamide|androgen deprivation|ADT|"
     r"degarelix|leuprorelin|goserelin|chemo\w*|FOLF\w+|CAPOX|XELOX|carboplatin|cisplatin|oxaliplatin|paclitaxel|docetaxel|"
@@ -231,24 +237,76 @@ def _planned(statement: str) -> bool:
     return bool(PLANNING_CUE.search(statement))
 
 
-def _cancer_type(mentions: list[Mention]) -> Inference | None:
-    """The primary tumour's type: its words in affirmed (or dated, historical) statements, not a site of spread.
+_ICD10 = re.compile(r"(?<![\w.])C(\d{2})(?:\.(\d))?(?![\w])")
+_ICDO = re.compile(r"(?<![\w/])([89]\d{3})/([0-3])(?![\w/])")
+_CODE_LINE = re.compile(r"(?i)\bICD|\bCIM\b|\bCIE\b|\bICD-?O|\bmorpholog|\btopograph|\bDiagnos|\bcoding\b")
+_MEETING = re.compile(
+    r"(?i)\b(?:MDT|MDM|tumou?r ?board|board|meeting|multidisciplinary|RCP|r[ée]union|Tumorboard|Tumorkonferenz|comit[ée]|GOM|"
+    r"department|service|clinic|unit[ée]?|ward|team|Abteilung|Klinik|servicio|reparto)\b"
+)
+"""A meeting's or department's name ("colorectal MDT", "Service de pneumologie"): its organ word is not the primary's."""
 
-    A negated, uncertain, hypothetical or family mention does not count; a type named by its histology (GIST,
-    cholangiocarcinoma, sarcoma ...) outranks the organ words of the same packet ("gastric GIST").
+
+def _code_type(text: str) -> Inference | None:
+    """The type the packet's ICD-O-3 morphology and ICD-10 codes name (schema.CANCER_TYPE_CODES), with the line quoted.
+
+    A specific morphology (8041 small cell, 9440 glioblastoma) decides; otherwise the ICD-10 site. Codes that name two
+    types settle nothing (asked).
     """
+    by_morphology: dict[str, str] = {}
+    by_site: dict[str, str] = {}
+    for line in text.splitlines():
+        for m in _ICDO.finditer(line):
+            for name, (_sites, morphologies) in CANCER_TYPE_CODES.items():
+                if m.group(1) in morphologies:
+                    by_morphology.setdefault(name, line)
+        for m in _ICD10.finditer(line):
+            if m.group(2) is None and not _CODE_LINE.search(line):
+                continue  # "C21" alone could be anything; "C21.1" or an "ICD-10 C21" line is a code
+            code = f"C{m.group(1)}" + (f".{m.group(2)}" if m.group(2) else "")
+            for name, (sites, _morphologies) in CANCER_TYPE_CODES.items():
+                if any(code.startswith(prefix) for prefix in sites):
+                    by_site.setdefault(name, line)
+    found = by_morphology or by_site
+    if len(found) != 1:
+        return None
+    name, line = next(iter(found.items()))
+    kind = "ICD-O-3 morphology" if by_morphology else "ICD-10 site"
+    return Inference(name, f"{kind} code in {_quote(line)}")
+
+
+def _cancer_type(mentions: list[Mention], text: str = "") -> Inference | None:
+    """The primary tumour's type: its ICD-O/ICD-10 codes, else its words in affirmed (or dated, historical) statements.
+
+    A negated, uncertain, hypothetical or family mention does not count, nor a site of spread, nor the name of a
+    meeting or department ("colorectal MDT" for an anal canal SCC) unless nothing else names a type; a type named by
+    its histology (GIST, glioblastoma, Merkel cell ...) outranks the organ words of the same packet ("gastric GIST").
+    """
+    coded = _code_type(text)
     scores: dict[str, int] = {}
     first_seen: dict[str, str] = {}
+    meeting_only: dict[str, str] = {}
     for m in mentions:
         if m.kind != "cancer" or m.status not in ("affirmed", "historical"):
             continue
         at = m.clause.find(m.text)
         if at >= 0 and (_METASTASIS_CONTEXT.match(m.clause[at + len(m.text) :]) or _METASTASIS_BEFORE.search(m.clause[:at])):
             continue  # "lung metastases" names a site of spread, not the primary
+        if at >= 0 and _MEETING.search(m.clause[at + len(m.text) : at + len(m.text) + 25]):
+            meeting_only.setdefault(m.name, m.line)  # "colorectal MDT", "thoracic team": a meeting's name
+            continue
         scores[m.name] = scores.get(m.name, 0) + 1
         first_seen.setdefault(m.name, m.line)
+    if coded is not None:
+        words = [n for n in scores if n != coded.value and n in HISTOLOGY_TYPES]
+        clash = f"; but the text names {', '.join(words)}: confirm" if words else ""
+        return Inference(coded.value, coded.evidence + clash, weak=bool(words))
+    if not scores and meeting_only:
+        name, line = next(iter(meeting_only.items()))
+        return Inference(name, f"only a meeting's name: {_quote(line)} (confirm the primary's type)", weak=True)
     if not scores:
         return None
+
     def rank(kv: tuple[str, int]) -> tuple[bool, int, int]:
         histology = kv[0] in HISTOLOGY_TYPES
         return (not histology, HISTOLOGY_TYPES.index(kv[0]) if histology else 0, -kv[1])
@@ -261,11 +319,16 @@ def _cancer_type(mentions: list[Mention]) -> Inference | None:
     return Inference(best, f"{count} mention(s), first {_quote(first_seen[best])}{others}", weak)
 
 
+_SEX_LABEL = r"(?:Sex|Sexe|Geschlecht|Sexo|Sesso|Gender|Genre|Gender identity)\s*:\s*"
 _FEMALE = re.compile(
-    r"(?i)\b(?:female|woman|lady|Mrs|Ms|Miss)\b|\((?-i:F)\)|\bSex\s*:\s*(?:F|female)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:F)\b|\|\s*(?-i:F)\s*\|"
+    r"(?i)\b(?:female|woman|lady|Mrs|Ms|Miss|Madame|Mme|Frau|Sra|Signora)\b|\((?-i:F)\)"
+    rf"|\b{_SEX_LABEL}(?:F|W|female|f[ée]minin\w*|femme|weiblich|mujer|femenino|femminile|donna)\b"
+    r"|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:F)\b|\|\s*(?-i:F)\s*\|"
 )
 _MALE = re.compile(
-    r"(?i)\b(?:male|man|gentleman|Mr)\b|\((?-i:M)\)|\bSex\s*:\s*(?:M|male)\b|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:M)\b|\|\s*(?-i:M)\s*\|"
+    r"(?i)\b(?:male|man|gentleman|Mr|Monsieur|Herr|Sr|Signor|Signore)\b|\((?-i:M)\)"
+    rf"|\b{_SEX_LABEL}(?:M|male|masculin\w*|homme|männlich|var[oó]n|hombre|masculino|maschile|uomo)\b"
+    r"|(?<![\w-])\d{2}\s*(?:y/?o|yo|y\.o\.)?\s*,?\s*(?-i:M)\b|\|\s*(?-i:M)\s*\|"
 )
 _PRONOUN_F = re.compile(r"(?i)\b(?:she|her)\b")
 _PRONOUN_M = re.compile(r"(?i)\b(?:he|his|him)\b")
@@ -311,7 +374,16 @@ def _age(statements: list[str]) -> Inference | None:
     return None
 
 
-_STAGE = re.compile(r"(?i)\b(?:stage|FIGO|AJCC)\s*(?:stage\s*)?[:=]?\s*(IV|I{1,3}|[1-4])([A-C])?\d?\b")
+_STAGE = re.compile(
+    r"(?i)\b(?:stage|FIGO|AJCC|UICC|stade|Stadium|estadio|stadio)\s*(?:stage\s*|stade\s*|Stadium\s*|estadio\s*|stadio\s*)?[:=]?\s*"
+    r"(IV|I{1,3}|[1-4])([A-C])?\d?\b"
+)
+_STAGE_AT_DIAGNOSIS = re.compile(
+    r"(?i)\b(?:at (?:initial )?diagnosis|initial(?:ly)?|at presentation|originally|au diagnostic|initial|"
+    r"bei (?:Erst)?diagnose|Erstdiagnose|initial\w*|al diagn[oó]stico|alla diagnosi|iniziale|inicial)\b"
+)
+_STAGE_NOW = re.compile(r"(?i)\b(?:current\w*|now|presently|restag\w*|actuel\w*|aktuell\w*|actual|attuale|ora|jetzt|re-?staged)\b")
+"""The stage of another time ("Stage at diagnosis: IIB") and of now ("Current stage: IV"): the current one is asked for."""
 _TNM = re.compile(r"\b[cpy]{0,2}T([0-4isx])[a-d]?\s*[cpy]{0,2}N([0-3x])[a-c]?\s*(?:[cp]?M([01])[a-d]?)?")
 _M1 = re.compile(r"(?<![A-Za-z])[cp]?M1[a-d]?\b")
 _M0 = re.compile(r"(?<![A-Za-z])[cp]?M0\b")
@@ -327,11 +399,17 @@ def _cancer_stage_matches(statement: str):
 
 
 def _stage(statements: list[str]) -> Inference | None:
-    for st in statements:
-        m = next(_cancer_stage_matches(st), None)
-        if m:
-            roman = {"1": "I", "2": "II", "3": "III", "4": "IV"}.get(m.group(1), m.group(1).upper())
-            return Inference(roman + (m.group(2) or "").upper(), _quote(st, around=m.group(0)))
+    """The CURRENT stage group: a statement that says it is current wins over one that says it is the stage at diagnosis;
+    a stage said only to be of the diagnosis is offered weak (confirm it is still the stage)."""
+    found = [(st, m) for st in statements for m in _cancer_stage_matches(st)]
+    if found:
+        now = [(st, m) for st, m in found if _STAGE_NOW.search(st[: m.start()])]
+        plain = [(st, m) for st, m in found if not _STAGE_AT_DIAGNOSIS.search(st)]
+        st, m = (now or plain or found)[0]
+        roman = {"1": "I", "2": "II", "3": "III", "4": "IV"}.get(m.group(1), m.group(1).upper())
+        old = not now and not plain
+        note = " (the stage at diagnosis: confirm it is the current stage)" if old else ""
+        return Inference(roman + (m.group(2) or "").upper(), _quote(st, around=m.group(0)) + note, weak=old)
     for st in statements:
         tnm = _TNM.search(st)
         if tnm:
@@ -460,6 +538,10 @@ def _resected(
         return Inference(False, f"planned, not performed: {_quote(planned, around=op.group(0) if op else None)}")
     if not any(OPERATION.search(s) for s in statements):
         return Inference(False, "no operation is named anywhere in the packet", weak=True)
+    diagnostic = [s for s in statements if OPERATION.search(s) and DIAGNOSTIC_ONLY.search(s)]
+    if len(diagnostic) == sum(1 for s in statements if OPERATION.search(s)):
+        # "biopsie-exérèse", "excision biopsy": every operation word named is a diagnostic procedure's.
+        return Inference(False, f"only a diagnostic procedure: {_quote(diagnostic[0])}", weak=True)
     return None
 
 
@@ -521,7 +603,14 @@ def _prior_lines(catalog: Catalog, statements: list[str], metastatic: Inference 
     return None  # metastatic (or unknown) and the text names no treatment state: ask
 
 
-_BOARD_LINE = re.compile(r"(?i)\b(?:MDT|MDM|tumou?r board|board|meeting|multidisciplinary)\b")
+_BOARD_LINE = re.compile(
+    r"(?i)\b(?:MDT|MDM|tumou?r board|board|meeting|multidisciplinary|RCP|Tumorboard|Tumorkonferenz|Konferenz|comit[ée]|GOM)\b"
+)
+_NEXT_MEETING = re.compile(
+    r"(?i)\b(?:next|re-?discuss\w*|re-?present\w*|to be (?:re)?discussed|bring back|prochaine?|à rediscuter|nächste\w*|"
+    r"erneut|pr[oó]xim[oa]|prossim[oa]|da ridiscutere|a rediscutir)\b[^.;\n]{0,40}$"
+)
+"""A meeting date after these words is a future one ("re-discuss at next MDT on ..."): not the board's."""
 _ADMIN_DATE = re.compile(r"(?i)\b(?:printed|exported|generated|faxed|scanned)\b[^.;|\n]{0,12}$")
 """A date right after these words is the document's own ("slides printed 15/04/2026 by MDT coordinator"), not the board's."""
 
@@ -550,18 +639,25 @@ def _full_dates(text: str, order) -> list[FoundDate]:
 
 
 def _board_date(text: str) -> tuple[Inference | None, str]:
-    """The date of the board: a date on a line naming the meeting, else the latest full date."""
-    order = numeric_order(text)
+    """The date of the board: the LATEST date written on a line naming a meeting (a packet also names the previous year's
+    meeting), a future one excepted; else the latest full date."""
+    order = numeric_order(text) or language_date_order(text)
+    candidates: list[tuple[FoundDate, str]] = []
     for line in text.splitlines():
         board = _BOARD_LINE.search(line)
-        if board:
-            dates = _not_admin(line, _full_dates(line, order))
-            if dates:
-                # The date nearest the word naming the meeting ("Breast MDT 04/03/2026 ... excision on 02/02/2026").
-                d = min(dates, key=lambda d: min(abs(d.start - board.end()), abs(board.start() - d.end)))
-                if d.ambiguous:
-                    return None, f"board date {d.text!r} reads as day/month or month/day and no other date settles it"
-                return Inference(d.value, _quote(line)), ""
+        if not board:
+            continue
+        dates = [d for d in _not_admin(line, _full_dates(line, order)) if not _NEXT_MEETING.search(line[max(0, d.start - 60) : d.start])]
+        # Per line, the date nearest the word naming the meeting ("Breast MDT 04/03/2026 ... excision on 02/02/2026").
+        if dates:
+            candidates.append((min(dates, key=lambda d: min(abs(d.start - board.end()), abs(board.start() - d.end))), line))
+    if candidates:
+        d, line = max(candidates, key=lambda c: c[0].value)
+        if d.ambiguous:
+            return None, f"board date {d.text!r} reads as day/month or month/day and no other date settles it"
+        earlier = [c for c in candidates if c[0].value < d.value]
+        note = f" (the latest of {len(candidates)} meeting dates)" if earlier else ""
+        return Inference(d.value, _quote(line, around=d.text) + note), ""
     dates = _not_admin(text, _full_dates(text, order))
     if not dates:
         return None, ""
@@ -604,7 +700,9 @@ ASK = {
     "cancer_type": "the tumour type, a lower-case word (e.g. breast, renal, bladder, head_and_neck, hepatocellular)",
     "sex": "F or M",
     "age": "age in years at the board",
-    "stage": "the CURRENT AJCC/FIGO stage group (I-IV with letter); a recurrence with distant metastases is IV",
+    "stage": "the CURRENT AJCC/FIGO stage group (I-IV with letter); a recurrence with distant metastases is IV; a tumour "
+    "staged otherwise: its stage in that system (set staging_system), or 'none'",
+    "staging_system": "ajcc (default), figo, who_cns, masaoka_koga, testicular_s or none",
     "stage_date": "the date the stage refers to (YYYY-MM-DD), or 'unknown'",
     "metastatic": "true or false: are there distant metastases NOW?",
     "resected": "true or false: has the primary been removed by a definitive operation "
@@ -617,8 +715,8 @@ ASK = {
 }
 MARKER_ASK = "positive, negative, equivocal, not_tested, or a percentage as reported (e.g. 40%)"
 OPEN_MARKER_NOTE = (
-    "a marker outside the known names: your answer is kept in this questions file for the review, but no intervention "
-    "filter can read it until its name is added to schema.KNOWN_MARKERS"
+    "a marker outside the bundled names: your answer is kept in the case (cases.jsonl); an intervention of your own "
+    "catalog filters on it by this name (no package edit)"
 )
 
 
@@ -682,6 +780,8 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
     report = ImportReport(case_id=case_id, source=source)
     text, normal_notes = normalise_text(text)
     report.notes.extend(normal_notes)
+    text, structure_notes = as_statements(text)  # a FHIR bundle or a CSV export, read as data
+    report.notes.extend(structure_notes)
     if not text.strip():
         raise CatalogError(source, "the packet is empty (no text after removing invisible characters)", entry=case_id, field="text")
     sections, notes = split_sections(text)
@@ -710,7 +810,7 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         if deciding:
             questions[name] = Question(name, value, found.evidence, quote_occurs(found.evidence, flat), found.weak, ask)
 
-    cancer = _cancer_type(mentions)
+    cancer = _cancer_type(mentions, flat)
     settle("cancer_type", cancer)
     settle("sex", _sex(said, flat, cancer.value if cancer else None), deciding=False)
     settle("age", _age(said), deciding=False)
@@ -725,6 +825,12 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         report.notes.append(f"the stated stage {stage.value} disagrees with: {metastatic.evidence}")
         stage = Inference(None, f"{stage.evidence}; but {metastatic.evidence}: which stage is current?", weak=True)
         report.missing.append(f"stage: {ASK['stage']}")
+    staging = TYPE_STAGING.get(cancer.value) if cancer else None
+    if staging is not None and stage is None:
+        # A glioblastoma is graded, not staged (WHO CNS 5): no AJCC group is asked for or invented.
+        fields["staging_system"] = staging
+        stage = Inference("none", f"{cancer.value} is not staged by AJCC groups (staging_system {staging}); "  # type: ignore[union-attr]
+                          "give its stage in that system or confirm 'none'", weak=True)
     if stage is not None and stage.value is None:
         questions["stage"] = Question("stage", None, stage.evidence, quote_occurs(stage.evidence, flat), True, ASK["stage"])
         report.evidence["stage"] = stage.evidence
@@ -758,21 +864,17 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
         suggestion = value if value is not None else (None if name in markers or quote else "not_tested")
         ask = MARKER_ASK if name in KNOWN_MARKERS else f"{MARKER_ASK}; {OPEN_MARKER_NOTE}"
         questions[key] = Question(key, suggestion, evidence, quote_occurs(evidence, flat), value is None, ask)
-    fields["biomarkers"] = {k: v for k, v in markers.items() if v not in (None, "not_tested") and k in KNOWN_MARKERS}
+    # Every marker the packet reports is kept (open vocabulary, issue 43), not only the bundled catalog's names.
+    fields["biomarkers"] = {k: v for k, v in markers.items() if v not in (None, "not_tested")}
     report.inferred["biomarkers"] = fields["biomarkers"] or "none recognised (add any the packet reports)"
     board, why = _board_date(flat)
     settle("board_date", board, why or ASK["board_date"])
 
-    plan = re.search(
-        r"(?i)\b(?:plan|board rec\w*|recommendations?|proposed(?: management)?|proposal|question|a/p|outcome|decision|query)"
-        r"(?:[ \w]{0,20})?\s*:\s*\n?\s*([^.\n]{6,120})",
-        "\n".join(logical_lines(sections["overview"] + "\n" + sections["encounters"] + "\n" + flat)),
-    )
-    if plan:
-        fields["consensus"] = [{"treatment": plan.group(1).strip(), "label": "tacit"}]
-        report.inferred["consensus"] = (
-            f"'{plan.group(1).strip()}' (the packet's written plan, label tacit: replace with the board's consensus)"
-        )
+    consensus = _consensus("\n".join(logical_lines(sections["overview"] + "\n" + sections["encounters"] + "\n" + flat)))
+    if consensus:
+        treatment, quote = consensus
+        fields["consensus"] = [{"treatment": treatment, "label": "tacit"}]
+        report.inferred["consensus"] = f"'{treatment}' (from {quote}, label tacit: replace with the board's consensus)"
     else:
         report.missing.append("consensus: at least one treatment the board agreed on")
         fields["consensus"] = []
@@ -788,13 +890,35 @@ def import_packet(text: str, case_id: str, catalog: Catalog, source: str = "user
     return report
 
 
+_OUTCOME_LABEL = (
+    r"(?:outcome|decision|board rec\w*|recommendations?|agreed|conclusion|MDT outcome|décision|conclusion|avis|proposition"
+    r"(?: thérapeutique)?|Beschluss|Empfehlung|Therapieempfehlung|Ergebnis|decisi[oó]n|recomendaci[oó]n|acuerdo|decisione|"
+    r"indicazione|esito|raccomandazione)"
+)
+_PLAN_LABEL = r"(?:plan|proposed(?: management)?|proposal|a/p|procédure|Procedere|Plan|plan terapéutico|piano)"
+_LABELLED = r"(?i)\b{label}(?:[ \w]{{0,25}})?\s*:\s*\n?\s*([^.;\n]{{4,120}})"
+
+
+def _consensus(text: str) -> tuple[str, str] | None:
+    """The board's stated outcome (any language), else its written plan; a question is never an answer (issue 43: the
+    consensus was taken from "Question for the board: surgery or chemoradiotherapy?" when the outcome was written)."""
+    for label in (_OUTCOME_LABEL, _PLAN_LABEL):
+        for m in re.finditer(_LABELLED.format(label=label), text):
+            answer = m.group(1).strip()
+            if answer.endswith("?") or answer.startswith("¿"):
+                continue
+            line = next((ln for ln in text.splitlines() if m.group(0).split("\n")[0].strip() in ln), m.group(0))
+            return answer, _quote(line, around=answer)
+    return None
+
+
 def _stage_date(statements: list[str], text: str, stage: Inference | None) -> Inference | None:
     """The date written in the stage's own statement (a stage of 2023 is not today's)."""
     if stage is None or stage.value is None:
         return None
     unknown = Inference("unknown", "no date is written in the stage's statement: confirm 'unknown' or give it", weak=True)
     quoted = [p for p in _QUOTED.findall(stage.evidence) if p.strip()]
-    order = numeric_order(text)
+    order = numeric_order(text) or language_date_order(text)
     for st in statements:
         if quoted and " ".join(quoted[0].split())[:40] in " ".join(st.split()):
             dates = _full_dates(st, order) or [d for d in find_dates(st, order)]
@@ -893,8 +1017,6 @@ def answer_case(
         value = q["value"]
         if name.startswith("biomarkers."):
             marker = name.split(".", 1)[1]
-            if marker not in KNOWN_MARKERS:
-                continue  # answered and kept in the questions file; the case carries canonical names only (OPEN_MARKER_NOTE)
             if value in (None, "not_tested"):
                 draft["biomarkers"].pop(marker, None)
             else:
@@ -904,6 +1026,8 @@ def answer_case(
         elif name not in ("stage_date", "operation"):
             draft[name] = value
     corrected_type = questions.get("cancer_type", {})
+    if corrected_type.get("confirmed") and corrected_type.get("value") in TYPE_STAGING and "staging_system" not in (answers or {}):
+        draft["staging_system"] = TYPE_STAGING[str(corrected_type["value"])]
     if catalog is not None and corrected_type.get("confirmed") and corrected_type.get("value"):
         # A corrected tumour type can bring markers into play that were not asked for the inferred one: ask them now.
         for marker in filter_markers(catalog, str(corrected_type["value"])):

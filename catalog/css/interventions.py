@@ -20,7 +20,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from clinical_cf.catalog.css.patterns import backtracking_problem
-from clinical_cf.catalog.css.schema import SECTIONS, BiomarkerStatus, CancerType, Case, SectionName, canonical_cancer_type
+from clinical_cf.catalog.css.schema import (
+    SECTIONS,
+    UNSTAGED_SYSTEMS,
+    BiomarkerStatus,
+    CancerType,
+    Case,
+    SectionName,
+    canonical_cancer_type,
+)
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.core.templates import template_fields
@@ -75,6 +83,12 @@ class Applicability(_Strict):
         if self.sex is not None and case.sex != self.sex:
             return False
         if self.metastatic is not None and case.metastatic != self.metastatic:
+            return False
+        if (self.metastatic is not None or self.stages is not None) and case.staging_system in UNSTAGED_SYSTEMS and (
+            self.cancer_types is None or case.cancer_type not in self.cancer_types
+        ):
+            # Issue 43: a filter on distant spread or stage group that names no type presumes a tumour staged by TNM; a
+            # glioblastoma (WHO CNS grade) got "metastatic carcinoma ... liver biopsy" from E1. Its own catalog names it.
             return False
         if self.resected is not None and case.resected != self.resected:
             return False
@@ -673,3 +687,25 @@ def intervention_template(cancer_type: str, marker: str, agents: list[str], inte
         "",
     ]
     return "\n".join(lines)
+
+
+def extend_catalog(bundled: Catalog, user: Catalog, user_path: str | Path) -> Catalog:
+    """The bundled catalog with a user's catalog added (issue 43: `--catalog` extends, `--catalog-only` replaces).
+
+    The user's interventions come after the bundled ones and its implications are added to the bundled vocabulary; an
+    intervention id or implication name the bundled catalog already uses with another definition is refused, naming it.
+    """
+    ids = {item.id for item in bundled.interventions}
+    for item in user.interventions:
+        if item.id in ids and item != bundled.by_id(item.id):
+            raise CatalogError(user_path, "intervention id already used by the bundled catalog (rename it, or pass "
+                               "--catalog-only to use your catalog alone)", entry=item.id, field="id")
+    for name, implication in user.implications.items():
+        if name in bundled.implications and implication != bundled.implications[name]:
+            raise CatalogError(user_path, "implication name already used by the bundled catalog with another definition "
+                               "(rename it, or pass --catalog-only)", entry=name, field=f"implications.{name}")
+    raw = bundled.model_dump(mode="json")
+    raw["implications"] = {**raw["implications"], **user.model_dump(mode="json")["implications"]}
+    raw["interventions"] += [item.model_dump(mode="json") for item in user.interventions if item.id not in ids]
+    raw["name"] = f"{bundled.name}+{user.name}"
+    return Catalog.model_validate(raw)

@@ -9,8 +9,9 @@ vocabulary: status, agent, intent, timing, staging, history); after the edit eve
 all ten sections is scanned for them.
 
 A match is cancelled by a negation cue in its own clause ("no trastuzumab", "HER2-directed
-therapy not indicated") unless the term is itself a negative statement ("no prior
-systemic therapy"), and by the term's own `unless` pattern. Chart entries dated before the
+therapy not indicated") unless the term is itself a negative statement (`negatable: false`, or a
+match that opens with the cue: "no prior systemic therapy", "NOT STARTED YET"), and by the term's
+own `unless` pattern. Chart entries dated before the
 intervention's `residue_since` date were written before the injected event and are history,
 not residue.
 """
@@ -50,6 +51,10 @@ class ResidueHit:
     kind: str
     match: str
 
+    def describe(self) -> str:
+        """The line and the term that matched it, as a drop names them (issue 43: a drop said "residue" only)."""
+        return f"[{self.section}] {' '.join(self.line.split())[:160]} (residue term '{self.match}': {self.implication}/{self.kind})"
+
     def as_dict(self) -> dict[str, str]:
         return {"section": self.section, "line": self.line, "implication": self.implication, "kind": self.kind, "match": self.match}
 
@@ -88,9 +93,14 @@ def term_matches(term: ResidueTerm, line: str) -> list[str]:
     out = []
     for m in _compiled(term.pattern).finditer(line):
         left, right = _clause_bounds(line, m.start(), m.end())
-        before = line[left : m.end()]
+        before = line[left : m.start()]
         after = line[m.end() : max(right, m.end())]
-        if term.negatable and (NEGATION.search(before) or POST_NEGATION.search(after)):
+        # A term that is itself a negative statement ("NOT STARTED YET", "no prior therapy") is not cancelled by its own
+        # words (issue 43: a user's residue term was silently cancelled); a cue inside the match ("HER2 is not positive")
+        # or before it still cancels.
+        inside = NEGATION.search(m.group(0))
+        self_negative = inside is not None and inside.start() == 0
+        if term.negatable and (NEGATION.search(before) or (inside and not self_negative) or POST_NEGATION.search(after)):
             continue
         if term.kind == "staging" and OTHER_DISEASE_STAGE.search(line[max(0, m.start() - 30) : m.start()]):
             continue  # "COPD GOLD stage 2", "CKD stage 3a": another disease's stage states nothing about the cancer

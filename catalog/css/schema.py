@@ -19,7 +19,19 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_json_line, load_jsonl, read_text_checked, split_records, validate_strict
@@ -54,9 +66,58 @@ BUNDLED_CANCER_TYPES: tuple[str, ...] = (
 
 KNOWN_CANCER_TYPES: tuple[str, ...] = (
     *BUNDLED_CANCER_TYPES, "renal", "bladder", "head_and_neck", "endometrial", "cervical", "oesophageal",
+    # Issue 43: every type the importer can pre-fill is a type the schema accepts, named the same in docs/inputs.md.
+    "hepatocellular", "sarcoma", "mesothelioma", "thyroid", "sclc", "cholangiocarcinoma", "gist", "gallbladder",
+    "glioblastoma", "merkel_cell_carcinoma", "neuroendocrine", "anal",
 )
-"""The canonical cancer types: the bundled eight and the others the intervention catalog names in its
-`applies_to` (tests/catalog/css/test_schema.py keeps the two in step)."""
+"""The canonical cancer types: the bundled eight, the others the intervention catalog names in its `applies_to`, and
+those the importer reads (tests/catalog/css/test_schema.py keeps the three in step)."""
+
+CANCER_TYPE_CODES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # type: (ICD-10 topography prefixes, ICD-O-3 morphology codes). Sources: WHO ICD-10 2019 chapter II; ICD-O-3.2 (2019).
+    # A specific morphology (small cell 8041, Merkel 8247, neuroendocrine 8240, glioblastoma 9440) decides whatever the
+    # site; a generic one (adenocarcinoma 8140, squamous 8070) leaves the site to decide.
+    "breast": (("C50",), ("8520", "8522")),
+    "nsclc": (("C34",), ("8250", "8252", "8253", "8254", "8012")),
+    "sclc": ((), ("8041", "8042", "8043", "8044", "8045")),
+    "colorectal": (("C18", "C19", "C20"), ()),
+    "anal": (("C21",), ()),
+    "pancreatic": (("C25",), ()),
+    "gastric": (("C16",), ("8490",)),
+    "melanoma": (("C43",), ("8720", "8721", "8742", "8743", "8744", "8745", "8771", "8772")),
+    "ovarian": (("C56", "C57.0"), ("8441", "8461")),
+    "prostate": (("C61",), ()),
+    "renal": (("C64",), ("8310", "8312", "8260", "8317")),
+    "bladder": (("C67",), ("8120",)),
+    "head_and_neck": (("C0", "C10", "C11", "C12", "C13", "C14", "C30", "C31", "C32"), ()),
+    "endometrial": (("C54", "C55"), ("8380",)),
+    "cervical": (("C53",), ()),
+    "oesophageal": (("C15",), ()),
+    "hepatocellular": (("C22.0",), ("8170", "8171", "8172", "8173", "8174", "8175")),
+    "cholangiocarcinoma": (("C22.1", "C24.0"), ("8160", "8161", "8162")),
+    "gallbladder": (("C23",), ()),
+    "thyroid": (("C73",), ("8330", "8335", "8345", "8510")),
+    "mesothelioma": (("C45",), ("9050", "9051", "9052", "9053")),
+    "sarcoma": (("C49", "C40", "C41"), ("8800", "8801", "8802", "8805", "8810", "8830", "8850", "8890", "8900", "9180", "9260")),
+    "gist": ((), ("8936",)),
+    "glioblastoma": ((), ("9440", "9441", "9442", "9445")),
+    "merkel_cell_carcinoma": ((), ("8247",)),
+    "neuroendocrine": ((), ("8240", "8241", "8242", "8249")),
+}
+"""Per type, the ICD-10 codes of its site and the ICD-O-3 codes of its histology: the importer reads a type from the codes a
+packet carries before any word (a "C71.2" line does not make a lung cancer of "temporal lobe")."""
+
+StagingSystem = Literal["ajcc", "figo", "who_cns", "masaoka_koga", "testicular_s", "none"]
+STAGING_SYSTEMS: tuple[str, ...] = get_args(StagingSystem)
+"""Staging systems a case may use (issue 43): AJCC/UICC TNM groups, FIGO (gynaecological), WHO CNS grade (gliomas are
+graded, not staged), Masaoka-Koga (thymic), the testicular serum marker S category, or none."""
+TYPE_STAGING: dict[str, str] = {"glioblastoma": "who_cns"}
+UNSTAGED_SYSTEMS: tuple[str, ...] = ("who_cns", "none")
+"""Systems with no distant-spread category: an intervention filter on `metastatic` or stage groups that names no type
+does not apply to such a case (interventions.Applicability.matches)."""
+STAGE_GROUP = r"(0|I|II|III|IV)[A-C]?[0-9]?"
+"""An AJCC/FIGO stage group."""
+"""Types whose tumours are not staged by AJCC groups: their stage question asks for the system's own value or 'none'."""
 
 CANCER_TYPE_SYNONYMS: dict[str, str] = {
     # The anatomical site, the adjective, common abbreviations and "<type> cancer" of each canonical type.
@@ -77,6 +138,15 @@ CANCER_TYPE_SYNONYMS: dict[str, str] = {
     **dict.fromkeys(("uterine", "endometrium", "endometrial_cancer", "uterine_cancer"), "endometrial"),
     **dict.fromkeys(("cervix", "cervical_cancer"), "cervical"),
     **dict.fromkeys(("esophageal", "oesophagus", "esophagus", "esophageal_cancer", "oesophageal_cancer"), "oesophageal"),
+    **dict.fromkeys(("small_cell_lung", "small_cell_lung_cancer", "small_cell_lung_carcinoma", "small_cell"), "sclc"),
+    **dict.fromkeys(("gbm", "glioblastoma_multiforme", "glioblastoma_idh_wildtype"), "glioblastoma"),
+    **dict.fromkeys(("merkel", "merkel_cell", "mcc", "merkel_cell_cancer", "merkel_carcinoma"), "merkel_cell_carcinoma"),
+    **dict.fromkeys(("net", "nen", "neuroendocrine_tumour", "neuroendocrine_tumor", "neuroendocrine_neoplasm",
+                     "carcinoid", "gep_net", "neuroendocrine_carcinoma"), "neuroendocrine"),
+    **dict.fromkeys(("anal_canal", "anal_cancer", "anal_scc", "anal_carcinoma", "anal_squamous_cell_carcinoma", "scc_anus",
+                     "anus"), "anal"),
+    **dict.fromkeys(("hcc", "liver_cancer", "hepatocellular_carcinoma"), "hepatocellular"),
+    **dict.fromkeys(("thyroid_cancer", "thyroid_carcinoma"), "thyroid"),
 }
 """Other names of the canonical types, by their normalised spelling (lower case, spaces and hyphens as '_')."""
 
@@ -89,6 +159,18 @@ def _swapped(a: str, b: str) -> bool:
     """Whether `a` is `b` with two adjacent letters swapped ('braest'): a typo difflib's ratio scores too low."""
     diff = [i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y] if len(a) == len(b) else []
     return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+
+
+def _misspelt(key: str, name: str) -> bool:
+    """Whether `key` is `name` with one word misspelt ('colorectl', 'braest'), not another word: 'merkel_cell_carcinoma'
+    shares two words with 'renal_cell_carcinoma' and is another disease, so it is no near-miss (issue 43)."""
+    a, b = key.split("_"), name.split("_")
+    if len(a) != len(b):
+        return False
+    differ = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    return len(differ) == 1 and (
+        _swapped(*differ[0]) or difflib.SequenceMatcher(None, *differ[0]).ratio() >= 0.8 and len(differ[0][0]) >= 4
+    )
 
 
 def canonical_cancer_type(value: object) -> object:
@@ -105,7 +187,7 @@ def canonical_cancer_type(value: object) -> object:
     if key in CANCER_TYPE_SYNONYMS:
         return CANCER_TYPE_SYNONYMS[key]
     names = [*KNOWN_CANCER_TYPES, *CANCER_TYPE_SYNONYMS]
-    near = [name for name in names if _swapped(key, name)] or difflib.get_close_matches(key, names, n=1, cutoff=0.85)
+    near = [name for name in names if _misspelt(key, name)]
     if near:
         nearest = CANCER_TYPE_SYNONYMS.get(near[0], near[0])
         raise ValueError(
@@ -176,10 +258,24 @@ KNOWN_MARKERS: tuple[str, ...] = (
     "MSI", "MMR", "TMB", "CLDN18.2", "FGFR2", "FGFR3", "IDH1", "IDH2", "KIT", "PDGFRA",
     # Issue 35: the endometrial molecular classification (POLE, p53 IHC) that the importer reads.
     "POLE", "p53",
+    # Issue 43: markers boards outside the bundled types turn on (glioma, neuroendocrine, SCLC, Merkel cell, anal SCC).
+    "MGMT", "SSTR", "DLL3", "HPV", "p16", "MCPyV", "H3K27M", "1p19q", "CDKN2A", "TERT",
 )
 """Canonical biomarker names (the case schema's, as interventions' filters spell them; `catalog.validate` checks both).
 The importer asks about any other marker a packet turns on and records the answer in the questions file; to filter on
 it, add its name here."""
+
+MARKER_ALIASES: dict[str, str] = {
+    # Other names of a canonical marker (near in meaning, not in spelling): the gene for its protein, a clone, a synonym.
+    "CD274": "PD-L1", "ERBB2": "HER2", "NEU": "HER2", "MIB1": "Ki-67", "MIB-1": "Ki-67", "TP53": "p53", "CD117": "KIT",
+    "C-KIT": "KIT", "DMMR": "MMR", "PMMR": "MMR", "MSS": "MSI", "MSI-H": "MSI", "SSTR2": "SSTR", "SSTR2A": "SSTR",
+    "SOMATOSTATIN RECEPTOR": "SSTR", "MERKEL CELL POLYOMAVIRUS": "MCPyV", "MCPYV": "MCPyV", "IDH": "IDH1",
+    "ESTROGEN RECEPTOR": "ER", "OESTROGEN RECEPTOR": "ER", "PROGESTERONE RECEPTOR": "PR", "PGR": "PR",
+}
+"""Names of a canonical marker in other words: a case or catalog writing one is told the canonical name (issue 43)."""
+MARKER_NAME = r"^[A-Za-z0-9][A-Za-z0-9.\-/ ]{0,39}$"
+"""A marker outside KNOWN_MARKERS is accepted when it looks like a marker name (open vocabulary, issue 43): a user's
+own catalog filters on it and their cases carry it, with no package edit."""
 
 BiomarkerStatus = Literal["positive", "negative", "equivocal", "not_tested"]
 
@@ -335,7 +431,14 @@ class Case(_Strict):
     cancer_type: CancerType
     sex: Literal["F", "M"]
     age: int = Field(ge=18, le=100)
-    stage: str = Field(pattern=r"^(0|I|II|III|IV)[A-C]?[0-9]?$", description="AJCC stage group, e.g. 'IIIA', 'IV'.")
+    staging_system: StagingSystem = Field(
+        default="ajcc", description="ajcc (the default), figo, who_cns, masaoka_koga, testicular_s or none (issue 43)."
+    )
+    stage: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9 .\-]{0,19}$",
+        description="The stage in `staging_system`: an AJCC/FIGO group ('IIIA', 'IV'), a WHO CNS grade ('grade 4'), a "
+        "Masaoka-Koga stage, or 'none' (a tumour that is graded, not staged).",
+    )
     metastatic: bool
     resected: bool
     prior_lines: int = Field(ge=0, description="Lines of systemic therapy given for advanced/metastatic disease.")
@@ -352,6 +455,25 @@ class Case(_Strict):
     record: PatientRecord | None = None
     source: str = Field(default="synthetic", description="Provenance; only synthetic data belongs in this repo.")
 
+    @model_serializer(mode="wrap")
+    def _default_system_unwritten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The default (AJCC) is not written: cases files written before issue 43 and the bundled cohort stay byte-identical.
+        data = handler(self)
+        if data.get("staging_system") == "ajcc":
+            del data["staging_system"]
+        return data
+
+    @field_validator("stage")
+    @classmethod
+    def _stage_in_its_system(cls, stage: str, info: ValidationInfo) -> str:
+        system = info.data.get("staging_system", "ajcc")
+        if system in ("ajcc", "figo") and not re.fullmatch(STAGE_GROUP, stage):
+            raise ValueError(
+                f"{stage!r} is not an {system.upper()} stage group (0, I-IV with A-C); for a tumour staged otherwise set "
+                f"staging_system to one of {', '.join(STAGING_SYSTEMS)} ('none' with stage 'none' when it is not staged)"
+            )
+        return stage
+
     @model_validator(mode="after")
     def _coherent(self) -> Case:
         missing = [name for name in SECTIONS if name not in self.sections]
@@ -362,7 +484,8 @@ class Case(_Strict):
         if self.cancer_type == "ovarian" and self.sex != "F":
             raise ValueError(f"case '{self.case_id}', field 'sex': ovarian cancer needs sex F (got {self.sex})")
         # Stage IVA head and neck, IVB anaplastic thyroid, IVA cervix ... are locoregional (STAGE_METASTATIC).
-        problem = stage_problem(self.case_id, self.cancer_type, self.stage, self.metastatic)
+        problem = stage_problem(self.case_id, self.cancer_type, self.stage, self.metastatic) if self.staging_system in (
+            "ajcc", "figo") else None
         if problem:
             raise ValueError(problem)
         if self.record is not None:

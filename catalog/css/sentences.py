@@ -62,7 +62,10 @@ def _joins(tail: str, raw: str, length: int, pipes: int) -> bool:
     if not stripped or table_cells(raw) is not None:
         return False
     indented_more = raw[:1].isspace() and not _BULLET.match(raw)
-    if (stripped[0].islower() or length >= WRAP_MIN_CHARS or indented_more) and not _starts_new(raw):
+    # A long line that ends mid-sentence wraps onto a line that carries on in lower case (or indented); a capitalised
+    # line after it starts a new statement of a worksheet or letter whose lines carry no full stops (issue 43).
+    long_wrap = length >= WRAP_MIN_CHARS and not stripped[0].isupper()
+    if (stripped[0].islower() or long_wrap or indented_more) and not _starts_new(raw):
         return True
     # "... who presented in / January 2026 with ...": a line ending on a connective carries on.
     return bool(_CONNECTIVE_END.search(tail))

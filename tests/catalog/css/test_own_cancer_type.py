@@ -80,7 +80,7 @@ def test_a_new_cancer_type_goes_from_import_to_a_reviewed_scored_counterfactual_
 
     # 1. The template: written, and refused by every loader until its TODOs are filled.
     assert main(["catalog", "template", "--cancer-type", "cholangiocarcinoma", "--marker", "FGFR2",
-                 "--agent", "futibatinib", "--agent", "pemigatinib", "--out", "mine.yaml"]) == 0
+                 "--agent", "futibatinib", "--agent", "pemigatinib", "--families", "A", "--out", "mine.yaml"]) == 0
     assert main(["catalog", "check", "mine.yaml"]) == 2
     assert "template placeholder" in capsys.readouterr().err
     (tmp_path / "mine.yaml").write_text(fill_todos((tmp_path / "mine.yaml").read_text()))

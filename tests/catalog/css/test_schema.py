@@ -5,13 +5,15 @@ every colorectal-only intervention names `colorectal` in its `applies_to`.
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
+from clinical_cf.catalog.css.assertions import CANCER_WORDS
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.catalog.css.schema import KNOWN_CANCER_TYPES, case_notes, load_cases
+from clinical_cf.catalog.css.schema import BUNDLED_CANCER_TYPES, KNOWN_CANCER_TYPES, case_notes, load_cases
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
 from helpers import HANDWRITTEN_CASES
@@ -85,4 +87,9 @@ def test_every_type_the_catalog_names_is_a_known_canonical_type():
         named |= set(item.applies_to.cancer_types or [])
     text = CATALOG_PATH.read_text()
     assert named and named <= set(KNOWN_CANCER_TYPES), named - set(KNOWN_CANCER_TYPES)
-    assert all(f"{t}" in text for t in KNOWN_CANCER_TYPES)
+    assert all(f"{t}" in text for t in named)
+    # Issue 43: one vocabulary - every type the importer can pre-fill is accepted by the schema, and docs/inputs.md names it.
+    assert set(CANCER_WORDS) <= set(KNOWN_CANCER_TYPES), set(CANCER_WORDS) - set(KNOWN_CANCER_TYPES)
+    assert set(KNOWN_CANCER_TYPES) <= named | set(CANCER_WORDS) | set(BUNDLED_CANCER_TYPES)
+    docs = (Path(__file__).parents[3] / "docs" / "inputs.md").read_text()
+    assert all(f"`{t}`" in docs for t in KNOWN_CANCER_TYPES), [t for t in KNOWN_CANCER_TYPES if f"`{t}`" not in docs]
