@@ -447,6 +447,7 @@ def sensitivity_rows(paths: list[str] | LogRows | pd.DataFrame) -> pd.DataFrame:
             continue
         meta = score.metadata or {}
         rows.append({"model": sample.model, "type": meta.get("type"), "vignette_id": sample.metadata.get("vignette_id"),
+                     "attribute": sample.metadata.get("invariance_attribute"),
                      "consistent": float(score.value), "flip": float(meta.get("flip", False)), "js": meta.get("js"),
                      "relative": meta.get("relative"), "entropy_change": meta.get("entropy_change"), "log": sample.log,
                      "sample_id": sample.id, "epoch": sample.epoch})
@@ -461,6 +462,24 @@ def table_sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
         out.append({"model": model, "type": kind, "consistency": group["consistent"].mean(), "ci_low": low, "ci_high": high,
                     "flip_rate": group["flip"].mean(), "js": group["js"].mean(), "relative_change": group["relative"].mean(),
                     "entropy_change": group["entropy_change"].mean(), "pairs": len(group)})
+    return pd.DataFrame(out)
+
+
+def table_sensitivity_invariance(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
+    """Sensitivity invariance changes (issue 47) per model and attribute: the share of pairs that broke invariance
+    (moved the gold beyond the surface tolerance or flipped the top candidate), its 90% vignette-clustered interval,
+    equivalence (TOST) at `margin`, and the vignettes where the answer moved."""
+    if rows.empty or "attribute" not in rows.columns or rows["attribute"].isna().all():
+        return pd.DataFrame()
+    out = []
+    for (model, attribute), group in rows.dropna(subset=["attribute"]).groupby(["model", "attribute"]):
+        moved = 1 - group["consistent"]
+        low, high, passed = equivalence_upper(moved, group["vignette_id"], margin)
+        names = sorted(group.loc[group["consistent"] < 1, "vignette_id"].unique())
+        out.append({"model": model, "attribute": attribute, "moved_share": moved.mean(), "ci90_low": low, "ci90_high": high,
+                    "margin": margin, "equivalent": passed, "flip_rate": group["flip"].mean(), "pairs": len(group),
+                    "vignettes_moved": len(names), "moved_vignettes": ", ".join(names[:MOVED_CASES_SHOWN])
+                    + (f", ... (+{len(names) - MOVED_CASES_SHOWN})" if len(names) > MOVED_CASES_SHOWN else "")})
     return pd.DataFrame(out)
 
 

@@ -616,7 +616,7 @@ def _short(value: Any) -> str:
 
 def sensitivity_section(ctx: SectionContext) -> Section:
     """Sensitivity: direction consistency, flip rate, JS divergence per model and perturbation type."""
-    from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity
+    from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity, table_sensitivity_invariance
 
     samples, replaced = latest_run(ctx.samples, "sensitivity")
     rows = with_run_in_model(sensitivity_rows(samples), samples)
@@ -624,11 +624,14 @@ def sensitivity_section(ctx: SectionContext) -> Section:
         return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
     consistency = profile.groupby("model")["consistency"].mean().reset_index() if not profile.empty else profile
+    invariance = _write(table_sensitivity_invariance(rows), ctx.out, "sensitivity_invariance")
     return Section(warnings=replaced, summary=suite_summary(samples, _headline(consistency, ["consistency"])), blocks=[
         ("h2", "Sensitivity suite"),
         ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence "
               "(bits), relative change of the gold and entropy change."),
         ("table", profile),
+        *([("h3", "Invariance changes by attribute (share of pairs that moved beyond the surface tolerance; TOST: 90% "
+                  "vignette-clustered interval inside +/-0.05)"), ("table", invariance)] if not invariance.empty else []),
     ])
 
 
