@@ -184,6 +184,12 @@ def test_scope_rules_hold():
     assert not [t.id for t in east_asian if t.case.cancer_type == "nsclc" and t.case.marker_status("EGFR") == "not_tested"]
     untested = [c for c in cases if c.cancer_type == "nsclc" and c.marker_status("EGFR") == "not_tested"]
     assert exp.counts["N6_ethnicity_east_asian"].out_of_scope == len(untested)
+    # The bundled NSCLC cases all have an EGFR result: the exclusion is checked on one without it.
+    nsclc = next(c for c in cases if c.cancer_type == "nsclc")
+    untested_case = nsclc.model_copy(update={"biomarkers": {k: v for k, v in nsclc.biomarkers.items() if k != "EGFR"}})
+    east = next(i for i in invariance_entries() if i.id == "N6_ethnicity_east_asian")
+    assert untested_case.marker_status("EGFR") == "not_tested" and east.excluded_by(untested_case) is not None
+    assert east.excluded_by(nsclc) is None
     for t in tuples:  # age is never changed: the age the overview and demographics state stays the case's
         age = by_case[t.case.case_id].age
         assert f"Age: {age}" in t.counterfactual.sections["demographics"], t.id
