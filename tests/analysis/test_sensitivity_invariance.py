@@ -28,3 +28,18 @@ def test_the_attribute_that_moves_the_answer_fails_equivalence_and_names_its_vig
 
 def test_no_invariance_rows_no_table():
     assert table_sensitivity_invariance(rows("none").assign(attribute=None)).empty
+
+
+def test_the_css_invariance_section_writes_its_table_and_figure(tmp_path):
+    from clinical_cf.analysis.sections import Section, invariance_blocks
+
+    table = pd.DataFrame([
+        {"model": "m", "judge": "j", "run": "", "attribute": a, "movement": mv, "ci90_low": lo, "ci90_high": hi, "margin": 0.05,
+         "margin_from": "default", "equivalent": ok, "verdict": "", "tuples": 4, "cases_moved": 4 * mv, "moved_cases": ""}
+        for a, mv, lo, hi, ok in (("insurance", 1.0, 1.0, 1.0, False), ("typos", 0.0, 0.0, 0.0, True))])
+    section = Section()
+    blocks = invariance_blocks(table, section, tmp_path, "single_shot", "single-shot")
+    assert ("table", table) in blocks
+    figure = section.figures[-1][1]
+    assert figure.exists() and figure.stat().st_size > 0 and figure.parent == tmp_path
+    assert invariance_blocks(pd.DataFrame(), Section(), tmp_path, "x", "x") == []
