@@ -48,7 +48,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.analysis.tables import markdown_table, write_table
-from clinical_cf.analysis.workflow_structure import detect_missing, structure_audit
+from clinical_cf.analysis.workflow_structure import PARAPHRASE_AUDIT_PATH, PARAPHRASE_SETS, detect_missing, paraphrase_episodes
+from clinical_cf.catalog.workflow import EPISODES_PATH
+from clinical_cf.catalog.workflow.episodes import load_episodes
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
 from clinical_cf.core.loading import load_entries
@@ -313,6 +315,30 @@ def detector_flags(texts: pd.Series, missing: str = "lexical") -> pd.DataFrame:
     if missing == "structural":
         flags["missing"] = texts.map(detect_missing)
     return flags.astype(float)
+
+
+def _precision_recall(flags: pd.Series, actual: pd.Series) -> dict[str, float]:
+    tp = int((flags & actual).sum())
+    fp = int((flags & ~actual).sum())
+    fn = int((~flags & actual).sum())
+    return {"flagged": int(flags.sum()), "true_positives": tp,
+            "precision": tp / (tp + fp) if tp + fp else float("nan"), "recall": tp / (tp + fn) if tp + fn else float("nan")}
+
+
+def structure_audit(paraphrases: str | Path = PARAPHRASE_AUDIT_PATH, episodes: str | Path = EPISODES_PATH) -> pd.DataFrame:
+    """Recall and precision of the lexical and the structural missing-information detectors (issue 47), on the bundled
+    episodes (all, and the test split) and on both paraphrase sets; the target is `variant == missing`."""
+    bundled = pd.DataFrame([{"episode_id": e.id, "variant": e.variant, "split": e.split, "text": e.text()} for e in load_episodes(episodes)])
+    sets = {"bundled (400)": bundled, "bundled test split": bundled[bundled["split"] == "test"],
+            **{name: paraphrase_episodes(paraphrases, episodes, key) for key, name in PARAPHRASE_SETS.items()}}
+    rows = []
+    for name, frame in sets.items():
+        actual = frame["variant"] == "missing"
+        for detector, flag in (("lexical", lambda t: detect(t)["missing"]), ("structural", detect_missing)):
+            flags = frame["text"].map(flag).astype(bool)
+            rows.append({"episodes": name, "detector": detector, "n": len(frame), "missing": int(actual.sum()),
+                         **_precision_recall(flags, actual)})
+    return pd.DataFrame(rows)
 
 
 def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: int = 2000,

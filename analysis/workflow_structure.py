@@ -18,8 +18,8 @@ provides it:
 
 The types and providers were written from the benchmark's task classes; the held-out paraphrases
 (`catalog/workflow/paraphrase_audit.yaml`, written before this module and never used to tune it) reword every
-request and every critical fact. `structure_audit` reports recall and precision of both detectors on the bundled
-episodes and on the paraphrases; `controller_utility` runs the two-threshold controller with each.
+request and every critical fact. `workflow_controller.structure_audit` reports recall and precision of both detectors
+on the bundled episodes and on the paraphrases; the controller runs with each.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from clinical_cf.catalog.workflow.episodes import load_episodes
 from clinical_cf.core.loading import load_entries
 
 PARAPHRASE_AUDIT_PATH = WORKFLOW_DIR / "paraphrase_audit.yaml"
-PARAPHRASE_HOLDOUT_PATH = WORKFLOW_DIR / "paraphrase_holdout.yaml"
-"""Written after the detector was tuned and measured once: its numbers are the held-out ones (the first set's
-failures were looked at while tuning, so its numbers after tuning are not)."""
+PARAPHRASE_SETS = {"paraphrases": "paraphrases (seen while tuning)", "held_out": "held-out paraphrases"}
+"""The audit file's two lists: `held_out` was written after the detector was tuned and measured once, so its numbers
+are the held-out ones (the first set's failures were looked at while tuning, so its numbers after tuning are not)."""
 
 _NUMBER = r"\d+(?:\.\d+)?"
 _DOSE_UNIT = r"(?:mg|mcg|micrograms?|g|units?|IU|mL|ml|tablets?|puffs?)\b"
@@ -176,9 +176,15 @@ class Paraphrase(BaseModel):
     fact: str = Field(min_length=10)
 
 
-def paraphrase_episodes(path: str | Path = PARAPHRASE_AUDIT_PATH, episodes: str | Path = EPISODES_PATH) -> pd.DataFrame:
-    """The audit's episodes: per seed, a clean one (request and fact reworded) and a missing one (fact deleted)."""
-    entries = load_entries(path, "paraphrases", Paraphrase)
+def load_paraphrases(path: str | Path = PARAPHRASE_AUDIT_PATH) -> dict[str, list[Paraphrase]]:
+    """Both paraphrase sets of the audit file, validated entry by entry."""
+    return {key: load_entries(path, key, Paraphrase) for key in PARAPHRASE_SETS}
+
+
+def paraphrase_episodes(path: str | Path = PARAPHRASE_AUDIT_PATH, episodes: str | Path = EPISODES_PATH,
+                        key: str = "paraphrases") -> pd.DataFrame:
+    """One set's episodes: per seed, a clean one (request and fact reworded) and a missing one (fact deleted)."""
+    entries = load_paraphrases(path)[key]
     by_id = {e.id: e for e in load_episodes(episodes)}
     rows = []
     for p in entries:
@@ -192,32 +198,4 @@ def paraphrase_episodes(path: str | Path = PARAPHRASE_AUDIT_PATH, episodes: str 
         rows.append({"episode_id": f"{p.seed}.para.clean", "seed_id": p.seed, "variant": "clean", "text": reworded.replace(fact, p.fact)})
         rows.append({"episode_id": f"{p.seed}.para.missing", "seed_id": p.seed, "variant": "missing",
                      "text": re.sub(r"[ \t]{2,}", " ", reworded.replace(fact, "")).replace(" \n", "\n")})
-    return pd.DataFrame(rows)
-
-
-def _precision_recall(flags: pd.Series, actual: pd.Series) -> dict[str, float]:
-    tp = int((flags & actual).sum())
-    fp = int((flags & ~actual).sum())
-    fn = int((~flags & actual).sum())
-    return {"flagged": int(flags.sum()), "true_positives": tp,
-            "precision": tp / (tp + fp) if tp + fp else float("nan"), "recall": tp / (tp + fn) if tp + fn else float("nan")}
-
-
-def structure_audit(paraphrases: str | Path = PARAPHRASE_AUDIT_PATH, episodes: str | Path = EPISODES_PATH,
-                    holdout: str | Path = PARAPHRASE_HOLDOUT_PATH) -> pd.DataFrame:
-    """Recall and precision of the lexical and the structural missing-information detectors, on the bundled episodes
-    (all, and the test split) and on both paraphrase sets; the target is `variant == missing`."""
-    from clinical_cf.analysis.workflow_controller import detect  # the lexical detectors (the controller imports this module)
-
-    bundled = pd.DataFrame([{"episode_id": e.id, "variant": e.variant, "split": e.split, "text": e.text()} for e in load_episodes(episodes)])
-    sets = {"bundled (400)": bundled, "bundled test split": bundled[bundled["split"] == "test"],
-            "paraphrases (seen while tuning)": paraphrase_episodes(paraphrases, episodes),
-            "held-out paraphrases": paraphrase_episodes(holdout, episodes)}
-    rows = []
-    for name, frame in sets.items():
-        actual = frame["variant"] == "missing"
-        for detector, flag in (("lexical", lambda t: detect(t)["missing"]), ("structural", detect_missing)):
-            flags = frame["text"].map(flag).astype(bool)
-            rows.append({"episodes": name, "detector": detector, "n": len(frame), "missing": int(actual.sum()),
-                         **_precision_recall(flags, actual)})
     return pd.DataFrame(rows)

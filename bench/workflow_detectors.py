@@ -20,8 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from clinical_cf.analysis.tables import markdown_table
-from clinical_cf.analysis.workflow_controller import MISSING_DETECTORS, controller_table
-from clinical_cf.analysis.workflow_structure import structure_audit
+from clinical_cf.analysis.workflow_controller import MISSING_DETECTORS, controller_table, structure_audit
 from clinical_cf.catalog.workflow import EPISODES_PATH
 from clinical_cf.catalog.workflow.episodes import load_episodes
 

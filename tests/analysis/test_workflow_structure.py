@@ -8,14 +8,12 @@ from functools import lru_cache
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clinical_cf.analysis.workflow_controller import detect
+from clinical_cf.analysis.workflow_controller import detect, structure_audit
 from clinical_cf.analysis.workflow_structure import (
-    PARAPHRASE_HOLDOUT_PATH,
     blocks,
     detect_missing,
     needs_of,
     paraphrase_episodes,
-    structure_audit,
     unmet_needs,
 )
 from clinical_cf.catalog.workflow import EPISODES_PATH
@@ -46,7 +44,7 @@ def test_the_audit_reports_both_detectors_on_every_set():
 
 
 def test_paraphrase_episodes_differ_from_their_clean_only_in_the_deleted_fact():
-    frame = paraphrase_episodes(PARAPHRASE_HOLDOUT_PATH)
+    frame = paraphrase_episodes(key="held_out")
     for seed, pair in frame.groupby("seed_id"):
         clean = pair[pair["variant"] == "clean"]["text"].iloc[0]
         missing = pair[pair["variant"] == "missing"]["text"].iloc[0]
