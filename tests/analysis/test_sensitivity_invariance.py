@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from clinical_cf.analysis.report import table_sensitivity_invariance
+from clinical_cf.analysis.sections import Section, invariance_blocks
 
 
 def rows(moves_on: str) -> pd.DataFrame:
@@ -31,8 +32,6 @@ def test_no_invariance_rows_no_table():
 
 
 def test_the_css_invariance_section_writes_its_table_and_figure(tmp_path):
-    from clinical_cf.analysis.sections import Section, invariance_blocks
-
     table = pd.DataFrame([
         {"model": "m", "judge": "j", "run": "", "attribute": a, "movement": mv, "ci90_low": lo, "ci90_high": hi, "margin": 0.05,
          "margin_from": "default", "equivalent": ok, "verdict": "", "tuples": 4, "cases_moved": 4 * mv, "moved_cases": ""}

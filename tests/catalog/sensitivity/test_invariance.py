@@ -10,6 +10,7 @@ import pytest
 from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH, VIGNETTES_PATH
 from clinical_cf.catalog.sensitivity.perturbations import load_perturbations
 from clinical_cf.catalog.sensitivity.vignettes import load_vignettes
+from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 
 SHORTHAND = {"pt", "w/", "w/o", "hx", "tx", "dx", "dx'd", "&", "b/c", "f/u", "sx"}
 # Presentations whose candidates or pre-test probabilities depend on sex: a sex swap there is not an invariance item.
@@ -76,8 +77,6 @@ def test_no_sex_swap_where_sex_matters():
 @pytest.mark.parametrize("types,has_invariance", [("surface,clinical_semantic,background,conflicting_result,timeline", False),
                                                   ("demographic,style", True)])
 def test_the_task_adds_invariance_changes_only_when_asked(types, has_invariance):
-    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
-
     samples = list(sensitivity(types=types).dataset)
     attributes = {s.metadata.get("invariance_attribute") for s in samples} - {None}
     assert bool(attributes) == has_invariance
