@@ -144,3 +144,33 @@ def agent_lift(lift: pd.DataFrame, path: Path, family: str = "D") -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def invariance_attributes(table: pd.DataFrame, path: Path) -> Path:
+    """Invariance controls (issue 47): per attribute, each entry's mean movement with its 90% case-clustered
+    interval and the equivalence margin it is tested against; an interval crossing the margin is not equivalent."""
+    attributes = list(dict.fromkeys(table["attribute"]))
+    entries = list(dict.fromkeys(_entry_label(r) + (f" / {r.judge}" if "judge" in table.columns else "") for r in table.itertuples()))
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(attributes) * max(1, len(entries)) + 1.2))
+    y = 0
+    ticks, labels = [], []
+    for attribute in attributes:
+        for row in table[table["attribute"] == attribute].itertuples():
+            label = _entry_label(row) + (f" / {row.judge}" if "judge" in table.columns else "")
+            colour = "tab:green" if row.equivalent else "tab:red"
+            ax.errorbar(row._asdict()["movement"], y, xerr=[[row.movement - row.ci90_low], [row.ci90_high - row.movement]],
+                        fmt="o", color=colour, capsize=3)
+            ax.plot([row.margin, row.margin], [y - 0.4, y + 0.4], color="grey", linestyle="--", linewidth=1)
+            ticks.append(y)
+            labels.append(f"{attribute}: {label}")
+            y += 1
+        y += 0.5
+    ax.set_yticks(ticks, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("movement (1 - judge score); dashed: equivalence margin; red: not equivalent", fontsize=8)
+    ax.set_title("Invariance controls by attribute (90% case-clustered intervals)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

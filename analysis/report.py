@@ -65,6 +65,7 @@ COLUMNS = {
     "metadata_family": "family",
     "metadata_intervention_id": "intervention_id",
     "metadata_split": "split",
+    "metadata_invariance_attribute": "invariance_attribute",
 }
 REQUIRED_METADATA = ("case_id", "family", "intervention_id")
 """Sample metadata a CSS row cannot do without; samples missing any are counted per log and left out."""
@@ -194,6 +195,8 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     if not frames:
         return CSSRows(pd.DataFrame(), skipped, warnings=warnings)
     verdicts = pd.concat(frames, ignore_index=True)
+    if "invariance_attribute" not in verdicts.columns:  # logs from before issue 47, or no invariance control run
+        verdicts["invariance_attribute"] = None
     logs_read = {str(k): sorted(map(str, v)) for k, v in verdicts.groupby("setting")["log"].unique().items()}
     verdicts["case_id"] = verdicts["case_id"].astype(str)
     verdicts["intervention_id"] = verdicts["intervention_id"].astype(str)
@@ -214,7 +217,7 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
     rows = grouped.agg(split=("split", "first"), cms=("cms", "first"), epochs=("epoch", "nunique"),
                        errored=("_errored", "sum"), limited=("_limited", "sum"),
                        log=("log", "last"), sample_id=("sample_id", "first"), task=("task", "first"),
-                       reducer=("reducer", "first")).reset_index()
+                       reducer=("reducer", "first"), invariance_attribute=("invariance_attribute", "first")).reset_index()
     rows["css"] = _reduced(verdicts, grouped, rows)
     verdicts = verdicts.drop(columns=["_errored", "_limited"])
     rows["epoch"] = 1  # reduced: kept so per-tuple tables that pair on epoch still work
@@ -457,6 +460,7 @@ def sensitivity_rows(paths: list[str] | LogRows | pd.DataFrame) -> pd.DataFrame:
             continue
         meta = score.metadata or {}
         rows.append({"model": sample.model, "type": meta.get("type"), "vignette_id": sample.metadata.get("vignette_id"),
+                     "attribute": sample.metadata.get("invariance_attribute"),
                      "consistent": float(score.value), "flip": float(meta.get("flip", False)), "js": meta.get("js"),
                      "relative": meta.get("relative"), "entropy_change": meta.get("entropy_change"), "log": sample.log,
                      "sample_id": sample.id, "epoch": sample.epoch})
@@ -474,6 +478,24 @@ def table_sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def table_sensitivity_invariance(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
+    """Sensitivity invariance changes (issue 47) per model and attribute: the share of pairs that broke invariance
+    (moved the gold beyond the surface tolerance or flipped the top candidate), its 90% vignette-clustered interval,
+    equivalence (TOST) at `margin`, and the vignettes where the answer moved."""
+    if rows.empty or "attribute" not in rows.columns or rows["attribute"].isna().all():
+        return pd.DataFrame()
+    out = []
+    for (model, attribute), group in rows.dropna(subset=["attribute"]).groupby(["model", "attribute"]):
+        moved = 1 - group["consistent"]
+        low, high, passed = equivalence_upper(moved, group["vignette_id"], margin)
+        names = sorted(group.loc[group["consistent"] < 1, "vignette_id"].unique())
+        out.append({"model": model, "attribute": attribute, "moved_share": moved.mean(), "ci90_low": low, "ci90_high": high,
+                    "margin": margin, "equivalent": passed, "flip_rate": group["flip"].mean(), "pairs": len(group),
+                    "vignettes_moved": len(names), "moved_vignettes": ", ".join(names[:MOVED_CASES_SHOWN])
+                    + (f", ... (+{len(names) - MOVED_CASES_SHOWN})" if len(names) > MOVED_CASES_SHOWN else "")})
+    return pd.DataFrame(out)
+
+
 CONTROL_MOVEMENT = "movement (1 - judge score)"
 """The controls' movement column, named for what it is: the judge scores a control 1 when the recommendations
 held, so 1 - score is how far they moved in the judge's eyes (not a distance between the lists)."""
@@ -484,12 +506,52 @@ def table_controls(rows: pd.DataFrame, margin: float = 0.05) -> pd.DataFrame:
     out = []
     keys = _entries(rows)
     primary = _primary(rows)
-    for entry, group in primary[(primary["family"] == "N") & primary["css"].notna()].groupby(keys):
+    classic = primary["invariance_attribute"].isna() if "invariance_attribute" in primary.columns else True
+    # Invariance controls (issue 47) have their own per-attribute table (`table_invariance`).
+    for entry, group in primary[(primary["family"] == "N") & primary["css"].notna() & classic].groupby(keys):
         movement = 1 - group["css"]
         low, high, passed = equivalence_upper(movement, group["case_id"], margin)
         out.append({**dict(zip(keys, entry, strict=False)), CONTROL_MOVEMENT: movement.mean(), "ci90_low": low, "ci90_high": high,
                     "equivalent": passed, "verdict": "stable" if passed else "FAILS: moves on meaning-preserving edits",
                     "tuples": len(group)})
+    return pd.DataFrame(out)
+
+
+MOVED_CASES_SHOWN = 12
+"""How many moved case ids a row of the invariance table names (the count is always given)."""
+
+
+def _margin(floor: pd.DataFrame, entry: dict, default: float) -> tuple[float, str]:
+    """The equivalence margin of one entry: its family N instability floor where measured and above `default`."""
+    if floor.empty:
+        return default, "default (no floor: run --epochs 2)"
+    match = floor[(floor["family"] == "N") & np.logical_and.reduce([floor[k] == v for k, v in entry.items()])]
+    if match.empty or float(match["instability"].iloc[0]) <= default:
+        return default, "default"
+    return float(match["instability"].iloc[0]), "instability floor"
+
+
+def table_invariance(rows: pd.DataFrame, floor: pd.DataFrame | None = None, margin: float = 0.05) -> pd.DataFrame:
+    """Invariance controls (issue 47) per attribute: mean movement (1 - judge score), its 90% case-clustered interval,
+    equivalence (TOST) against the entry's instability floor (family N verdict changes between epochs) or `margin`
+    when that is smaller or unmeasured, and the cases where the answer moved."""
+    primary = _primary(rows)
+    if "invariance_attribute" not in primary.columns:
+        return pd.DataFrame()
+    scored = primary[(primary["family"] == "N") & primary["css"].notna() & primary["invariance_attribute"].notna()]
+    keys = _entries(scored)
+    out = []
+    for entry, group in scored.groupby(keys + ["invariance_attribute"]):
+        fields = dict(zip(keys, entry[:-1], strict=False))
+        used, source = _margin(floor if floor is not None else pd.DataFrame(), fields, margin)
+        movement = 1 - group["css"]
+        low, high, passed = equivalence_upper(movement, group["case_id"], used)
+        moved = sorted(group.loc[group["css"] < 1, "case_id"].unique())
+        shown = ", ".join(moved[:MOVED_CASES_SHOWN]) + (f", ... (+{len(moved) - MOVED_CASES_SHOWN})" if len(moved) > MOVED_CASES_SHOWN else "")
+        out.append({**fields, "attribute": entry[-1], "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
+                    "margin": used, "margin_from": source, "equivalent": passed,
+                    "verdict": "invariant" if passed else "FAILS: the answer moves with this attribute",
+                    "tuples": len(group), "cases_moved": len(moved), "moved_cases": shown})
     return pd.DataFrame(out)
 
 

@@ -52,8 +52,10 @@ from clinical_cf.analysis.report import (
     table_cross_judge,
     table_families,
     table_instability,
+    table_invariance,
     table_paired,
     table_sensitivity,
+    table_sensitivity_invariance,
     table_verdicts,
 )
 from clinical_cf.analysis.runs import latest_run, replaced_rows
@@ -356,6 +358,22 @@ def render_markdown(blocks: list[Block], out: Path) -> str:
 # ------------------------------------------------------------------ the four suites' sections
 
 
+def invariance_blocks(invariance: pd.DataFrame, section: Section, out, prefix: str, label: str) -> list[tuple]:
+    """Invariance controls (issue 47): the per-attribute table and its figure; nothing when none was run."""
+    if invariance.empty:
+        return []
+    section.figures += [("h3", f"Invariance ({label}): movement by attribute"),
+                        ("img", figures.invariance_attributes(invariance, file_in(out, f"{prefix}_figure_invariance.png")))]
+    return [
+        ("h3", "Invariance controls by attribute (demographic and style changes that must not move the answer; TOST: 90% "
+               "case-clustered interval of movement inside +/- the margin, the family N instability floor where measured "
+               "and larger than 0.05)"),
+        ("table", invariance),
+        ("p", f"Figure: invariance ({label}) is in the summary at the top. moved_cases: the cases whose answer moved "
+              "(judge score below 1); run with -T controls=invariance."),
+    ]
+
+
 def css_section(ctx: SectionContext) -> Section:
     """CSS: per setting Tables 2-4, cross-judge, controls, instability, paired comparisons; agent lift; side by side."""
 
@@ -381,9 +399,11 @@ def css_section(ctx: SectionContext) -> Section:
         t4 = table_verdicts(rows, verdicts)
         cj, cj_note = table_cross_judge(rows, verdicts)
         controls = table_controls(rows)
+        invariance = table_invariance(rows, floor)
         paired = table_paired(rows)
         for name, table in (("coverage", coverage), ("cms_css", t2), ("families", t3), ("verdicts", t4),
-                            ("cross_judge", cj), ("controls", controls), ("instability", floor), ("paired", paired)):
+                            ("cross_judge", cj), ("controls", controls), ("invariance", invariance), ("instability", floor),
+                            ("paired", paired)):
             _write(table, out, f"{prefix}_{name}")
         primary = rows[~rows["rejudged"]]
         differ = coverage[~coverage["same_cases"]] if "same_cases" in coverage.columns else coverage.iloc[0:0]
@@ -436,6 +456,7 @@ def css_section(ctx: SectionContext) -> Section:
             ("p", cj_note),
             ("h3", "Negative controls (equivalence: 90% case-clustered interval of movement inside +/-0.05)"),
             ("table", controls),
+            *invariance_blocks(invariance, section, out, prefix, label),
             ("h3", "Instability floor (verdict changes between epochs of the same sample)"),
             ("table", floor)
             if not floor.empty
@@ -617,11 +638,14 @@ def sensitivity_section(ctx: SectionContext) -> Section:
         return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
     consistency = profile.groupby("model")["consistency"].mean().reset_index() if not profile.empty else profile
+    invariance = _write(table_sensitivity_invariance(rows), ctx.out, "sensitivity_invariance")
     return Section(warnings=replaced, summary=suite_summary(samples, _headline(consistency, ["consistency"])), blocks=[
         ("h2", "Sensitivity suite"),
         ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence "
               "(bits), relative change of the gold and entropy change."),
         ("table", profile),
+        *([("h3", "Invariance changes by attribute (share of pairs that moved beyond the surface tolerance; TOST: 90% "
+                  "vignette-clustered interval inside +/-0.05)"), ("table", invariance)] if not invariance.empty else []),
     ])
 
 

@@ -48,6 +48,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.analysis.tables import markdown_table, write_table
+from clinical_cf.analysis.workflow_structure import PARAPHRASE_AUDIT_PATH, PARAPHRASE_SETS, detect_missing, paraphrase_episodes
+from clinical_cf.catalog.workflow import EPISODES_PATH
+from clinical_cf.catalog.workflow.episodes import load_episodes
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
 from clinical_cf.core.errors import CatalogError
@@ -302,8 +305,49 @@ def evaluate(frame: pd.DataFrame, params: ControllerParams | None, cost_ratio: f
     return actions, metrics
 
 
-def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: int = 2000) -> tuple[pd.DataFrame, dict]:
-    """Per model and condition: the model alone and each policy tuned on dev, evaluated on test.
+MISSING_DETECTORS = ("lexical", "structural")
+"""The missing-information detector the controller's M reads: the lexical cue list, or the structural detector of
+`analysis.workflow_structure` (what the request needs against what the record provides; issue 47)."""
+
+
+def detector_flags(texts: pd.Series, missing: str = "lexical") -> pd.DataFrame:
+    """The controller's C, M, H indicators per episode; M from the chosen missing-information detector."""
+    if missing not in MISSING_DETECTORS:
+        raise ValueError(f"missing detector must be one of {', '.join(MISSING_DETECTORS)}, not {missing!r}")
+    flags = pd.DataFrame([detect(t) for t in texts], index=texts.index)
+    if missing == "structural":
+        flags["missing"] = texts.map(detect_missing)
+    return flags.astype(float)
+
+
+def _precision_recall(flags: pd.Series, actual: pd.Series) -> dict[str, float]:
+    tp = int((flags & actual).sum())
+    fp = int((flags & ~actual).sum())
+    fn = int((~flags & actual).sum())
+    return {"flagged": int(flags.sum()), "true_positives": tp,
+            "precision": tp / (tp + fp) if tp + fp else float("nan"), "recall": tp / (tp + fn) if tp + fn else float("nan")}
+
+
+def structure_audit(paraphrases: str | Path = PARAPHRASE_AUDIT_PATH, episodes: str | Path = EPISODES_PATH) -> pd.DataFrame:
+    """Recall and precision of the lexical and the structural missing-information detectors (issue 47), on the bundled
+    episodes (all, and the test split) and on both paraphrase sets; the target is `variant == missing`."""
+    bundled = pd.DataFrame([{"episode_id": e.id, "variant": e.variant, "split": e.split, "text": e.text()} for e in load_episodes(episodes)])
+    sets = {"bundled (400)": bundled, "bundled test split": bundled[bundled["split"] == "test"],
+            **{name: paraphrase_episodes(paraphrases, episodes, key) for key, name in PARAPHRASE_SETS.items()}}
+    rows = []
+    for name, frame in sets.items():
+        actual = frame["variant"] == "missing"
+        for detector, flag in (("lexical", lambda t: detect(t)["missing"]), ("structural", detect_missing)):
+            flags = frame["text"].map(flag).astype(bool)
+            rows.append({"episodes": name, "detector": detector, "n": len(frame), "missing": int(actual.sum()),
+                         **_precision_recall(flags, actual)})
+    return pd.DataFrame(rows)
+
+
+def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: int = 2000,
+                     missing: str = "lexical") -> tuple[pd.DataFrame, dict]:
+    """Per model and condition: the model alone and each policy tuned on dev, evaluated on test, with the
+    missing-information detector `missing` (lexical or structural).
 
     Returns the table and the tuned parameters ({"model | condition": {policy: params}}).
     """
@@ -311,7 +355,7 @@ def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: i
     from clinical_cf.analysis.stats import cluster_bootstrap_ci
     from clinical_cf.scorers.workflow import utility
 
-    flagged = rows.join(pd.DataFrame([detect(t) for t in rows["text"]], index=rows.index).astype(float))
+    flagged = rows.join(detector_flags(rows["text"], missing))
     out, params_out = [], {}
     for (model, condition), g in flagged.groupby(["model", "condition"]):
         dev, test = g[g["split"] == "dev"], g[g["split"] == "test"]
@@ -327,7 +371,8 @@ def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: i
             util = [utility(a, {"reference_action": r, "acceptable_actions": acc}, cost_ratio)
                     for a, r, acc in zip(actions, test["reference_action"], test["acceptable_actions"], strict=False)]
             low, high = cluster_bootstrap_ci(util, test["seed_id"].to_numpy(), n_resamples=n_resamples)
-            out.append({"model": model, "condition": condition, "policy": policy, "test_episodes": metrics["n"],
+            out.append({"model": model, "condition": condition, "missing_detector": missing, "policy": policy,
+                        "test_episodes": metrics["n"],
                         "accuracy": metrics["accuracy"], "utility": metrics["utility"], "utility_low": low, "utility_high": high,
                         "utility_10": metrics["utility_10"], "missed_escalation": metrics["missed_escalation"],
                         "specificity": metrics["specificity"], **dev_metrics,
@@ -405,7 +450,13 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
     if rows.empty:
         raise ValueError("no workflow logs among the given paths")
     detectors = detector_table(rows)
-    controller, params = controller_table(rows, cost_ratio, n_resamples)
+    tables, params = [], {}
+    for missing in MISSING_DETECTORS:
+        table, tuned = controller_table(rows, cost_ratio, n_resamples, missing)
+        tables.append(table)
+        params[missing] = tuned
+    controller = pd.concat(tables, ignore_index=True)
+    structure = structure_audit()
     transfer = transfer_table(rows, cost_ratio)
     detail, audit_summary = oov_audit(audit)
     # The paraphrases are only "unseen" if they were fixed before the detectors were tuned: say whether
@@ -418,7 +469,9 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
             f"Cost ratio {cost_ratio:g}:1; tuned on dev, evaluated on test.",
             "## Detector precision / recall (in-benchmark)",
             markdown_table(detectors),
-            "## Controller",
+            "## Missing-information detectors: lexical and structural (bundled episodes and paraphrases)",
+            markdown_table(structure),
+            "## Controller (with each missing-information detector)",
             markdown_table(controller.drop(columns=["params"], errors="ignore")),
             "## Cross-task transfer (tuned on the other classes' dev episodes)",
             markdown_table(transfer.drop(columns=["params"], errors="ignore")),
@@ -432,6 +485,7 @@ def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 
         out.mkdir(parents=True, exist_ok=True)
         write_table(detectors, out / "workflow_detectors.csv")
         write_table(controller, out / "workflow_controller.csv")
+        write_table(structure, out / "workflow_missing_detectors.csv")
         write_table(transfer, out / "workflow_controller_transfer.csv")
         (out / "workflow_controller_params.json").write_text(json.dumps(params, indent=2) + "\n", encoding="utf-8")
         write_table(detail, out / "workflow_oov_audit.csv")

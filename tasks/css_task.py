@@ -21,7 +21,7 @@ from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.cohort import COHORT_VERSION
 from clinical_cf.catalog.css.counterfactuals import GENERATED_REVIEW, frozen_for_task, load_counterfactuals, runtime_drafts
 from clinical_cf.catalog.css.expand import CSSTuple, Expansion, MutationMode, ResidueMode, expand_tuples
-from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog
+from clinical_cf.catalog.css.interventions import FAMILY_NAMES, Catalog, Intervention
 from clinical_cf.catalog.css.lexicon import LEXICON_PATH
 from clinical_cf.catalog.css.schema import Case
 from clinical_cf.catalog.validate import load_checked_cases, load_checked_interventions
@@ -53,7 +53,7 @@ MAX_OUTPUT_TOKENS = 32_768
 Families = Annotated[
     str | list[str], Checked(lambda name, value: css_families(value), "letters among A, B, C, D, E (e.g. D or ABCDE)")
 ]
-Controls = Literal["per_case", "all", "none"]
+Controls = Literal["per_case", "all", "invariance", "none"]
 Split = Literal["dev", "test", "all"]
 Setting = Literal["single_shot", "agent"]
 CMSMatching = Literal["lexicon", "judge"]
@@ -209,7 +209,9 @@ def build_css_task(
             (the CSS paper); "structured" edits the patient record and re-renders the packet.
         split: Restrict to the fixed "dev" or "test" cases, or use "all".
         controls: Negative controls (family N): "per_case" adds one control tuple per
-            evaluated case (chosen by a hash of the case id), "all" adds every control,
+            evaluated case (chosen by a hash of the case id among the controls that are not
+            invariance changes), "all" adds every control, "invariance" adds the per-case control
+            and every invariance change (demographic and style, issue 47) of the evaluated cases,
             "none" adds none. Controls are scored but kept out of CSS.
         allow_unregistered: Run even if the catalog does not match its lock.
         scale: Re-render packets at this length multiple, 1 to 5 (`MAX_SCALE`; needs structured records).
@@ -296,6 +298,12 @@ def fixed_subset(tuples: list[CSSTuple], size: int | None) -> list[CSSTuple]:
     return sorted(tuples, key=lambda t: hashlib.sha256(t.id.encode()).hexdigest())[:size]
 
 
+def invariance_metadata(intervention: Intervention) -> dict[str, str]:
+    """The attribute an invariance control changes (issue 47), for the report's per-attribute table; {} otherwise."""
+    op = intervention.invariance
+    return {"invariance_attribute": op.attribute, "invariance_kind": op.kind} if op is not None else {}
+
+
 def select_split(cases: list[Case], split: Split) -> list[Case]:
     """The cases of a split (already checked against `Split` with the task's other arguments)."""
     return cases if split == "all" else [c for c in cases if c.split == split]
@@ -304,6 +312,13 @@ def select_split(cases: list[Case], split: Split) -> list[Case]:
 def _choose_controls(control_tuples: list[CSSTuple], controls: Controls) -> list[CSSTuple]:
     if controls == "all":
         return control_tuples
+    invariance = [t for t in control_tuples if t.intervention.invariance is not None]
+    # The per-case rotation is over the classic controls only, so adding invariance entries leaves its choice as it was.
+    chosen = _one_control_per_case([t for t in control_tuples if t.intervention.invariance is None])
+    return chosen + invariance if controls == "invariance" else chosen
+
+
+def _one_control_per_case(control_tuples: list[CSSTuple]) -> list[CSSTuple]:
     by_case: dict[str, list[CSSTuple]] = {}
     for t in control_tuples:
         by_case.setdefault(t.case.case_id, []).append(t)
@@ -342,6 +357,7 @@ def _sample(t: CSSTuple, catalog: Catalog, mode: MutationMode, agent: bool = Fal
             "mutation_mode": mode,
             "counterfactual_route": t.route,
             "counterfactual_verdict": t.verdict,
+            **invariance_metadata(intervention),
             "residue": [h.as_dict() for h in t.residue],
             "consensus": [c.model_dump(mode="json") for c in case.consensus],
             **packets,

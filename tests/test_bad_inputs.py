@@ -391,7 +391,7 @@ def test_bad_task_argument_names_argument_value_and_allowed(task, args, argument
 
 @pytest.mark.parametrize("args,allowed", [
     ({"mutation_mode": "bogus"}, "regex, structured"),
-    ({"controls": "bogus"}, "per_case, all, none"),
+    ({"controls": "bogus"}, "per_case, all, invariance, none"),
 ])
 def test_unknown_value_lists_allowed_values(args, allowed):
     with pytest.raises(TaskInputError, match=allowed):

@@ -262,8 +262,30 @@ class ReformatDatesOp(_Strict):
     op: Literal["reformat_dates"]
 
 
+class InvarianceOp(_Strict):
+    """Change one attribute that must not move the answer (issue 47; see `catalog.css.invariance`): a demographic one
+    (sex, race_ethnicity, insurance, language, occupation, name) or a style one (typos, telegraphic, hedged, all_caps).
+    Applied last, to the text as rendered (structured route) or stored (regex route), on both routes alike."""
+
+    op: Literal["invariance"]
+    attribute: Literal["sex", "race_ethnicity", "insurance", "language", "occupation", "name",
+                       "typos", "telegraphic", "hedged", "all_caps"]
+    kind: Literal["demographic", "style"]
+    value: str | None = Field(default=None, description="The new value (demographic attributes).")
+    rate: float | None = Field(default=None, gt=0, le=0.5, description="typos: the share of eligible words changed.")
+
+    @model_validator(mode="after")
+    def _kind_fits(self) -> InvarianceOp:
+        style = self.attribute in ("typos", "telegraphic", "hedged", "all_caps")
+        if style != (self.kind == "style"):
+            raise ValueError(f"attribute '{self.attribute}' is a {'style' if style else 'demographic'} attribute, not {self.kind}")
+        if self.attribute == "typos" and self.rate is None:
+            raise ValueError("typos needs a rate (the share of eligible words changed)")
+        return self
+
+
 MutationOp = Annotated[
-    ReplaceOp | DeleteOp | InsertOp | ReorderOp | NeutralisePlansOp | DeleteStatementsOp | ReformatDatesOp,
+    ReplaceOp | DeleteOp | InsertOp | ReorderOp | NeutralisePlansOp | DeleteStatementsOp | ReformatDatesOp | InvarianceOp,
     Field(discriminator="op"),
 ]
 
@@ -421,6 +443,11 @@ class Intervention(_Strict):
             if op.op not in STRUCTURED_OP_NAMES:
                 raise ValueError(f"structured[{i}].op: unknown op '{op.op}' (known: {', '.join(STRUCTURED_OP_NAMES)})")
         return self
+
+    @property
+    def invariance(self) -> InvarianceOp | None:
+        """The intervention's invariance change (issue 47), if it is one."""
+        return next((op for op in self.mutation if isinstance(op, InvarianceOp)), None)
 
     def _templates(self) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = [("expected_change", self.expected_change)]

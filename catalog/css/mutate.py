@@ -19,6 +19,7 @@ from clinical_cf.catalog.css import staging
 from clinical_cf.catalog.css.assertions import OTHER_DISEASE_STAGE
 from clinical_cf.catalog.css.dates import Order as DateOrder
 from clinical_cf.catalog.css.dates import entry_dates, numeric_order, reformat_dates
+from clinical_cf.catalog.css.invariance import apply_invariance
 from clinical_cf.catalog.css.interventions import (
     STRUCTURED_OP_NAMES,
     DeleteOp,
@@ -119,7 +120,15 @@ def apply_regex(case: Case, intervention: Intervention, packet: Packet | None = 
             sections[op.section] = _insert(sections.get(op.section, ""), op, _fill(op.text, values))
         elif isinstance(op, ReorderOp):
             order = tuple(op.order)
-    return Packet({k: _tidy(v, packet.sections.get(k, "")) for k, v in sections.items()}, order)
+    return with_invariance(Packet({k: _tidy(v, packet.sections.get(k, "")) for k, v in sections.items()}, order), case, intervention)
+
+
+def with_invariance(packet: Packet, case: Case, intervention: Intervention) -> Packet:
+    """The packet with the intervention's invariance change applied last (issue 47; untidied: every other byte kept)."""
+    op = intervention.invariance
+    if op is None:
+        return packet
+    return Packet(apply_invariance(packet.sections, case.case_id, op.attribute, op.value, op.rate), packet.order)
 
 
 _STAGE_WORD = re.compile(r"(?i)\s*(?:stage|FIGO|AJCC)\b")
@@ -614,7 +623,7 @@ def render_mutated(mutated: Case, intervention: Intervention, scale: float = 1.0
     """Render a case that `apply_structured_ops` produced, with the intervention's presentation options."""
     opts = render_options(intervention)
     order = tuple(opts.get("order", SECTIONS))
-    return render_case(mutated, scale=scale, date_format=opts.get("date_format", "iso"), order=order)
+    return with_invariance(render_case(mutated, scale=scale, date_format=opts.get("date_format", "iso"), order=order), mutated, intervention)
 
 
 def apply_structured(case: Case, intervention: Intervention, scale: float = 1.0) -> Packet:

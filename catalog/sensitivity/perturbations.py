@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from clinical_cf.catalog.sensitivity.invariance import apply_vignette_invariance
 from clinical_cf.catalog.sensitivity.vignettes import Vignette
 from clinical_cf.core.errors import CatalogError, validation_errors
 from clinical_cf.core.loading import load_entries, load_yaml, validate_strict
@@ -37,10 +38,14 @@ class Perturbation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
-    type: Literal["surface", "clinical_semantic", "background", "conflicting_result", "timeline"]
-    op: Literal["synonym", "vaguer", "reorder", "add_sign", "remove_finding", "add_background", "add_result", "prolong"]
+    type: Literal["surface", "clinical_semantic", "background", "conflicting_result", "timeline", "demographic", "style"]
+    op: Literal["synonym", "vaguer", "reorder", "add_sign", "remove_finding", "add_background", "add_result", "prolong", "invariance"]
     expected: Direction
     text: str | None = None
+    attribute: Literal["sex", "race_ethnicity", "insurance", "language", "occupation", "name",
+                       "typos", "telegraphic", "hedged", "all_caps"] | None = None
+    """op invariance (issue 47): the attribute changed (`catalog.sensitivity.invariance`); `text` its new value."""
+    rate: float | None = Field(default=None, gt=0, le=0.5)
     requires: Requires = Field(default_factory=Requires)
     rationale: str = Field(min_length=10)
     source: str = Field(min_length=3)
@@ -51,7 +56,18 @@ class Perturbation(BaseModel):
             raise ValueError(f"expected per_case needs op {' or '.join(sorted(PER_CASE_OPS))} (the vignette states those directions)")
         if self.expected == "flip_to_target":
             raise ValueError("flip_to_target names a candidate, so it comes from a vignette: use per_case")
+        if (self.op == "invariance") != (self.attribute is not None):
+            raise ValueError("op invariance needs an attribute, and only it takes one")
+        if self.op == "invariance" and (self.expected != "invariant" or self.type not in ("demographic", "style")):
+            raise ValueError("an invariance change is of type demographic or style and expected invariant")
         return self
+
+    def render(self, v: Vignette) -> str:
+        """The perturbed vignette's text (an invariance change rewrites the rendered text; the others the vignette)."""
+        text = self.apply(v).render()
+        if self.op != "invariance":
+            return text
+        return apply_vignette_invariance(text, v, str(self.attribute), self.text, self.rate)
 
     def skip_reason(self, v: Vignette) -> str | None:
         """Why this perturbation would make the vignette incoherent, or None when it applies."""
@@ -97,6 +113,8 @@ class Perturbation(BaseModel):
             return v.model_copy(update={"background": [*v.background, self.text]})
         if self.op == "add_result":
             return v.model_copy(update={"findings": [*v.findings, v.conflicting_result]})
+        if self.op == "invariance":
+            return v  # the text, not the vignette, changes (`render`)
         return v.model_copy(update={"duration": v.duration_long})
 
 

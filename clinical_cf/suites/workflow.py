@@ -17,6 +17,13 @@ from clinical_cf.solvers import workflow as workflow_solver
 from clinical_cf.suites.spec import CATALOG_DIR, InputKind, Suite
 
 
+def _load_paraphrase_audit(path: Path) -> Any:
+    # deferred: pandas, as `_load_lexical_audit`.
+    from clinical_cf.analysis.workflow_structure import load_paraphrases
+
+    return load_paraphrases(path)
+
+
 def _load_lexical_audit(path: Path) -> Any:
     # deferred: pandas (0.8 s), which its module loads and a task or a validator of another kind does not need.
     from clinical_cf.analysis.workflow_controller import load_audit
@@ -81,9 +88,11 @@ WORKFLOW = Suite(
         InputKind("episodes", load_episodes, frozenset({"turns", "reference_action"}), bundled=CATALOG_DIR / "workflow" / "episodes.jsonl"),
         InputKind("seeds", load_seeds, frozenset({"seeds"}), bundled=CATALOG_DIR / "workflow" / "seeds.yaml"),
         InputKind("lexical_audit", _load_lexical_audit, frozenset({"concepts"}), bundled=LEXICAL_AUDIT_PATH),
+        InputKind("paraphrase_audit", _load_paraphrase_audit, frozenset({"paraphrases", "held_out"}),
+                  bundled=CATALOG_DIR / "workflow" / "paraphrase_audit.yaml"),
     ),
     scorers=(workflow_action,),
-    extra_published=(LEXICAL_AUDIT_PATH,),
+    extra_published=(LEXICAL_AUDIT_PATH, CATALOG_DIR / "workflow" / "paraphrase_audit.yaml"),
     scoring=scoring,
     prompts=prompts,
 )

@@ -159,8 +159,14 @@ def test_cli_on_logs(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Lexical OOV audit" in printed and "registered (matches its lock)" in printed
     table = pd.read_csv(tmp_path / "out" / "workflow_controller.csv")
-    assert list(table["policy"]) == ["model", "full", "workflow_only", "confidence_only"]
-    model_row, full = table.iloc[0], table.iloc[1]
-    assert full["dev_utility"] >= 0 and full["utility"] >= model_row["utility"]  # conflict flags recover missed escalations
+    # One controller per missing-information detector (issue 47): the lexical cue list and the structural detector.
+    assert list(table["missing_detector"].unique()) == ["lexical", "structural"]
+    for _, part in table.groupby("missing_detector", sort=False):
+        assert list(part["policy"]) == ["model", "full", "workflow_only", "confidence_only"]
+        model_row, full = part.iloc[0], part.iloc[1]
+        assert full["dev_utility"] >= 0 and full["utility"] >= model_row["utility"]  # flags recover missed escalations
     params = json.loads((tmp_path / "out" / "workflow_controller_params.json").read_text())
-    assert set(params["mockllm/model | neutral"]) == {"full", "workflow_only", "confidence_only"}
+    assert set(params["structural"]["mockllm/model | neutral"]) == {"full", "workflow_only", "confidence_only"}
+    detectors = pd.read_csv(tmp_path / "out" / "workflow_missing_detectors.csv").set_index(["episodes", "detector"])
+    assert detectors.loc[("bundled (400)", "lexical"), "recall"] == 0.0
+    assert detectors.loc[("bundled (400)", "structural"), "recall"] > 0.9
