@@ -36,6 +36,7 @@ from inspect_ai.util import StoreModel, concurrency, json_schema, span
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.replies import (
+    plain_text,
     Provenance,
     ReaderTask,
     agreed_reading,
@@ -860,7 +861,8 @@ def _judge_line(i: int, r: Recommendation) -> str:
 
 
 def canonical_treatment(treatment: str) -> str:
-    """An item's treatment as the judge sees it, the same whatever format it was read from: markdown and
-    enclosing quotes removed, whitespace collapsed, trailing punctuation dropped, made inert and capped."""
-    text = normalise_for_judge(strip_markdown(treatment), MAX_TREATMENT_CHARS)
+    """An item's treatment as the judge sees it, the same whatever format it was read from: its plain text
+    (`clinical_cf.replies.canonical.plain_text`: entities, LaTeX, citation markers, emoji and markdown rendered
+    away by their parsers) with enclosing quotes removed, whitespace collapsed, trailing punctuation dropped, made inert and capped."""
+    text = normalise_for_judge(plain_text(treatment), MAX_TREATMENT_CHARS)
     return text.strip(" \t\"'“”‘’").rstrip(" .;,:").strip() or "(unnamed)"

@@ -352,7 +352,8 @@ def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | 
     def answer_line(line: str) -> bool:
         return (
             bool(_ACTION_LINE.match(line) or _CONFIDENCE_LINE.match(line))
-            or normalise_action(line.rstrip(".")) is not None
+            # A line that is only an action's name (never a table row "| ANSWER | 0.95 |": its other cells are lost)
+            or bool(_BARE_ACTION.fullmatch(line)) and normalise_action(line.rstrip(".")) is not None
             and line.rstrip(".").isupper()
         )
 

@@ -11,6 +11,8 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from clinical_cf.replies.canonical import canonical_text, decode_serialised
+
 Provenance = Literal["json", "repaired", "field", "agreement", "reader", "markdown", "prose", "invalid", "unreadable"]
 """How a reading was obtained.
 
@@ -110,10 +112,15 @@ def final_answer(text: str | None) -> str:
        everything before it was reasoning.
     4. An untagged draft: when a line announces the final answer ("Final answer:", "**Final decision**"), the
        final answer starts at the last such line.
+
+    A serialised reply (a JSON string, a Python repr, content blocks) is decoded first, and the final answer is
+    returned as canonical text (`clinical_cf.replies.canonical`): every reader, the readers' prompt and the quote
+    check see one shape whatever the format (issue 44).
     """
     text, _ = bounded(text)
     if not text:
         return ""
+    text = decode_serialised(text)  # a reply a gateway serialised (a JSON string, a repr) is read as its text
     announced = list(_FINAL_RESPONSE.finditer(text))
     if announced:
         text = text[announced[-1].end():]
@@ -151,7 +158,7 @@ def final_answer(text: str | None) -> str:
     marks = list(_FINAL_MARK.finditer(final))
     if marks:
         final = final[marks[-1].start():]
-    return final.strip()
+    return canonical_text(final).strip()
 
 
 def had_reasoning(text: str | None) -> bool:

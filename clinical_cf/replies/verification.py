@@ -8,6 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from clinical_cf.replies.canonical import canonical_text
 from clinical_cf.replies.contract import _EMPHASIS
 from clinical_cf.replies.final import MAX_REPAIR_CHARS, revision_in, squash
 from clinical_cf.replies.items import struck
@@ -457,6 +458,9 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
     """Why a quote does not ground the claimed value (or ""), checking every place it occurs (see `check_place`)."""
     if not isinstance(quote, str) or not quote.strip():
         return "empty quote"
+    # The final answer is canonical text (`final_answer`); a quote copied from the reply as the provider sent it (with
+    # its entities, citation markers or LaTeX) is compared in the same shape.
+    quote, target = canonical_text(quote), canonical_text(target) if target else target
     if target and any(squash(target) in squash(passage) for passage in struck(final)):
         return "it is struck through"
     found = places(quote, final, target)
