@@ -80,6 +80,7 @@ from clinical_cf.replies.items import (  # noqa: F401
 )
 from clinical_cf.replies.json_answers import (  # noqa: F401
     Found,
+    elision,
     find_object,
     json_cut,
     json_objects,
@@ -136,6 +137,7 @@ from clinical_cf.replies.verification import (  # noqa: F401
     numbers_in,
     occurrences,
     places,
+    stated_extras,
     structure_text,
     tokens_of,
     verify_quote,

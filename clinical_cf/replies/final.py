@@ -253,12 +253,18 @@ _REVISION = re.compile(
 )
 
 
+# A JSON Patch (RFC 6902) after an answer edits it: `[{"op": "remove", "path": "/recommendations/1"}]` (issue 44).
+_JSON_PATCH = re.compile(r"[\"']op[\"'][ \t]{0,4}:[ \t]{0,4}[\"'](?:add|remove|replace|move|copy)[\"']", re.IGNORECASE)
+
+
 def revision_in(text: str) -> str | None:
-    """The first revision cue in `text` (with a little context), or None."""
-    match = _REVISION.search(text)
-    if not match:
+    """The first revision in `text` (with a little context): a revision cue, or a JSON Patch that edits the answer;
+    None when there is none."""
+    found = [m for m in (_REVISION.search(text), _JSON_PATCH.search(text)) if m]
+    if not found:
         return None
-    return " ".join(text[match.start(): match.start() + 120].split())
+    start = min(m.start() for m in found)
+    return " ".join(text[start: start + 120].split())
 
 
 # --------------------------------------------------------------------------- conflicting answers

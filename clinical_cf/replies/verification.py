@@ -32,10 +32,15 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NON_PREFIX = re.compile(r"\b(non)-(?=[^\W\d_])", re.IGNORECASE)
 
 
+# Runs of CJK, kana and hangul: a word is split where its script changes ("Osimertinibは使用しない" is the item and
+# a negation, not one word the item's own words would excuse).
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
 def words_of(text: str) -> list[str]:
-    """The words of `text`, case-folded; a "non-" prefix stays on its word ("non-squamous", "non-small cell" are
-    descriptions, not the negation "non")."""
-    return [w.casefold() for w in _WORD.findall(_NON_PREFIX.sub(r"\1", text))]
+    """The words of `text`, case-folded, split where the script changes between CJK (kana, hangul) and the rest; a
+    "non-" prefix stays on its word ("non-squamous", "non-small cell" are descriptions, not the negation "non")."""
+    return [run.casefold() for w in _WORD.findall(_NON_PREFIX.sub(r"\1", text)) for run in _CJK_RUN.findall(w)]
 
 
 def has_negative_cue(words: list[str]) -> bool:
@@ -383,9 +388,14 @@ NEGATION_WORDS = NEGATIVE_CUES | frozenset(
     "discontinue discontinued cease deprescribe neither nor except excluding não nao nie nein ne inte ikke ei niet ni "
     "unchecked".split()
 ) | frozenset("✗✘❌🚫")
-EXCLUDING_WORDS = EXCLUDING_CUES | frozenset("neither excluding isn't aren't ruled".split())
-"""The negations of a selection (MedPIC): an option is flagged by "avoid X", so only excluding words count."""
 _CJK_NEGATION = frozenset("不勿禁無无非否")
+# Negating endings written in kana or hangul, inside a word (Japanese "使用しない", "選ばない", "投与せず", "ません";
+# Korean "않", "금지", "말 것"): issue 44's blind corpus negated an item with them.
+_CJK_NEGATION_RUNS = ("ない", "なし", "ません", "せず", "않", "금지", "말것", "말아")
+# Negations in the languages NEGATIVE_CUES knows, without their avoiding verbs: what refuses a selected MedPIC letter.
+_FOREIGN_NEGATIONS = frozenset("nicht kein keine keinen nein ne pas non sin nunca nessun niet geen não nao nie ikke inte ei ni".split())
+EXCLUDING_WORDS = EXCLUDING_CUES | frozenset("neither excluding isn't aren't ruled".split()) | _FOREIGN_NEGATIONS
+"""The negations of a selection (MedPIC): an option is flagged by "avoid X", so only excluding words count."""
 POSITIVE_STEMS = (
     "recommend", "recomend", "recomiend", "empfehl", "empfohl", "raccomand", "aanbevol", "prefer", "offer", "give", "start",
     "begin", "initiat", "use", "proceed", "plan", "propos", "favo", "choose", "chosen", "select", "yes", "indicated", "appropriat",
@@ -402,7 +412,8 @@ HEDGE_WORDS = frozenset(
 
 def negated(words: list[str], negations: frozenset[str] | None = None) -> bool:
     vocabulary = NEGATION_WORDS if negations is None else negations
-    return any(w in vocabulary or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w) for w in words)
+    return any(w in vocabulary or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w)
+               or any(run in w for run in _CJK_NEGATION_RUNS) for w in words)
 
 
 _FREQUENCY = frozenset("daily weekly monthly nightly a every per or twice".split())
@@ -475,3 +486,22 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
         if why:
             return why
     return ""
+
+
+def stated_extras(data: dict[str, Any], allowed: frozenset[str], stems: tuple[str, ...] = ()) -> list[str]:
+    """The fields of a JSON answer beyond its schema (`allowed`) that may state something about the answer: a flag
+    (`"recommend": false`, `"escalate": true`), a list or object, or a text or key with a negation, a hedge, a
+    recommending word or one of `stems` (an action's words). A field that states none of these (`"priority": 1`,
+    `"category": "immunotherapy"`, `"confidence": "high"`) changes nothing and is ignored (issue 44)."""
+    out = []
+    for key, value in data.items():
+        if key in allowed:
+            continue
+        if isinstance(value, (bool, list, dict)) or value is None:
+            out.append(key)
+            continue
+        words = words_of(f"{str(key).replace('_', ' ')} {value}")
+        if negated(words) or hedged(words) or has_stem(words, POSITIVE_STEMS + stems):
+            out.append(key)
+    return sorted(out)
+
