@@ -223,6 +223,7 @@ _ACTION_LINE = re.compile(
     r"(?:[,;][ \t]{0,3}confidence[ \t]{0,3}[:=][ \t]{0,3}(?P<confidence>[^,;]{1,20}?))?[ \t]{0,3}\.?$",
     re.IGNORECASE,
 )
+_NUMBER_ONLY = re.compile(r"[+-]?\d{1,6}(?:[.,]\d{1,6})?\.?")
 _BARE_ACTION = re.compile(r"[A-Za-z][A-Za-z _-]{1,38}[.!]?")
 _CONFIDENCE_LINE = re.compile(r"^confidence[ \t]{0,3}[:=][ \t]{0,3}(?P<confidence>.{1,20}?)[ \t]{0,3}$", re.IGNORECASE)
 _REASON_LINE = re.compile(r"^(?:reason|rationale)[ \t]{0,3}[:=]", re.IGNORECASE)
@@ -392,6 +393,10 @@ def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | 
                 actions.append(normalise_action(line.rstrip(".")))
         if len(actions) == 1 and actions[0] is not None and len(confidences) <= 1:
             confidence = parse_confidence(confidences[0]) if confidences else None
+            if confidences and confidence is None and not _NUMBER_ONLY.fullmatch(confidences[0].strip()):
+                # A confidence written with something else in it ("0.75''", "0.8 or so") is not dropped in silence.
+                return Decision(None, None, final[:400], False, "none", "unreadable",
+                                unreadable_reason=f"confidence {confidences[0][:30]!r} is not a number on a stated scale", reply_cut=cut)
             return Decision(actions[0], confidence, final[:400], True, "keyword", "field", reply_cut=cut)
         if actions:
             return Decision(None, None, final[:400], False, "none", "unreadable",
@@ -468,8 +473,11 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
         return None, None, f"action quote: {why}"
     # A place that also states another action (not negated) does not settle which one the reply takes.
     for place in places(str(quote), final, hits[0] if hits else None):
+        words = place.words()
+        # "Final answer:" announces the answer (`final_answer`'s own mark); it names no action.
+        words = [w for i, w in enumerate(words) if not (w == "answer" and i and words[i - 1] in ("final", "my"))]
         for other, other_stems in STRONG_ACTION_STEMS.items():
-            if other != action and any(w.startswith(other_stems) for w in place.words()):
+            if other != action and any(w.startswith(other_stems) for w in words):
                 return None, None, f"action quote also states {other}"
     confidence = None
     conf_entry = data.get("confidence")

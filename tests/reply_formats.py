@@ -223,6 +223,31 @@ def judge_formats(d: dict) -> dict[str, str]:
     }
 
 
+# Transformations that keep a reply's meaning (what gateways, renderers and copy-paste do to text): composed on
+# any format, they must not change its reading.
+_FULLWIDTH = {c: c + 0xFEE0 for c in range(0x21, 0x7F)}
+TRANSFORMS: dict[str, Callable[[str], str]] = {
+    "json_string": json.dumps,
+    "python_repr": repr,
+    "content_blocks": lambda t: json.dumps([{"type": "text", "text": t}]),
+    "preamble": lambda t: PREAMBLES[1] + t,
+    "think_block": lambda t: PREAMBLES[0] + t,
+    "zero_width": lambda t: "\n".join(("\u200b" + line) if line else line for line in t.split("\n")),
+    "fullwidth": lambda t: t.translate(_FULLWIDTH),
+    "nbsp": lambda t: t.replace(" ", "\u00a0"),
+    "colon_entities": lambda t: t.replace(":", "&#58;"),
+    "crlf": lambda t: t.replace("\n", "\r\n"),
+    "trailing_spaces": lambda t: "\n".join(line + "  " for line in t.split("\n")),
+}
+
+
+def compose(reply: str, names: list[str]) -> str:
+    """`reply` through the named transformations, in order."""
+    for name in names:
+        reply = TRANSFORMS[name](reply)
+    return reply
+
+
 FORMATTERS: dict[str, Callable[[dict], dict[str, str]]] = {
     "css": css_formats, "medpic": medpic_formats, "workflow": workflow_formats, "sensitivity": sensitivity_formats,
     "judge": judge_formats,
@@ -299,7 +324,10 @@ def sensitivity_mutations(d: dict) -> dict[str, tuple[str, Any]]:
     original = truth_of("sensitivity", d)
     letters = "ABCDEF"[: len(probs)]
     mapping = {x: p for x, p in zip(letters, probs, strict=True)}
-    swapped = dict(zip(letters, [probs[1], probs[0], *probs[2:]], strict=True))
+    i, j = next(((i, j) for i in range(len(probs)) for j in range(i + 1, len(probs)) if probs[i] != probs[j]), (0, 1))
+    order = list(range(len(probs)))
+    order[i], order[j] = j, i
+    swapped = dict(zip(letters, [probs[k] for k in order], strict=True))
     lines = "\n".join(f"{x}: {_num(p)}" for x, p in mapping.items())
     return {
         "second_object": (json.dumps(mapping) + "\n" + json.dumps(swapped), original),
@@ -364,6 +392,10 @@ def entry_context(suite: str, d: dict) -> dict[str, Any]:
     return {}
 
 
+COMPOSED_PER_PLAN = 6
+"""Composed formats per plan: a random format through 1-3 random `TRANSFORMS`."""
+
+
 def generate(seeds: range, suites: tuple[str, ...] = SUITES) -> tuple[list[dict], list[dict]]:
     """(format entries, mutation entries) for decisions drawn with `random.Random(seed)`, one per suite and seed."""
     formats, mutants = [], []
@@ -377,6 +409,14 @@ def generate(seeds: range, suites: tuple[str, ...] = SUITES) -> tuple[list[dict]
             for name, (reply, forbidden) in MUTATORS[suite](d).items():
                 mutants.append({"id": f"{suite}-{seed}-{name}", "suite": suite, "format": name, "reply": reply,
                                 "truth": "conflicting", "forbidden": forbidden, **ctx})
+            rng = random.Random(f"compose-{suite}-{seed}")
+            base = FORMATTERS[suite](d)
+            for k in range(COMPOSED_PER_PLAN):
+                name = rng.choice(sorted(base))
+                chain = rng.sample(sorted(TRANSFORMS), rng.randint(1, 3))
+                formats.append({"id": f"{suite}-{seed}-{name}+{'+'.join(chain)}", "plan": f"{suite}-{seed}", "suite": suite,
+                                "format": f"{name}+{'+'.join(chain)}", "reply": compose(base[name], chain),
+                                "truth": truth_of(suite, d), **ctx})
     for named in NAMED:
         ctx = {"kind": named["kind"]} if "kind" in named else {}
         mutants.append({**named, "format": named["id"], "truth": "conflicting", **ctx})

@@ -49,16 +49,49 @@ _KEPT_SYMBOLS = frozenset("✓✔✅☑☒☐✗✘❌❎")
 _LINE_SYMBOL = re.compile(r"^([ \t]{0,12})(?:[^\w\s\-*+#>|<\[({\"'`~.,:;!?/\\]{1,3}[ \t]{1,4})", re.MULTILINE)
 
 
+MAX_DECODE_LEVELS = 3
+"""A reply serialised more than once (a repr of a JSON string) is decoded up to this many times."""
+
+
+def fold(text: str) -> str:
+    """NFKC-folded text without invisible format characters, with one kind of line break: what every later step
+    (decoding, reasoning removal, the canonical shape) starts from."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if not _format_char(ch))
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def decode_serialised(text: str) -> str:
-    """A reply that a gateway serialised, decoded once: a JSON string literal, a Python string repr, a list of
-    text content blocks (JSON or repr), or a one-line reply whose line breaks are the literal escapes `\\n`.
-    Anything else is returned as it is."""
+    """A reply that a gateway serialised, decoded: a JSON string literal, a Python string repr, a list of text
+    content blocks (JSON or repr), or a one-line reply whose line breaks are the literal escapes `\\n`, each
+    decoded up to `MAX_DECODE_LEVELS` times (a repr of a JSON string). Anything else is returned folded (`fold`)."""
+    text = fold(text)
+    for _ in range(MAX_DECODE_LEVELS):
+        decoded = fold(_decode_once(text))
+        if decoded == text and "&" in text:
+            # Serialised, then HTML-escaped (`[{&quot;text&quot;: ...}]`): decoded when the unescaped text decodes.
+            unescaped = html.unescape(text)
+            attempt = fold(_decode_once(unescaped))
+            decoded = attempt if attempt != unescaped else text
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
+def _decode_once(text: str) -> str:
     stripped = text.strip()
     if not stripped or len(stripped) > MAX_DECODE_CHARS:
         return text
     decoded = _literal(stripped)
     if decoded is not None:
         return decoded
+    if "\n" in stripped:
+        # Plain lines (reasoning, "Final answer:") before an answer that is itself serialised: that line is decoded.
+        lines = stripped.split("\n")
+        decoded_lines = [_literal(line.strip()) if "\\" in line or '"text"' in line or "'text'" in line else None for line in lines]
+        if any(d is not None for d in decoded_lines):
+            return "\n".join(d if d is not None else line for d, line in zip(decoded_lines, lines, strict=True))
     if "\n" not in stripped and "\\n" in stripped and stripped[0] not in "{[":
         # A reply whose line breaks arrive as the two characters backslash-n (a log line, a copied repr without
         # its quotes): the escapes JSON and Python share, decoded; a one-line JSON answer keeps its escapes.
@@ -68,6 +101,8 @@ def decode_serialised(text: str) -> str:
 
 def _literal(stripped: str) -> str | None:
     """The text of a JSON string, a Python string repr or a list of text content blocks, or None."""
+    if not stripped:
+        return None
     quoted = stripped[0] == stripped[-1] and stripped[0] in "\"'" and len(stripped) >= 2
     blocks = stripped[0] == "[" and stripped[-1] == "]" and "text" in stripped
     if not (quoted or blocks):
@@ -119,15 +154,14 @@ def _format_char(ch: str) -> bool:
 
 def canonical_text(text: str) -> str:
     """`text` in one canonical shape, line structure kept: HTML entities decoded, NFKC-folded, invisible format
-    characters and emoji removed (an emoji bullet becomes a list bullet; check and cross marks stay), citation
+    characters and emoji removed (an emoji bullet too; check and cross marks stay), citation
     markers removed, LaTeX wrappers and inline math turned into their text (pylatexenc). Idempotent."""
     if not text:
         return ""
     if "&" in text:
         text = html.unescape(html.unescape(text))  # twice: "&amp;nbsp;" is an entity escaped once more
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if not _format_char(ch))
-    text = _LINE_SYMBOL.sub(lambda m: m.group(0) if _kept_bullet(m.group(0)) else f"{m.group(1)}- ", text)
+    text = fold(text)
+    text = _LINE_SYMBOL.sub(lambda m: m.group(0) if _kept_bullet(m.group(0)) else m.group(1), text)
     text = "".join(ch for ch in text if not _symbol(ch))
     text = _HTML_BREAK.sub("\n", text)
     text = _FILE_MARKER.sub("", text)

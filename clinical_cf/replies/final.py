@@ -158,7 +158,8 @@ def final_answer(text: str | None) -> str:
     marks = list(_FINAL_MARK.finditer(final))
     if marks:
         final = final[marks[-1].start():]
-    return canonical_text(final).strip()
+    # A final answer that is itself serialised (reasoning in plain text, then the answer as a JSON string) is decoded too.
+    return canonical_text(decode_serialised(final.strip())).strip()
 
 
 def had_reasoning(text: str | None) -> bool:
