@@ -411,7 +411,7 @@ def generate(seeds: range, suites: tuple[str, ...] = SUITES) -> tuple[list[dict]
                                 "truth": "conflicting", "forbidden": forbidden, **ctx})
             rng = random.Random(f"compose-{suite}-{seed}")
             base = FORMATTERS[suite](d)
-            for k in range(COMPOSED_PER_PLAN):
+            for _ in range(COMPOSED_PER_PLAN):
                 name = rng.choice(sorted(base))
                 chain = rng.sample(sorted(TRANSFORMS), rng.randint(1, 3))
                 formats.append({"id": f"{suite}-{seed}-{name}+{'+'.join(chain)}", "plan": f"{suite}-{seed}", "suite": suite,
