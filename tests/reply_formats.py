@@ -471,10 +471,36 @@ def read_format(entry: dict, counts: Counts, lies: bool = True) -> Any:
     return got.value
 
 
+def valueless_lies(entry: dict, shown: str) -> list[dict]:
+    """Wrong readings whose quotes do not contain the value they support (ABSTAIN quoting "event: done"; a letter
+    quoting a line without it; an item quoting another line): what two colluding readers may agree on."""
+    lines = [ln.strip() for ln in shown.splitlines() if ln.strip()]
+    truth, suite = bench.stated(entry), entry["suite"]
+    out: list[dict] = []
+    if not lines or truth is None:
+        return out
+    if suite == "workflow":
+        for action in ACTIONS:
+            if action != truth["action"]:
+                quote = next((ln for ln in lines if action.lower() not in ln.lower()), lines[0])
+                out.append({"action": {"value": action, "quote": quote}})
+    elif suite == "medpic":
+        for letter in entry["options"]:
+            if letter not in truth:
+                quote = next((ln for ln in lines if letter not in ln), lines[0])
+                out.append({"answer": [{"letter": letter, "quote": quote}]})
+    elif suite == "css":
+        wrong = truth["not_recommended"][:1]
+        if wrong:
+            quote = next((ln for ln in lines if wrong[0].lower() not in ln.lower()), lines[0])
+            out.append({"recommendations": [{"treatment": wrong[0], "quote": quote}], "not_recommended": []})
+    return out
+
+
 def _count_lies(entry: dict, shown: str, counts: Counts) -> None:
     value = bench.stated(entry)
     one = both = False
-    for lie in bench.lies(entry, shown):
+    for lie in [*bench.lies(entry, shown), *valueless_lies(entry, shown)]:
         for flag, pair in (("one", _pair(entry, "lying", lie, "faithful")), ("both", _pair(entry, "lying", lie))):
             if (one if flag == "one" else both):
                 continue

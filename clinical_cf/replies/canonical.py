@@ -42,10 +42,13 @@ _LATEX = re.compile(
 _LATEX_COMMAND = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|emph|textrm|texttt|mbox|fbox)\{([^{}\n\"]{0,300})\}")
 # `\boxed{X}` marks an answer (MedPIC reads it): kept as `\boxed{<its text>}`, only its content made text.
 _BOXED = re.compile(r"\\boxed\{((?:[^{}\n\"]|\{[^{}\n\"]{0,100}\}){0,300})\}")
+# LaTeX lists: `\begin{itemize}` / `\end{itemize}` lines dropped, `\item` a list bullet.
+_LATEX_LIST = re.compile(r"^[ \t]{0,12}\\(?:begin|end)\{(?P<env>itemize|enumerate|description)\}[ \t]{0,4}$"
+                         r"|^(?P<indent>[ \t]{0,12})\\item(?:\[[^\]\n]{0,40}\])?[ \t]{1,4}", re.MULTILINE)
 # HTML paragraphs and line breaks are line breaks (lists, tables and headings are read by the structural checks).
 _HTML_BREAK = re.compile(r"</?(?:p|div|br)\b[^<>\n]{0,200}/?>", re.IGNORECASE)
 # Marks that state a polarity by themselves (a check or a cross): kept, a reader and the quote check see them.
-_KEPT_SYMBOLS = frozenset("✓✔✅☑☒☐✗✘❌❎")
+_KEPT_SYMBOLS = frozenset("✓✔✅☑☒☐✗✘❌❎🟢🟡🟠🔴⛔🚫⚠")
 _LINE_SYMBOL = re.compile(r"^([ \t]{0,12})(?:[^\w\s\-*+#>|<\[({\"'`~.,:;!?/\\]{1,3}[ \t]{1,4})", re.MULTILINE)
 
 
@@ -154,15 +157,16 @@ def _format_char(ch: str) -> bool:
 
 def canonical_text(text: str) -> str:
     """`text` in one canonical shape, line structure kept: HTML entities decoded, NFKC-folded, invisible format
-    characters and emoji removed (an emoji bullet too; check and cross marks stay), citation
-    markers removed, LaTeX wrappers and inline math turned into their text (pylatexenc). Idempotent."""
+    characters removed, an emoji bullet at a line start removed (check and cross marks and traffic lights stay: they
+    state something; emoji inside a line stay for the reader, the judge's `plain_text` drops every symbol), citation
+    markers removed, LaTeX wrappers, inline math and list environments turned into their text (pylatexenc). Idempotent."""
     if not text:
         return ""
     if "&" in text:
         text = html.unescape(html.unescape(text))  # twice: "&amp;nbsp;" is an entity escaped once more
     text = fold(text)
     text = _LINE_SYMBOL.sub(lambda m: m.group(0) if _kept_bullet(m.group(0)) else m.group(1), text)
-    text = "".join(ch for ch in text if not _symbol(ch))
+    text = _LATEX_LIST.sub(lambda m: "" if m.group("env") else f"{m.group('indent')}- ", text)
     text = _HTML_BREAK.sub("\n", text)
     text = _FILE_MARKER.sub("", text)
     text = _CITATION.sub("", text)

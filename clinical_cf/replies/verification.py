@@ -135,7 +135,7 @@ _XML_CLOSE = re.compile(r"</[A-Za-z_][\w-]{0,40}[ \t]{0,4}>")
 _SENTENCE_END = re.compile(r"(?<!\d)[.!?;,:](?!\d)|[|{}\[\]]")
 _STATEMENT_END = re.compile(r"(?<!\d)[.!?;](?!\d)|[|{}\[\]]")
 # A line's own label ("Not recommended: X, Y", "Avoid - X") governs every value after it on the line.
-_LINE_LABEL = re.compile(r"^[ \t>*_#-]{0,8}(?P<label>[^:\n]{1,60}?)[ \t]{0,3}(?::|[-–—][ \t])")
+_LINE_LABEL = re.compile(r"^[ \t>*_#:-]{0,8}(?P<label>[^:\n]{1,60}?)[ \t]{0,3}(?::|[-–—][ \t])")
 _LIST_ITEM = re.compile(r"^[ \t]{0,12}(?:[-*•+]|\d{1,3}[.)]|[A-Za-z][.)])[ \t]")
 _CHECKBOX = re.compile(r"^[ \t]{0,12}(?:[-*+][ \t]{1,4})?\[(?P<mark>[ xX✓✔])\]")
 _KEY_VALUE = re.compile(r"^[ \t]{0,12}[\w .\"'-]{1,40}[ \t]{0,4}[=:][ \t]{0,4}\S")
@@ -428,6 +428,11 @@ def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
     return any(w.startswith(stems) for w in words)
 
 
+# Where the value's sentence ends (a question mark: the reply asks, "Should I escalate this?"); a JSON string, a table
+# cell or a line ends it first.
+_CLAUSE_END = re.compile(r"[.!?:;\n\"{}\[\]|]")
+
+
 def check_place(place: Place, polarity: Literal["positive", "negative", "neutral"], stems: tuple[str, ...] = POSITIVE_STEMS,
                 revision: bool = False, own: tuple[str, ...] = (), negations: frozenset[str] | None = None,
                 value_words: tuple[str, ...] = ()) -> str:
@@ -448,6 +453,9 @@ def check_place(place: Place, polarity: Literal["positive", "negative", "neutral
     tail = revision_in(place.after)
     if tail:
         return f"a revision follows it ({tail[:60]!r})"
+    end = _CLAUSE_END.search(place.after[:400])
+    if end and end.group(0) == "?":
+        return "it stands in a question, which asks and states nothing"
     if revision and not (revision_in(place.line) or revision_in(place.before)):
         return "the reply's answers conflict and this is not the one it marks as its revision"
     if polarity == "neutral":  # a number: its place must not be hedged or revised, its polarity is not asked
