@@ -62,7 +62,7 @@ def reply_cut(text: str | None) -> bool:
 
 # --------------------------------------------------------------------------- final answer
 
-READER_RULES_VERSION = 4
+READER_RULES_VERSION = 5
 """Bumped whenever a reading rule changes (reasoning removal, candidate collection, bounds, the reader's
 verification), so a fingerprint over what decides a score changes with it."""
 
