@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinical_cf.solvers.css import judge_block, read_arm
+
 ROOT = Path(__file__).resolve().parents[1]
 _SPEC = importlib.util.spec_from_file_location("replies_v3_generated", ROOT / "bench" / "replies_v3.py")
 bench = importlib.util.module_from_spec(_SPEC)  # type: ignore[arg-type]
@@ -447,8 +449,6 @@ def _pair(entry: dict, mode: str, reading: dict | None = None, second: str | Non
 
 def judge_body(entry: dict) -> str | None:
     """The CSS judge's data block for `entry` read in the full order with a faithful reader pair (None when unread)."""
-    from clinical_cf.solvers.css import judge_block, read_arm  # noqa: PLC0415 (a test helper: imported when measuring)
-
     arm = asyncio.run(read_arm(bench.expand(entry["reply"]), reader=_pair(entry, "faithful")))
     if arm.provenance in ("unreadable", "invalid"):
         return None

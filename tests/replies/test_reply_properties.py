@@ -10,7 +10,7 @@ import reply_formats as rf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clinical_cf.replies import canonical_text, decode_serialised, final_answer, plain_text
+from clinical_cf.replies import canonical_text, decode_serialised, final_answer, plain_text, read_score
 
 SEEDS = st.integers(min_value=0, max_value=100_000)
 SUITES = st.sampled_from(rf.SUITES)
@@ -116,8 +116,6 @@ def test_the_readers_are_shown_the_canonical_reply_not_the_serialised_one():
     ('{"score": 1, "max_score": 0}', None),
 ])
 def test_a_judge_score_is_read_on_the_scale_its_object_states(value, read):
-    from clinical_cf.replies import read_score  # noqa: PLC0415 (kept beside the case it checks)
-
     assert read_score(value, (0.0, 0.5, 1.0)).value == read
 
 
