@@ -43,6 +43,7 @@ from clinical_cf.replies import (
     conflict_reason,
     data_block,
     degenerate,
+    elision,
     final_answer,
     find_object,
     grounded,
@@ -61,12 +62,14 @@ from clinical_cf.replies import (
     number_problem,
     output_facts,
     outside_json,
+    plain_text,
     quoted_items,
     reply_cut,
     resolve_pointer,
     resolve_reader,
     revision_in,
     squash,
+    stated_extras,
     strip_markdown,
     struck_conflict,
     trailing_lines,
@@ -416,7 +419,9 @@ def _schema_items(raw: list[Any]) -> list[Recommendation] | str:
         if not isinstance(entry, dict):
             return "an entry of the JSON is not an item"
         item = lowered_keys(entry)
-        extra = sorted(set(item) - ITEM_KEYS - {"reason"})
+        # A field of its own that may state a polarity (a flag, "strength": "against") leaves the reply to the reader;
+        # one that states nothing ("priority": 1) changes nothing and is ignored (issue 44).
+        extra = stated_extras(item, ITEM_KEYS | {"reason"})
         if extra:
             return f"an item has fields outside the schema ({', '.join(extra)[:60]})"
         treatment = item.get("treatment")
@@ -523,6 +528,9 @@ def read_recommendations(text: str, stop_reason: str | None = None, max_tokens: 
     bad_number = number_problem(final)
     if bad_number:
         return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=f"unreadable number: {bad_number}", bounds=True)
+    elided = elision(final)
+    if elided:  # JSON with items left out ([X, ...]): what it elides is in the reply for no one to read
+        return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=elided, bounds=True)
     withdrawn = struck_conflict(final)
     if withdrawn:  # the reply strikes part of its answer through: never read with or silently without it
         return RecommendationReading(provenance="unreadable", reply_cut=cut, reason=withdrawn, conflict=[withdrawn])
@@ -545,7 +553,7 @@ def read_recommendations(text: str, stop_reason: str | None = None, max_tokens: 
     from_json = bool(objects)
     if objects:
         chosen = objects[-1]
-        extra = sorted(set(lowered_keys(chosen.value)) - SCHEMA_KEYS)
+        extra = stated_extras(lowered_keys(chosen.value), SCHEMA_KEYS)
         if extra:
             return RecommendationReading(provenance="unreadable", from_json=True, reply_cut=cut,
                                          reason=f"the JSON has fields outside the schema ({', '.join(extra)[:60]})")
@@ -860,7 +868,8 @@ def _judge_line(i: int, r: Recommendation) -> str:
 
 
 def canonical_treatment(treatment: str) -> str:
-    """An item's treatment as the judge sees it, the same whatever format it was read from: markdown and
-    enclosing quotes removed, whitespace collapsed, trailing punctuation dropped, made inert and capped."""
-    text = normalise_for_judge(strip_markdown(treatment), MAX_TREATMENT_CHARS)
+    """An item's treatment as the judge sees it, the same whatever format it was read from: its plain text
+    (`clinical_cf.replies.canonical.plain_text`: entities, LaTeX, citation markers, emoji and markdown rendered
+    away by their parsers) with enclosing quotes removed, whitespace collapsed, trailing punctuation dropped, made inert and capped."""
+    text = normalise_for_judge(plain_text(treatment), MAX_TREATMENT_CHARS)
     return text.strip(" \t\"'“”‘’").rstrip(" .;,:").strip() or "(unnamed)"

@@ -32,6 +32,7 @@ from clinical_cf.replies import (
     SuiteReading,
     agreed_reading,
     conflict_reason,
+    elision,
     final_answer,
     invalid_reason,
     is_conflict,
@@ -45,6 +46,7 @@ from clinical_cf.replies import (
     quoted_items,
     reply_cut,
     revision_in,
+    stated_extras,
     struck_conflict,
     trailing_lines,
     verify_quote,
@@ -253,6 +255,9 @@ def read_answer(text: str | None, options: Mapping[str, str], stop_reason: str |
     bad_number = number_problem(final)
     if bad_number:
         return AnswerReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
+    elided = elision(final)
+    if elided:  # JSON with items left out ([X, ...]): what it elides is in the reply for no one to read
+        return AnswerReading(None, "unreadable", reason=elided, reply_cut=cut, bounds=True)
     withdrawn = struck_conflict(final)
     if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
         return AnswerReading(None, "unreadable", reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
@@ -273,7 +278,11 @@ def read_answer(text: str | None, options: Mapping[str, str], stop_reason: str |
         chosen = objects[-1]
         if len({json.dumps(f.value, sort_keys=True) for f in objects}) > 1:
             return AnswerReading(None, "unreadable", reason="answer objects disagree", reply_cut=cut)
-        extra = sorted(set(lowered_keys(chosen.value)) - ANSWER_KEYS)
+        data = lowered_keys(chosen.value)
+        # A field beyond the schema is ignored when it states nothing (`"confidence": "high"`); one that may state an
+        # answer (a flag, a list, a letter, a negation or an answer word) leaves the reply to the reader.
+        extra = sorted(set(stated_extras(data, ANSWER_KEYS, ANSWER_STEMS))
+                       | {k for k, v in data.items() if k not in ANSWER_KEYS and isinstance(v, str) and re.search(r"\b[A-Z]\b", v)})
         if extra:
             return AnswerReading(None, "unreadable", reason=f"the JSON has fields outside the schema ({', '.join(extra)[:60]})",
                                  reply_cut=cut)

@@ -28,6 +28,7 @@ from clinical_cf.replies import (
     SuiteReading,
     agreed_reading,
     conflict_reason,
+    elision,
     final_answer,
     invalid_reason,
     is_conflict,
@@ -182,6 +183,9 @@ def read_distribution_reading(text: str, candidates: list[str], stop_reason: str
     bad_number = number_problem(final)
     if bad_number:
         return DistributionReading(None, "unreadable", reason=f"unreadable number: {bad_number}", reply_cut=cut, bounds=True)
+    elided = elision(final)
+    if elided:  # JSON with items left out ([X, ...]): what it elides is in the reply for no one to read
+        return DistributionReading(None, "unreadable", reason=elided, reply_cut=cut, bounds=True)
     withdrawn = struck_conflict(final)
     if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
         return DistributionReading(None, "unreadable", reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))

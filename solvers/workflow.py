@@ -35,6 +35,7 @@ from clinical_cf.replies import (
     agreed_reading,
     conflict_reason,
     degenerate,
+    elision,
     final_answer,
     invalid_reason,
     is_conflict,
@@ -51,6 +52,7 @@ from clinical_cf.replies import (
     reply_cut,
     resolve_reader,
     revision_in,
+    stated_extras,
     struck_conflict,
     trailing_lines,
     unreadable_code,
@@ -221,6 +223,7 @@ _ACTION_LINE = re.compile(
     r"(?:[,;][ \t]{0,3}confidence[ \t]{0,3}[:=][ \t]{0,3}(?P<confidence>[^,;]{1,20}?))?[ \t]{0,3}\.?$",
     re.IGNORECASE,
 )
+_NUMBER_ONLY = re.compile(r"[+-]?\d{1,6}(?:[.,]\d{1,6})?\.?")
 _BARE_ACTION = re.compile(r"[A-Za-z][A-Za-z _-]{1,38}[.!]?")
 _CONFIDENCE_LINE = re.compile(r"^confidence[ \t]{0,3}[:=][ \t]{0,3}(?P<confidence>.{1,20}?)[ \t]{0,3}$", re.IGNORECASE)
 _REASON_LINE = re.compile(r"^(?:reason|rationale)[ \t]{0,3}[:=]", re.IGNORECASE)
@@ -249,6 +252,17 @@ def _actions_in_prose(text: str) -> set[str]:
 
 
 DECISION_KEYS = frozenset({"action", "confidence", "reason", "rationale"})
+
+
+def _later_confidence(after: str) -> str | None:
+    """A line after the decision that speaks of the confidence again ("Note: my confidence is lower, 0.4"): a revision
+    of the stated confidence a human would apply, so the decision is not read with the earlier one (issue 44). A
+    `CONFIDENCE:` line of the closing answer block is part of the decision, not a revision."""
+    for line in after.splitlines():
+        line = re.sub(r"\*\*|__|`+", "", line).strip()
+        if line and not _CONFIDENCE_LINE.match(line) and re.search(r"(?i)\bconfiden", line):
+            return " ".join(line.split())[:120]
+    return None
 
 
 def _decision_candidates(final: str, objects: list) -> list[tuple[int, str, tuple[str | None, float | None]]]:
@@ -292,6 +306,10 @@ def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | 
     if bad_number:
         return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=f"unreadable number: {bad_number}",
                         reply_cut=cut, bounds=True)
+    elided = elision(final)
+    if elided:  # JSON with items left out ([X, ...]): what it elides is in the reply for no one to read
+        return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=elided,
+                        reply_cut=cut, bounds=True)
     withdrawn = struck_conflict(final)
     if withdrawn:  # part of the answer struck through: a conflict, never read with or without it
         return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=withdrawn, reply_cut=cut, conflict=(withdrawn,))
@@ -304,14 +322,17 @@ def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | 
         return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=conflict_reason(shown),
                         reply_cut=cut, conflict=shown[:4])
     if stated:
-        revision = revision_in(final[max(end for end, _, _ in stated):])
+        after = final[max(end for end, _, _ in stated):]
+        revision = revision_in(after) or _later_confidence(after)
         if revision:
             shown = (stated[-1][1], revision)
             return Decision(None, None, final[:400], False, "none", "unreadable", unreadable_reason=conflict_reason(shown),
                             reply_cut=cut, conflict=shown)
     if objects:
         chosen = objects[-1]
-        extra = sorted(set(lowered_keys(chosen.value)) - DECISION_KEYS)
+        # A field beyond the schema is ignored when it states nothing (`"priority": "routine"`); a flag, a list, or a
+        # text with an action's word, a negation or a hedge may change the decision: the reply is left to the reader.
+        extra = stated_extras(lowered_keys(chosen.value), DECISION_KEYS, tuple(s for stems in ACTION_STEMS.values() for s in stems))
         if extra:
             return Decision(None, None, final[:400], False, "none", "unreadable",
                             unreadable_reason=f"the JSON has fields outside the schema ({', '.join(extra)[:60]})", reply_cut=cut)
@@ -352,7 +373,8 @@ def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | 
     def answer_line(line: str) -> bool:
         return (
             bool(_ACTION_LINE.match(line) or _CONFIDENCE_LINE.match(line))
-            or normalise_action(line.rstrip(".")) is not None
+            # A line that is only an action's name (never a table row "| ANSWER | 0.95 |": its other cells are lost)
+            or bool(_BARE_ACTION.fullmatch(line)) and normalise_action(line.rstrip(".")) is not None
             and line.rstrip(".").isupper()
         )
 
@@ -371,6 +393,10 @@ def parse_decision(text: str, stop_reason: str | None = None, max_tokens: int | 
                 actions.append(normalise_action(line.rstrip(".")))
         if len(actions) == 1 and actions[0] is not None and len(confidences) <= 1:
             confidence = parse_confidence(confidences[0]) if confidences else None
+            if confidences and confidence is None and not _NUMBER_ONLY.fullmatch(confidences[0].strip()):
+                # A confidence written with something else in it ("0.75''", "0.8 or so") is not dropped in silence.
+                return Decision(None, None, final[:400], False, "none", "unreadable",
+                                unreadable_reason=f"confidence {confidences[0][:30]!r} is not a number on a stated scale", reply_cut=cut)
             return Decision(actions[0], confidence, final[:400], True, "keyword", "field", reply_cut=cut)
         if actions:
             return Decision(None, None, final[:400], False, "none", "unreadable",
@@ -437,16 +463,21 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
     if action is None:
         return None, None, f"reader action {str(entry.get('value'))[:40]!r} is not an action"
     stems = ACTION_STEMS[action] + (action.lower(),)
-    # The quote need not hold the action's word ("paging the registrar" escalates): agreement confirms the action,
-    # the structural checks only refuse. Where it holds one, that word is the value's place.
+    # The quote must hold the action's name or a word of its stem (issue 44: two readers that agree on ABSTAIN quoting
+    # "event: done" prove nothing); that word is the value's place.
     hits = [w for w in words_of(str(quote or "")) if w.startswith(stems)]
+    if not hits:
+        return None, None, f"action quote does not contain the action ({action} or a word of its stem)"
     why = verify_quote(quote, final, hits[0] if hits else None, "positive", stems, revision=conflict, own=stems)
     if why:
         return None, None, f"action quote: {why}"
     # A place that also states another action (not negated) does not settle which one the reply takes.
     for place in places(str(quote), final, hits[0] if hits else None):
+        words = place.words()
+        # "Final answer:" announces the answer (`final_answer`'s own mark); it names no action.
+        words = [w for i, w in enumerate(words) if not (w == "answer" and i and words[i - 1] in ("final", "my"))]
         for other, other_stems in STRONG_ACTION_STEMS.items():
-            if other != action and any(w.startswith(other_stems) for w in place.words()):
+            if other != action and any(w.startswith(other_stems) for w in words):
                 return None, None, f"action quote also states {other}"
     confidence = None
     conf_entry = data.get("confidence")
@@ -463,6 +494,8 @@ def verify_workflow_reading(data: dict[str, Any], final: str, conflict: bool = F
         why = verify_quote(cquote, final, numbers[0], "positive", CONFIDENCE_STEMS, revision=conflict)
         if why:
             return None, None, f"confidence quote: {why}"
+        if any(_later_confidence(place.after) for place in places(str(cquote), final, numbers[0])):
+            return None, None, "confidence quote: a later note states the confidence again"
         confidence = float(value)
     return action, confidence, ""
 

@@ -20,7 +20,8 @@ the same order and records which step produced the reading (`Provenance`):
 all. No step here assigns a polarity, letter set, action, verdict, confidence or probability that
 the reply does not state in one of the forms (a)-(c) or in a quote the reader returned.
 
-The package is split by what it does: `final` (the final answer, bounds, revisions and conflicts, invalid
+The package is split by what it does: `canonical` (one shape for every format: serialised output decoded,
+entities, citation markers, LaTeX, emoji and markdown through their parsers), `final` (the final answer, bounds, revisions and conflicts, invalid
 output), `json_answers` (JSON, steps a-b), `contract` (closed grammars and judge verdicts, step c),
 `verification` (structural checks of a reader's quotes), `reader` (the reader role, step d) and `judge_input`
 (what a judge or reader sees). Every public name is importable from `clinical_cf.replies`.
@@ -32,7 +33,8 @@ model text is linear in its length (no nested or adjacent overlapping quantifier
 
 from __future__ import annotations
 
-from clinical_cf.replies import contract, final, items, json_answers, judge_input, reader, verification, whole
+from clinical_cf.replies import canonical, contract, final, items, json_answers, judge_input, reader, verification, whole
+from clinical_cf.replies.canonical import canonical_text, decode_serialised, plain_text  # noqa: F401
 from clinical_cf.replies.contract import (  # noqa: F401
     Reading,
     answer_lines,
@@ -78,6 +80,7 @@ from clinical_cf.replies.items import (  # noqa: F401
 )
 from clinical_cf.replies.json_answers import (  # noqa: F401
     Found,
+    elision,
     find_object,
     json_cut,
     json_objects,
@@ -134,6 +137,7 @@ from clinical_cf.replies.verification import (  # noqa: F401
     numbers_in,
     occurrences,
     places,
+    stated_extras,
     structure_text,
     tokens_of,
     verify_quote,
@@ -149,5 +153,5 @@ from clinical_cf.replies.whole import (  # noqa: F401
     unreadable_code,
 )
 
-MODULES = (final, json_answers, whole, items, contract, verification, judge_input, reader)
+MODULES = (canonical, final, json_answers, whole, items, contract, verification, judge_input, reader)
 """The package's modules, for the scoring contract (their rules and patterns are parts of every suite's fingerprint)."""

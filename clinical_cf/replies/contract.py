@@ -148,6 +148,34 @@ def _is_example_echo(data: dict[str, Any]) -> bool:
     return isinstance(rationale, str) and rationale.strip() in ("...", "…", "<rationale>", "string")
 
 
+# Fields that state the maximum of a JSON verdict's scale (`{"score": 1, "max_score": 2}` is 0.5, as a human reads it).
+_MAXIMUM_KEYS = ("max_score", "maxscore", "maximum", "max", "out_of", "outof", "max_points", "scale_max", "total")
+
+
+def _object_score(data: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+    """A JSON verdict's score, divided by the maximum the object states (None when that maximum is not a positive number)."""
+    number = _as_number(next(data[k] for k in keys if k in data))
+    stated = [data[k] for k in _MAXIMUM_KEYS if k in data]
+    if number is None or not stated:
+        return number
+    maximum = _as_number(stated[0])
+    return number / maximum if maximum is not None and maximum > 0 else None
+
+
+# After its verdict a judge that speaks of the credit or score again with a value ("half credit is fairer", "a 0.5
+# would be fairer") revises it: the verdict is not read (the judge is asked again), never read as the earlier value.
+_VERDICT_WORDS = frozenset("credit score verdict grade points mark".split())
+_VALUE_WORDS = frozenset("half full partial zero none fairer fair lower higher instead more less generous harsh".split())
+
+
+def _verdict_again(after: str) -> str | None:
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", after):
+        words = set(re.findall(r"[^\W_]+", sentence.casefold()))
+        if words & _VERDICT_WORDS and (words & _VALUE_WORDS or re.search(r"(?<![\w.])(?:0?\.5|[01](?:\.0)?)(?![\w.])", sentence)):
+            return " ".join(sentence.split())[:120]
+    return None
+
+
 def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", aliases: tuple[str, ...] = ("verdict",),
                stop_reason: str | None = None) -> Reading:
     """A judge's score from its reply, or unreadable.
@@ -180,7 +208,7 @@ def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", a
     candidates: list[tuple[int, float | None, str]] = []
     for f in objects:
         data = lowered_keys(f.value)
-        candidates.append((f.end, _as_number(next(data[k] for k in keys if k in data)), json.dumps(f.value)[:120]))
+        candidates.append((f.end, _object_score(data, keys), json.dumps(f.value)[:120]))
     for end, raw, line in labelled:
         candidates.append((end, _on_scale(raw), line))
     if not candidates:
@@ -189,7 +217,8 @@ def read_score(text: str | None, valid: tuple[float, ...], key: str = "score", a
         return Reading(None, "unreadable", f"no {key} field or '{key.capitalize()}: <value>' line in the reply")
     if len({value for _, value, _ in candidates}) > 1:
         return Reading(None, "unreadable", conflict_reason(text for _, _, text in candidates))
-    revision = revision_in(final[max(end for end, _, _ in candidates):])
+    after = final[max(end for end, _, _ in candidates):]
+    revision = revision_in(after) or _verdict_again(after)
     if revision:
         return Reading(None, "unreadable", conflict_reason((candidates[-1][2], revision)))
     value = candidates[0][1]

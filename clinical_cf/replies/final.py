@@ -11,6 +11,8 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from clinical_cf.replies.canonical import canonical_text, decode_serialised
+
 Provenance = Literal["json", "repaired", "field", "agreement", "reader", "markdown", "prose", "invalid", "unreadable"]
 """How a reading was obtained.
 
@@ -60,7 +62,7 @@ def reply_cut(text: str | None) -> bool:
 
 # --------------------------------------------------------------------------- final answer
 
-READER_RULES_VERSION = 4
+READER_RULES_VERSION = 5
 """Bumped whenever a reading rule changes (reasoning removal, candidate collection, bounds, the reader's
 verification), so a fingerprint over what decides a score changes with it."""
 
@@ -110,10 +112,15 @@ def final_answer(text: str | None) -> str:
        everything before it was reasoning.
     4. An untagged draft: when a line announces the final answer ("Final answer:", "**Final decision**"), the
        final answer starts at the last such line.
+
+    A serialised reply (a JSON string, a Python repr, content blocks) is decoded first, and the final answer is
+    returned as canonical text (`clinical_cf.replies.canonical`): every reader, the readers' prompt and the quote
+    check see one shape whatever the format (issue 44).
     """
     text, _ = bounded(text)
     if not text:
         return ""
+    text = decode_serialised(text)  # a reply a gateway serialised (a JSON string, a repr) is read as its text
     announced = list(_FINAL_RESPONSE.finditer(text))
     if announced:
         text = text[announced[-1].end():]
@@ -151,7 +158,8 @@ def final_answer(text: str | None) -> str:
     marks = list(_FINAL_MARK.finditer(final))
     if marks:
         final = final[marks[-1].start():]
-    return final.strip()
+    # A final answer that is itself serialised (reasoning in plain text, then the answer as a JSON string) is decoded too.
+    return canonical_text(decode_serialised(final.strip())).strip()
 
 
 def had_reasoning(text: str | None) -> bool:
@@ -246,12 +254,18 @@ _REVISION = re.compile(
 )
 
 
+# A JSON Patch (RFC 6902) after an answer edits it: `[{"op": "remove", "path": "/recommendations/1"}]` (issue 44).
+_JSON_PATCH = re.compile(r"[\"']op[\"'][ \t]{0,4}:[ \t]{0,4}[\"'](?:add|remove|replace|move|copy)[\"']", re.IGNORECASE)
+
+
 def revision_in(text: str) -> str | None:
-    """The first revision cue in `text` (with a little context), or None."""
-    match = _REVISION.search(text)
-    if not match:
+    """The first revision in `text` (with a little context): a revision cue, or a JSON Patch that edits the answer;
+    None when there is none."""
+    found = [m for m in (_REVISION.search(text), _JSON_PATCH.search(text)) if m]
+    if not found:
         return None
-    return " ".join(text[match.start(): match.start() + 120].split())
+    start = min(m.start() for m in found)
+    return " ".join(text[start: start + 120].split())
 
 
 # --------------------------------------------------------------------------- conflicting answers

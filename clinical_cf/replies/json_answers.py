@@ -57,10 +57,32 @@ def json_objects(text: str) -> list[Found]:
             provenance = "repaired"
         except RecursionError:
             continue
-        if isinstance(value, dict) and value:
+        if isinstance(value, dict) and value and not _elided_span(span):
             value = _unwrap_tool_call(value)
             found.append(Found(value, provenance, start, start + len(span)))
     return found
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.){0,2000}"')
+_ELISION = re.compile(r"(?:^|[\[{,:])[ \t\n]{0,40}(?:\.{2,}|…|etc\.?)[ \t\n]{0,40}(?=[\]},]|$)")
+_ELIDED_STRING = re.compile(r'[\[,][ \t\n]{0,40}"[ \t]{0,4}(?:\.{2,}|…|etc\.?)[ \t]{0,4}"[ \t\n]{0,40}[\]},]')
+
+
+def _elided_span(span: str) -> bool:
+    """JSON that leaves part of itself out (`[X, ...]`, `"..."` as a list element, a bare `...` value): it states
+    less than it claims, so it is never read or repaired into a complete answer (issue 44)."""
+    if _ELIDED_STRING.search(span):
+        return True
+    return bool(_ELISION.search(_JSON_STRING.sub('""', span)))
+
+
+def elision(text: str) -> str | None:
+    """Why the final answer's JSON is elided (an ellipsis in place of items), or None."""
+    text, _ = bounded(text)
+    for span, _start, depth, closed in _spans(text):
+        if closed and depth <= MAX_JSON_DEPTH and _elided_span(span):
+            return f"elided: the JSON answer leaves items out with an ellipsis ({' '.join(span.split())[:80]})"
+    return None
 
 
 def _unwrap_tool_call(value: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from clinical_cf.replies.canonical import canonical_text
 from clinical_cf.replies.contract import _EMPHASIS
 from clinical_cf.replies.final import MAX_REPAIR_CHARS, revision_in, squash
 from clinical_cf.replies.items import struck
@@ -31,10 +32,15 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NON_PREFIX = re.compile(r"\b(non)-(?=[^\W\d_])", re.IGNORECASE)
 
 
+# Runs of CJK, kana and hangul: a word is split where its script changes ("Osimertinibは使用しない" is the item and
+# a negation, not one word the item's own words would excuse).
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+|[^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
 def words_of(text: str) -> list[str]:
-    """The words of `text`, case-folded; a "non-" prefix stays on its word ("non-squamous", "non-small cell" are
-    descriptions, not the negation "non")."""
-    return [w.casefold() for w in _WORD.findall(_NON_PREFIX.sub(r"\1", text))]
+    """The words of `text`, case-folded, split where the script changes between CJK (kana, hangul) and the rest; a
+    "non-" prefix stays on its word ("non-squamous", "non-small cell" are descriptions, not the negation "non")."""
+    return [run.casefold() for w in _WORD.findall(_NON_PREFIX.sub(r"\1", text)) for run in _CJK_RUN.findall(w)]
 
 
 def has_negative_cue(words: list[str]) -> bool:
@@ -129,7 +135,7 @@ _XML_CLOSE = re.compile(r"</[A-Za-z_][\w-]{0,40}[ \t]{0,4}>")
 _SENTENCE_END = re.compile(r"(?<!\d)[.!?;,:](?!\d)|[|{}\[\]]")
 _STATEMENT_END = re.compile(r"(?<!\d)[.!?;](?!\d)|[|{}\[\]]")
 # A line's own label ("Not recommended: X, Y", "Avoid - X") governs every value after it on the line.
-_LINE_LABEL = re.compile(r"^[ \t>*_#-]{0,8}(?P<label>[^:\n]{1,60}?)[ \t]{0,3}(?::|[-–—][ \t])")
+_LINE_LABEL = re.compile(r"^[ \t>*_#:-]{0,8}(?P<label>[^:\n]{1,60}?)[ \t]{0,3}(?::|[-–—][ \t])")
 _LIST_ITEM = re.compile(r"^[ \t]{0,12}(?:[-*•+]|\d{1,3}[.)]|[A-Za-z][.)])[ \t]")
 _CHECKBOX = re.compile(r"^[ \t]{0,12}(?:[-*+][ \t]{1,4})?\[(?P<mark>[ xX✓✔])\]")
 _KEY_VALUE = re.compile(r"^[ \t]{0,12}[\w .\"'-]{1,40}[ \t]{0,4}[=:][ \t]{0,4}\S")
@@ -382,9 +388,14 @@ NEGATION_WORDS = NEGATIVE_CUES | frozenset(
     "discontinue discontinued cease deprescribe neither nor except excluding não nao nie nein ne inte ikke ei niet ni "
     "unchecked".split()
 ) | frozenset("✗✘❌🚫")
-EXCLUDING_WORDS = EXCLUDING_CUES | frozenset("neither excluding isn't aren't ruled".split())
-"""The negations of a selection (MedPIC): an option is flagged by "avoid X", so only excluding words count."""
 _CJK_NEGATION = frozenset("不勿禁無无非否")
+# Negating endings written in kana or hangul, inside a word (Japanese "使用しない", "選ばない", "投与せず", "ません";
+# Korean "않", "금지", "말 것"): issue 44's blind corpus negated an item with them.
+_CJK_NEGATION_RUNS = ("ない", "なし", "ません", "せず", "않", "금지", "말것", "말아")
+# Negations in the languages NEGATIVE_CUES knows, without their avoiding verbs: what refuses a selected MedPIC letter.
+_FOREIGN_NEGATIONS = frozenset("nicht kein keine keinen nein ne pas non sin nunca nessun niet geen não nao nie ikke inte ei ni".split())
+EXCLUDING_WORDS = EXCLUDING_CUES | frozenset("neither excluding isn't aren't ruled".split()) | _FOREIGN_NEGATIONS
+"""The negations of a selection (MedPIC): an option is flagged by "avoid X", so only excluding words count."""
 POSITIVE_STEMS = (
     "recommend", "recomend", "recomiend", "empfehl", "empfohl", "raccomand", "aanbevol", "prefer", "offer", "give", "start",
     "begin", "initiat", "use", "proceed", "plan", "propos", "favo", "choose", "chosen", "select", "yes", "indicated", "appropriat",
@@ -401,7 +412,8 @@ HEDGE_WORDS = frozenset(
 
 def negated(words: list[str], negations: frozenset[str] | None = None) -> bool:
     vocabulary = NEGATION_WORDS if negations is None else negations
-    return any(w in vocabulary or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w) for w in words)
+    return any(w in vocabulary or w.endswith(("n't", "n’t")) or any(c in _CJK_NEGATION for c in w)
+               or any(run in w for run in _CJK_NEGATION_RUNS) for w in words)
 
 
 _FREQUENCY = frozenset("daily weekly monthly nightly a every per or twice".split())
@@ -414,6 +426,11 @@ def hedged(words: list[str]) -> bool:
 
 def has_stem(words: list[str], stems: tuple[str, ...]) -> bool:
     return any(w.startswith(stems) for w in words)
+
+
+# Where the value's sentence ends (a question mark: the reply asks, "Should I escalate this?"); a JSON string, a table
+# cell or a line ends it first.
+_CLAUSE_END = re.compile(r"[.!?:;\n\"{}\[\]|]")
 
 
 def check_place(place: Place, polarity: Literal["positive", "negative", "neutral"], stems: tuple[str, ...] = POSITIVE_STEMS,
@@ -436,6 +453,9 @@ def check_place(place: Place, polarity: Literal["positive", "negative", "neutral
     tail = revision_in(place.after)
     if tail:
         return f"a revision follows it ({tail[:60]!r})"
+    end = _CLAUSE_END.search(place.after[:400])
+    if end and end.group(0) == "?":
+        return "it stands in a question, which asks and states nothing"
     if revision and not (revision_in(place.line) or revision_in(place.before)):
         return "the reply's answers conflict and this is not the one it marks as its revision"
     if polarity == "neutral":  # a number: its place must not be hedged or revised, its polarity is not asked
@@ -457,6 +477,9 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
     """Why a quote does not ground the claimed value (or ""), checking every place it occurs (see `check_place`)."""
     if not isinstance(quote, str) or not quote.strip():
         return "empty quote"
+    # The final answer is canonical text (`final_answer`); a quote copied from the reply as the provider sent it (with
+    # its entities, citation markers or LaTeX) is compared in the same shape.
+    quote, target = canonical_text(quote), canonical_text(target) if target else target
     if target and any(squash(target) in squash(passage) for passage in struck(final)):
         return "it is struck through"
     found = places(quote, final, target)
@@ -471,3 +494,22 @@ def verify_quote(quote: object, final: str, target: str | None, polarity: Litera
         if why:
             return why
     return ""
+
+
+def stated_extras(data: dict[str, Any], allowed: frozenset[str], stems: tuple[str, ...] = ()) -> list[str]:
+    """The fields of a JSON answer beyond its schema (`allowed`) that may state something about the answer: a flag
+    (`"recommend": false`, `"escalate": true`), a list or object, or a text or key with a negation, a hedge, a
+    recommending word or one of `stems` (an action's words). A field that states none of these (`"priority": 1`,
+    `"category": "immunotherapy"`, `"confidence": "high"`) changes nothing and is ignored (issue 44)."""
+    out = []
+    for key, value in data.items():
+        if key in allowed:
+            continue
+        if isinstance(value, (bool, list, dict)) or value is None:
+            out.append(key)
+            continue
+        words = words_of(f"{str(key).replace('_', ' ')} {value}")
+        if negated(words) or hedged(words) or has_stem(words, POSITIVE_STEMS + stems):
+            out.append(key)
+    return sorted(out)
+

@@ -26,6 +26,7 @@ UNREADABLE_CODES: dict[str, str] = {
     "filtered": "the provider withheld or cut the reply (stop reason content_filter)",
     "empty": "no text, or no final answer after reasoning",
     CONFLICT: "candidate answers disagree, a revision follows the answer, an item is struck or in both lists",
+    "elided": "the JSON answer leaves items out with an ellipsis ([X, ...]): it states less than it claims",
     "pointer": "an item points elsewhere ('see above', 'Option (ii)') and the reply's own enumeration does not resolve it",
     "number out of bounds": "a number too long, non-finite or sub-normal",
     "reader declined": "the reader role said the reply states no single answer (or its reply was not a reading)",

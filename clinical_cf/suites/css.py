@@ -75,7 +75,8 @@ def scoring() -> dict[str, Any]:
 
 CSS = Suite(
     name="css",
-    reading_rules_version=2,  # issue 37: whole replies only, items are things, readings confirmed by agreement
+    reading_rules_version=3,  # issue 44: canonical text, revisions applied or unreadable, quotes hold their value
+    # (2: issue 37: whole replies only, items are things, readings confirmed by agreement)
     title="Causal Sensitivity Score (CSS): counterfactual interventions on oncology tumor-board packets",
     short_name="CSS",
     description=(

@@ -46,7 +46,8 @@ def scoring() -> dict[str, Any]:
 
 MEDPIC = Suite(
     name="medpic",
-    reading_rules_version=2,  # issue 37: whole replies only, items are things, readings confirmed by agreement
+    reading_rules_version=3,  # issue 44: canonical text, revisions applied or unreadable, quotes hold their value
+    # (2: issue 37: whole replies only, items are things, readings confirmed by agreement)
     title="MedPIC: counterfactual sensitivity to patient information in medication-safety reasoning",
     short_name="MedPIC",
     description=(

@@ -37,7 +37,8 @@ def scoring() -> dict[str, Any]:
 
 SENSITIVITY = Suite(
     name="sensitivity",
-    reading_rules_version=2,  # issue 37: whole replies only, items are things, readings confirmed by agreement
+    reading_rules_version=3,  # issue 44: canonical text, revisions applied or unreadable, quotes hold their value
+    # (2: issue 37: whole replies only, items are things, readings confirmed by agreement)
     title="Clinical sensitivity: diagnostic distributions under pre-registered perturbations",
     short_name="Clinical sensitivity",
     description=(

@@ -61,7 +61,8 @@ def scoring() -> dict[str, Any]:
 
 WORKFLOW = Suite(
     name="workflow",
-    reading_rules_version=2,  # issue 37: whole replies only, items are things, readings confirmed by agreement
+    reading_rules_version=3,  # issue 44: canonical text, revisions applied or unreadable, quotes hold their value
+    # (2: issue 37: whole replies only, items are things, readings confirmed by agreement)
     title="Workflow escalation: actions under missing, stale, conflicting and late information",
     short_name="Workflow escalation",
     description=(
