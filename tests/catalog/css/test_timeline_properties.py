@@ -1,0 +1,63 @@
+"""Properties of the patient timeline (issue 42), on cases generated beyond the bundled cohort and on the cohort.
+
+The generator draws what the cohort generator draws (cancer type, scenario and its variant: T/N/M, nodes, sites,
+resection, lines, markers and dates all follow from the seed), with seeds other than the cohort's, and applies every
+in-scope A-E intervention on the structured route. Every baseline and counterfactual must satisfy the timeline
+constraints of `catalog.css.invariants` (rules 14-21; each declared once there with its source).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, cohort
+from clinical_cf.catalog.css.arms import arms, check
+from clinical_cf.catalog.css.interventions import load_catalog
+from clinical_cf.catalog.css.invariants import RULES
+from clinical_cf.catalog.css.schema import load_cases
+
+TIMELINE_RULES = tuple(r for r in RULES if r.id in (
+    "cbc_coherent", "haemoglobin_course", "marker_after_metastases", "metastases_after_resection",
+    "androgen_deprivation_listed", "psa_at_recurrence", "resection_pathology", "scans_cited_on_date"))
+
+
+@lru_cache(maxsize=1)
+def _catalog():
+    return load_catalog(CATALOG_PATH)
+
+
+@st.composite
+def generated_case(draw):
+    """A case the cohort generator would make with another seed: any type, any of its 30 scenario slots."""
+    cancer_type = draw(st.sampled_from(sorted(cohort.PLANNERS)))
+    slots = cohort._scenarios(cancer_type)
+    index = draw(st.integers(1, len(slots)))
+    seed = draw(st.integers(0, 2**31 - 1))
+    scenario, variant = slots[index - 1]
+    return cohort._case(seed, cancer_type, index, scenario, variant)
+
+
+def _broken(case, rules=TIMELINE_RULES) -> list[str]:
+    return [f"{arm}: {v}" for arm, mutated in arms(case, _catalog()) for v in check(mutated, rules)]
+
+
+def test_the_timeline_rules_are_declared_with_a_source():
+    assert len(TIMELINE_RULES) == 8
+    assert all(rule.source for rule in TIMELINE_RULES)
+
+
+# Each example renders the case and up to ~12 counterfactuals (about 0.1 s each): fewer examples than the profile's.
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated_case())
+def test_every_arm_of_a_generated_case_keeps_the_timeline_constraints(case):
+    assert _broken(case) == []
+
+
+@pytest.mark.slow
+def test_every_arm_of_the_bundled_cohort_keeps_the_timeline_constraints():
+    problems = [f"{c.case_id} {p}" for c in load_cases(CASES_PATH) for p in _broken(c)]
+    assert problems == [], f"{len(problems)} problems, e.g. {problems[:5]}"
