@@ -1091,7 +1091,8 @@ def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random,
     progressions = sorted(ln.end for ln in lines if ln.outcome == "progression" and ln.end is not None)
     prev: float | None = None
     prev_metastatic = False
-    for d in dates[1::2]:
+    # The marker on every other panel, and with the scan that found a recurrence (its PSA, review 3).
+    for d in sorted(set(dates[1::2]) | ({metastases_on} if metastases_on else set())):
         metastatic_then = metastatic and (metastases_on is None or d >= metastases_on)
         disease_free = resected_on is not None and d > resected_on and not metastatic_then
         last_progression = max((p for p in progressions if p <= d), default=None)
