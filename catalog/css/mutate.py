@@ -385,7 +385,10 @@ def _marker_progression(case: Case, values: dict[str, str], days: int, factor: f
     before = sorted((lab for lab in record.labs if lab.name == name and lab.date < scan), key=lambda lab: lab.date)
     if name is None or not before:
         return case
-    rise = LabResult(date=scan, name=name, value=round(before[-1].value * factor, 1), unit=before[-1].unit)
+    # A progressing metastatic tumour's marker is above its reference limit, whatever the last value was (a normal value
+    # after a resection, before the recurrence): the rise derives from the disease state too.
+    floor = MARKER_ULN.get(name, LDH_ULN) * METASTATIC_MARKER_RISE[0] if case.metastatic else 0.0
+    rise = LabResult(date=scan, name=name, value=round(max(before[-1].value * factor, floor), 1), unit=before[-1].unit)
     labs = [lab for lab in record.labs if not (lab.name == name and lab.date >= scan)] + [rise]
     return _update(case, {}, {"labs": sorted(labs, key=lambda lab: lab.date)})
 
