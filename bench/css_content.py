@@ -41,7 +41,7 @@ from clinical_cf.catalog.css.review_classes import (
 from clinical_cf.catalog.css.invariants import RULES
 from clinical_cf.catalog.css.schema import Case, load_cases
 
-TIMELINE_RULES = ("cbc_coherent", "haemoglobin_course", "marker_after_metastases", "metastases_after_resection",
+TIMELINE_RULES = ("cbc_coherent", "chemistry_coherent", "haemoglobin_course", "marker_after_metastases", "metastases_after_resection",
                   "androgen_deprivation_listed", "psa_at_recurrence", "resection_pathology", "scans_cited_on_date")
 
 

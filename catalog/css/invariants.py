@@ -488,6 +488,12 @@ HGB_CHANGE: tuple[float, float] = (1.0, 1.5)
 """Largest plausible change of haemoglobin between two counts without transfusion: 1.0 g/dL (analytical and biological
 variation) plus 1.5 g/dL per 28 days (a maximal marrow response to iron repletion, about 1-2 g/dL in 2-4 weeks; WHO/BSH
 iron-deficiency guidance: a 2 g/dL rise in 3-4 weeks is the expected full response)."""
+ANION_GAP: tuple[float, float] = (3.0, 20.0)
+"""Na - (Cl + HCO3) in mmol/L: reference 8-16 (ion-selective electrodes), 3-20 allowing for rounding; a gap outside it
+needs a cause (lactic or ketoacidosis, hypoalbuminaemia, paraproteins) the chart would name."""
+BUN_PER_CREATININE: tuple[float, float] = (5.0, 40.0)
+"""Urea nitrogen (mg/dL) per creatinine (mg/dL): 10-20 is the usual ratio; below 5 or above 40 needs a cause
+(starvation, GI bleeding, prerenal failure) the chart would name."""
 SCAN_AFTER_RESECTION_DAYS = 60
 """Distant metastases found after an R0 resection are documented at least 2 months after it: lesions of centimetres on a
 CT within weeks of the operation were present at surgery, and the resection was not curative (review 3)."""
@@ -513,6 +519,23 @@ def _cbc_coherent(case: Case, record: PatientRecord) -> list[str]:
             ratio = panel["Hct"] / panel["Hgb"]
             if not HCT_PER_HGB[0] <= ratio <= HCT_PER_HGB[1]:
                 problems.append(f"{when}: Hct {panel['Hct']:g} is {ratio:.2f} x Hgb {panel['Hgb']:g}")
+    return problems
+
+
+def _chemistry_coherent(case: Case, record: PatientRecord) -> list[str]:
+    problems = []
+    by_date: dict[date, dict[str, float]] = {}
+    for lab in record.labs:
+        by_date.setdefault(lab.date, {})[lab.name] = lab.value
+    for when, panel in sorted(by_date.items()):
+        if {"Na", "Cl", "CO2"} <= set(panel):
+            gap = panel["Na"] - panel["Cl"] - panel["CO2"]
+            if not ANION_GAP[0] <= gap <= ANION_GAP[1]:
+                problems.append(f"{when}: anion gap {gap:g} mmol/L (Na {panel['Na']:g}, Cl {panel['Cl']:g}, CO2 {panel['CO2']:g})")
+        if {"BUN", "Cr"} <= set(panel) and panel["Cr"] > 0:
+            ratio = panel["BUN"] / panel["Cr"]
+            if not BUN_PER_CREATININE[0] <= ratio <= BUN_PER_CREATININE[1]:
+                problems.append(f"{when}: BUN/Cr {ratio:.0f} (BUN {panel['BUN']:g}, Cr {panel['Cr']:g})")
     return problems
 
 
@@ -672,6 +695,9 @@ RULES: tuple[Rule, ...] = (
     Rule("cbc_coherent", "A blood count is one count: the differential's parts sum to no more than the white count, and the "
          "haematocrit is about three times the haemoglobin.", _cbc_coherent, "arithmetic identity (WBC = sum of the differential); "
          "MCHC reference range 32-36 g/dL (Hct/Hgb = 100/MCHC)"),
+    Rule("chemistry_coherent", "A chemistry panel is one patient's: the anion gap and the urea/creatinine ratio are within their "
+         "usual ranges.", _chemistry_coherent, "arithmetic identity (anion gap = Na - Cl - HCO3), reference 8-16 mmol/L; "
+         "BUN/creatinine ratio 10-20"),
     Rule("haemoglobin_course", "Haemoglobin changes month to month at a plausible rate without transfusion.", _haemoglobin_course,
          "erythropoietic response to iron repletion (WHO/BSH): at most ~2 g/dL in 3-4 weeks"),
     Rule("marker_after_metastases", "After new metastases a tumour marker is above its reference limit and does not fall without a "
@@ -689,6 +715,41 @@ RULES: tuple[Rule, ...] = (
          _scans_cited_on_date, "causal order of the chart (review 3: restaging CT cited one day before the scan)"),
 )
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
+REVIEW_2_RULE_IDS: tuple[str, ...] = RULE_IDS[:13]
+"""The rules before issue 42 (catalog v5, cohort v3): the baseline of the constrained-share figure."""
+
+FACT_CHECKS: dict[str, tuple[str, ...]] = {
+    **{name: ("cbc_coherent",) for name in ("WBC", "Hct", "ANC", "ALC")},
+    "Hgb": ("cbc_coherent", "haemoglobin_course"),
+    **{name: ("chemistry_coherent",) for name in ("Na", "Cl", "CO2", "BUN", "Cr")},
+    **{name: ("marker_course", "marker_after_metastases") for name in TUMOUR_MARKERS},
+    "nodes": ("n_from_node_count",),
+    "stage": ("stage_group_computed", "m_from_sites"),
+}
+"""Which rules check each kind of rendered numeric fact. Kinds not named here (platelets, the rest of the chemistry,
+testosterone, vitals, age, ECOG, biomarker percentages) are drawn or given, with no checked constraint yet."""
+
+
+def numeric_facts(case: Case) -> list[str]:
+    """The kind of each numeric fact a case's packet renders from its record: one per lab value, six per vitals row, the
+    positive and examined nodes of a resection, the TNM and stage group (and the stage at diagnosis), age and ECOG, each
+    biomarker result with a number."""
+    record = case.record
+    if record is None:
+        return []
+    kinds = [lab.name for lab in record.labs] + ["vitals"] * 6 * len(record.vitals) + ["age", "ecog"]
+    if record.resection is not None and record.resection.nodes_examined is not None:
+        kinds += ["nodes", "nodes"]
+    kinds += ["stage"] * (2 + (record.initial_stage is not None))
+    kinds += ["biomarker" for b in record.biomarkers if re.search(r"\d", b.result or "")]
+    return kinds
+
+
+def constrained_share(cases: list[Case], rule_ids: tuple[str, ...] = RULE_IDS) -> tuple[int, int]:
+    """(numeric facts derived under a rule in `rule_ids` that checks their kind, all numeric facts) over `cases`."""
+    kinds = [k for case in cases for k in numeric_facts(case)]
+    checked = sum(1 for k in kinds if set(FACT_CHECKS.get(k, ())) & set(rule_ids))
+    return checked, len(kinds)
 
 
 def violations(case: Case) -> list[Violation]:

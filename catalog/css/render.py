@@ -1115,9 +1115,20 @@ def haemoglobin_course(case_id: str, dates: Sequence[date], start: float | None 
     return out
 
 
+ANION_GAP_DRAWN = (8, 14)
+BUN_PER_CR_DRAWN = (10.0, 20.0)
+"""The chemistry's dependent values: chloride from sodium, bicarbonate and an anion gap of 8-14 mmol/L; urea nitrogen
+from creatinine at a ratio of 10-20 (inside `invariants.ANION_GAP` and `invariants.BUN_PER_CREATININE`)."""
+
+
 def chemistry_panel(case_id: str, when: date, key: str = "lab") -> list[LabResult]:
+    """A fact-neutral CMP whose electrolytes and renal values agree with each other (one patient, not 13 draws)."""
     rng = seeded_rng(case_id, f"{key}:{when.isoformat()}")
-    return [_lab(when, name, round(_drawn(rng, name), 1 if hi < 50 else 0)) for name, _, _, hi in CMP_TESTS]
+    values = {name: round(_drawn(rng, name), 1 if hi < 50 else 0) for name, _, _, hi in CMP_TESTS}
+    gap = min(max(values["Na"] - values["CO2"] - values["Cl"], ANION_GAP_DRAWN[0]), ANION_GAP_DRAWN[1])
+    values["Cl"] = round(values["Na"] - values["CO2"] - gap)
+    values["BUN"] = round(values["Cr"] * rng.uniform(*BUN_PER_CR_DRAWN))
+    return [_lab(when, name, values[name]) for name, _, _, _ in CMP_TESTS]
 
 
 def synthetic_panel(case_id: str, when: date, key: str = "lab", hgb: float | None = None, on_chemo: bool = False) -> list[LabResult]:

@@ -21,7 +21,7 @@ from clinical_cf.catalog.css.invariants import RULES
 from clinical_cf.catalog.css.schema import load_cases
 
 TIMELINE_RULES = tuple(r for r in RULES if r.id in (
-    "cbc_coherent", "haemoglobin_course", "marker_after_metastases", "metastases_after_resection",
+    "cbc_coherent", "chemistry_coherent", "haemoglobin_course", "marker_after_metastases", "metastases_after_resection",
     "androgen_deprivation_listed", "psa_at_recurrence", "resection_pathology", "scans_cited_on_date"))
 
 
@@ -46,7 +46,7 @@ def _broken(case, rules=TIMELINE_RULES) -> list[str]:
 
 
 def test_the_timeline_rules_are_declared_with_a_source():
-    assert len(TIMELINE_RULES) == 8
+    assert len(TIMELINE_RULES) == 9
     assert all(rule.source for rule in TIMELINE_RULES)
 
 
