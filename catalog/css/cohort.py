@@ -55,14 +55,18 @@ from clinical_cf.catalog.css.schema import (
     TreatmentLine,
 )
 
-COHORT_VERSION = 3
+COHORT_VERSION = 4
 """Version of the generated cohort. 2 (issue 27): metastatic recurrences are stage I-III at diagnosis with the
 metastases dated at recurrence; no curative goals while metastatic; persistent PSA after prostatectomy restaged
 first; HER2-low / HER2-0 TNBC labels by their criteria; colectomy by segment; melanoma T from the Breslow depth;
 clinical stage at diagnosis for neoadjuvant cases; tumour markers normal after an R0 resection. 3 (issue 34): stage
 groups, N categories and M1 subcategories computed by `staging` (AJCC 8) from T, node counts, sites, Grade Group and
 PSA; tumour markers follow the disease; adjuvant endocrine therapy after HER2 blockade in HR+/HER2+ disease;
-ovarian suppression with an aromatase inhibitor before menopause; presentations that fit the primary site."""
+ovarian suppression with an aromatase inhibitor before menopause; presentations that fit the primary site. 4 (issue 42):
+one blood count over time (the differential a share of the white count, haematocrit from haemoglobin, an anaemia
+that recovers at a bounded rate, chemotherapy lowering the counts), one chemistry panel (chloride from the anion gap,
+BUN from creatinine), the tumour marker drawn with the scan that found a recurrence, junction primaries staged with the
+oesophageal tables (AJCC 8 2 cm rule)."""
 SEED = 20261129
 CASES_PER_TYPE = 30
 SCENARIOS: tuple[tuple[str, int], ...] = (("resected", 12), ("unresected", 6), ("met_naive", 6), ("met_pretreated", 6))
