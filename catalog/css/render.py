@@ -562,7 +562,7 @@ def _computed(ctx: _Ctx, tnm: str, fallback: str) -> str:
     record lacks a fact the edition needs (a user's case)."""
     try:
         return staging.stage_group(ctx.case.cancer_type, tnm, grade_group=staging.grade_group(ctx.rec.histology),
-                                   psa=staging.pretreatment_psa(ctx.rec))
+                                   psa=staging.pretreatment_psa(ctx.rec), site=ctx.rec.primary_site, histology=ctx.rec.histology)
     except staging.StagingError:
         return fallback
 
