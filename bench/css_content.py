@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-
 import random
 from collections import Counter
 
@@ -26,6 +25,7 @@ from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, cohort
 from clinical_cf.catalog.css.arms import arm_violations
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
+from clinical_cf.catalog.css.invariants import RULES, TIMELINE_RULE_IDS
 from clinical_cf.catalog.css.review_classes import (
     baseline_contradictions,
     counts,
@@ -38,11 +38,7 @@ from clinical_cf.catalog.css.review_classes import (
     wrong_direction,
     wrong_labels,
 )
-from clinical_cf.catalog.css.invariants import RULES
 from clinical_cf.catalog.css.schema import Case, load_cases
-
-TIMELINE_RULES = ("cbc_coherent", "chemistry_coherent", "haemoglobin_course", "marker_after_metastases", "metastases_after_resection",
-                  "androgen_deprivation_listed", "psa_at_recurrence", "resection_pathology", "scans_cited_on_date")
 
 
 def generated_cases(n: int, seed: int = 42) -> list[Case]:
@@ -60,7 +56,7 @@ def generated_cases(n: int, seed: int = 42) -> list[Case]:
 
 def timeline(cases: list[Case], catalog_path: str) -> dict[str, dict[str, int]]:
     """Rule -> {'baseline': n, '<intervention>': n, 'cases': distinct cases}."""
-    rules = [r for r in RULES if r.id in TIMELINE_RULES]
+    rules = [r for r in RULES if r.id in TIMELINE_RULE_IDS]
     broken = arm_violations(cases, load_catalog(catalog_path), rules)
     out = {}
     for rule, ids in broken.items():

@@ -651,7 +651,8 @@ def _scans_cited_on_date(case: Case, record: PatientRecord) -> list[str]:
         for cited in _CITED_SCAN.finditer(body):
             when = date.fromisoformat(cited.group(1))
             if when > written or (when not in radiology and when != record.diagnosis_date):
-                problems.append(f"note of {written} cites a scan of {when} (radiology on {sorted(d for d in radiology if abs((d - when).days) < 15)})")
+                near = sorted(d.isoformat() for d in radiology if abs((d - when).days) < 15)
+                problems.append(f"note of {written} cites a scan of {when} (radiology reports near it: {near})")
     return problems
 
 
@@ -716,6 +717,10 @@ RULES: tuple[Rule, ...] = (
 )
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
 REVIEW_2_RULE_IDS: tuple[str, ...] = RULE_IDS[:13]
+TIMELINE_RULE_IDS: tuple[str, ...] = RULE_IDS[13:]
+"""The patient-timeline constraints (issue 42): one blood count and chemistry, the haemoglobin course, markers after
+metastases and through a resection, the scan after a resection, ADT's agent, the PSA at recurrence, the resection's
+pathology, scans cited on their date."""
 """The rules before issue 42 (catalog v5, cohort v3): the baseline of the constrained-share figure."""
 
 FACT_CHECKS: dict[str, tuple[str, ...]] = {

@@ -18,12 +18,10 @@ from hypothesis import strategies as st
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, cohort
 from clinical_cf.catalog.css.arms import arms, check
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.catalog.css.invariants import RULES
+from clinical_cf.catalog.css.invariants import RULES, TIMELINE_RULE_IDS
 from clinical_cf.catalog.css.schema import load_cases
 
-TIMELINE_RULES = tuple(r for r in RULES if r.id in (
-    "cbc_coherent", "chemistry_coherent", "haemoglobin_course", "marker_after_metastases", "metastases_after_resection",
-    "androgen_deprivation_listed", "psa_at_recurrence", "resection_pathology", "scans_cited_on_date"))
+TIMELINE_RULES = tuple(r for r in RULES if r.id in TIMELINE_RULE_IDS)
 
 
 @lru_cache(maxsize=1)
