@@ -570,7 +570,7 @@ def _markers_follow_metastases(case: Case) -> Case:
         values_.append(round(level, 2 if level < 1 else 1))
         level *= rng.uniform(*MARKER_GROWTH)
     kept = [lab for lab in record.labs if not (lab.name == name and found <= lab.date < until)]
-    added = [LabResult(date=d, name=name, value=v, unit=unit, flag="H" if v > uln else "") for d, v in zip(later, values_, strict=True)]
+    added = [LabResult(date=d, name=name, value=v, unit=unit) for d, v in zip(later, values_, strict=True)]  # markers carry no flag
     return _update(case, {}, {"labs": sorted([*kept, *added], key=lambda lab: lab.date)})
 
 

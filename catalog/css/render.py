@@ -542,7 +542,8 @@ def path_tnm(ctx: _Ctx) -> str | None:
     r = ctx.rec.resection
     if r is None or not r.pathology:
         return None
-    m = re.search(r"\by?p[T][0-9a-zA-Z]*(?:N[0-9a-zA-Z()]*)?", r.pathology)
+    # 'pT3N1', 'pT3 pN1' and 'ypT2 ypN0' alike: the N goes with the T (review 3: 'pT3 (Stage IIIB)' dropped the pN1).
+    m = re.search(r"\by?pT(?:is|mi|[0-4x])[a-d]?\d?(?:\s?(?:y?p)?N[0-3x](?:mi|[a-c])?)?", r.pathology)
     return m.group(0) if m else None
 
 
