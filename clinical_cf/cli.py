@@ -61,7 +61,7 @@ from clinical_cf.catalog.css.counterfactuals import (
 from clinical_cf.catalog.css.expand import expand_tuples, mode_differences
 from clinical_cf.catalog.css.importer import answer_case, import_packet, pending_record, read_packets
 from clinical_cf.catalog.css.interventions import extend_catalog, intervention_template, load_catalog, scope_audit
-from clinical_cf.catalog.css.invariants import RULE_IDS
+from clinical_cf.catalog.css.invariants import REVIEW_2_RULE_IDS, RULE_IDS, constrained_share
 from clinical_cf.catalog.css.mutate import MutationError
 from clinical_cf.catalog.css.review_packet import MAX_PER_INTERVENTION, write_review_packet
 from clinical_cf.catalog.css.schema import case_json_schema, case_notes, case_problems, load_cases
@@ -177,6 +177,16 @@ def _cmd_template(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_constrained_share(cases: list) -> None:
+    """The share of the baselines' rendered numeric facts derived under a checked constraint (issue 42), now and with the
+    rules of catalog v5 (before the patient timeline)."""
+    checked, total = constrained_share(cases)
+    before, _ = constrained_share(cases, REVIEW_2_RULE_IDS)
+    if total:
+        print(f"\nnumeric facts derived and checked by a constraint: {checked} of {total} ({100 * checked / total:.1f} %; "
+              f"with catalog v5's 13 rules {100 * before / total:.1f} %)")
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
     cases = load_cases(resolve_user_path(args.cases) if args.cases else CASES_PATH)
@@ -186,7 +196,9 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     invariants = expansion.invariant_drops()
     if args.json:
         print(json.dumps({"mode": args.mode, "residue": args.residue, "cases": len(cases), "interventions": rows,
-                          "invariant_drops": invariants, "routes": expansion.routes()}, indent=2))
+                          "invariant_drops": invariants, "routes": expansion.routes(),
+                          "numeric_facts_constrained": dict(zip(("checked", "total"), constrained_share(cases), strict=True))},
+                         indent=2))
         return 0
     print(f"{len(cases)} cases, mutation_mode={args.mode}, residue={args.residue}")
     keys = ("out_of_scope", "eligible", "noop", "incoherent", "residue", "scored")
@@ -209,6 +221,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         print(f"  {rule:<32}{invariants.get(rule, 0):>6}")
     for rule in sorted(set(invariants) - set(RULE_IDS)):
         print(f"  {rule:<32}{invariants[rule]:>6}")
+    _print_constrained_share(cases)
     if args.show:
         _show_tuples(expansion)
     if args.why:

@@ -42,7 +42,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from clinical_cf.catalog.css import CASES_PATH, staging
-from clinical_cf.catalog.css.render import render_case_sections, synthetic_panel, synthetic_vitals
+from clinical_cf.catalog.css.render import CHEMO_KEYWORDS, lab_panels, render_case_sections, synthetic_vitals
 from clinical_cf.catalog.css.schema import (
     Biomarker,
     Case,
@@ -55,14 +55,18 @@ from clinical_cf.catalog.css.schema import (
     TreatmentLine,
 )
 
-COHORT_VERSION = 3
+COHORT_VERSION = 4
 """Version of the generated cohort. 2 (issue 27): metastatic recurrences are stage I-III at diagnosis with the
 metastases dated at recurrence; no curative goals while metastatic; persistent PSA after prostatectomy restaged
 first; HER2-low / HER2-0 TNBC labels by their criteria; colectomy by segment; melanoma T from the Breslow depth;
 clinical stage at diagnosis for neoadjuvant cases; tumour markers normal after an R0 resection. 3 (issue 34): stage
 groups, N categories and M1 subcategories computed by `staging` (AJCC 8) from T, node counts, sites, Grade Group and
 PSA; tumour markers follow the disease; adjuvant endocrine therapy after HER2 blockade in HR+/HER2+ disease;
-ovarian suppression with an aromatase inhibitor before menopause; presentations that fit the primary site."""
+ovarian suppression with an aromatase inhibitor before menopause; presentations that fit the primary site. 4 (issue 42):
+one blood count over time (the differential a share of the white count, haematocrit from haemoglobin, an anaemia
+that recovers at a bounded rate, chemotherapy lowering the counts), one chemistry panel (chloride from the anion gap,
+BUN from creatinine), the tumour marker drawn with the scan that found a recurrence, junction primaries staged with the
+oesophageal tables (AJCC 8 2 cm rule)."""
 SEED = 20261129
 CASES_PER_TYPE = 30
 SCENARIOS: tuple[tuple[str, int], ...] = (("resected", 12), ("unresected", 6), ("met_naive", 6), ("met_pretreated", 6))
@@ -1069,9 +1073,14 @@ def _diagnostic_psa(draft: Draft) -> tuple[float, float]:
     return (5.0, 40.0) if draft.resection is None else (6.0, 25.0)
 
 
+def _on_chemotherapy(lines: list[TreatmentLine], when: date) -> bool:
+    return any(ln.start <= when <= (ln.end or when) and any(k in ln.regimen.lower() for k in CHEMO_KEYWORDS) for ln in lines)
+
+
 def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random, *, resected_on: date | None,
           metastatic: bool, metastases_on: date | None, lines: list[TreatmentLine], persistent_psa: bool = False,
-          localised: tuple[float, float] | None = None, castration: str | None = None) -> list[LabResult]:
+          localised: tuple[float, float] | None = None, castration: str | None = None,
+          start_hgb: float | None = None) -> list[LabResult]:
     """CBC/CMP panels on every date and the type's tumour marker on every other date, following the disease.
 
     The marker follows the disease state at each date (review 2, "markers agree with the disease state"):
@@ -1079,14 +1088,15 @@ def _labs(case_id: str, cancer_type: str, dates: list[date], rng: random.Random,
     of non-metastatic disease; in its metastatic range once metastatic; rising at a progression (a line ended by
     progression and no new line started since), falling while a line is running (response), about level otherwise.
     """
-    labs: list[LabResult] = []
-    for d in dates:
-        labs += synthetic_panel(case_id, d)
+    # One blood count over time (`render.lab_panels`): an anaemia the history names persists until it recovers at a
+    # plausible rate, and cytotoxic chemotherapy lowers the counts while it runs.
+    labs = lab_panels(case_id, dates, start_hgb, lambda d: _on_chemotherapy(lines, d))
     name, unit, lo, hi = TUMOR_MARKERS[cancer_type]
     progressions = sorted(ln.end for ln in lines if ln.outcome == "progression" and ln.end is not None)
     prev: float | None = None
     prev_metastatic = False
-    for d in dates[1::2]:
+    # The marker on every other panel, and with the scan that found a recurrence (its PSA, review 3).
+    for d in sorted(set(dates[1::2]) | ({metastases_on} if metastases_on else set())):
         metastatic_then = metastatic and (metastases_on is None or d >= metastases_on)
         disease_free = resected_on is not None and d > resected_on and not metastatic_then
         last_progression = max((p for p in progressions if p <= d), default=None)
@@ -1148,11 +1158,15 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
                         *([resection.date - timedelta(days=3)] if resection else []),
                         *[ln.start - timedelta(days=1) for ln in lines], *[ln.end for ln in lines if ln.end]})
     metastasis_date = board - timedelta(days=RESTAGING_DAYS) if draft.recurrence else None
+    template = _presentation(cancer_type, draft.site, bool(draft.sites) and not draft.recurrence, _rng(seed, case_id, "presentation"))
+    # The anaemia the presentation names is in the first blood count (iron deficiency: Hgb < 12 g/dL) and recovers
+    # only at the rate the count model allows.
+    anaemic = re.search(r"(?i)iron-deficiency anemia|Hgb low", template) is not None
+    start_hgb = round(_rng(seed, case_id, "anaemia").uniform(8.6, 10.6), 1) if anaemic else None
     labs = _labs(case_id, cancer_type, lab_dates, _rng(seed, case_id, "labs"), resected_on=resection.date if resection else None,
                  metastatic=bool(draft.sites), metastases_on=metastasis_date, lines=lines, persistent_psa=draft.persistent_psa,
                  localised=_diagnostic_psa(draft) if cancer_type == "prostate" else None,
-                 castration=draft.castration)
-    template = _presentation(cancer_type, draft.site, bool(draft.sites) and not draft.recurrence, _rng(seed, case_id, "presentation"))
+                 castration=draft.castration, start_hgb=start_hgb)
     base_vitals = synthetic_vitals(case_id, dx - timedelta(days=30), None)
     vitals = [base_vitals] + [synthetic_vitals(case_id, d, base_vitals) for d in (dx + timedelta(days=8), board - timedelta(days=4), *[ln.start for ln in lines])]
     vitals = sorted({v.date: v for v in vitals}.values(), key=lambda v: v.date)
@@ -1160,14 +1174,6 @@ def _case(seed: int, cancer_type: str, index: int, scenario: str, variant: int) 
         # A patient presenting with weight loss keeps losing weight until treated, never gains it back by chance.
         for i in range(1, len(vitals)):
             vitals[i] = vitals[i].model_copy(update={"weight_kg": round(min(vitals[i].weight_kg, vitals[i - 1].weight_kg - 0.3), 1)})
-    if re.search(r"(?i)iron-deficiency anemia|Hgb low", template):
-        # The anaemia the presentation names is in the first blood count (iron deficiency: Hgb < 12 g/dL, microcytic).
-        first = min(lab.date for lab in labs)
-        hgb = round(_rng(seed, case_id, "anaemia").uniform(8.6, 10.6), 1)
-        labs = [lab.model_copy(update={"value": hgb, "flag": "L"}) if lab.date == first and lab.name == "Hgb"
-                else lab.model_copy(update={"value": round(hgb * 3, 1), "flag": "L"}) if lab.date == first and lab.name == "Hct" else lab
-                for lab in labs]
-
     markers = [Biomarker(name=n, status=s, result=r, method=m, date=dx + timedelta(days=6)) for n, s, r, m in draft.markers]  # type: ignore[arg-type]
     record = PatientRecord(
         name=name,

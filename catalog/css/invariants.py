@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from clinical_cf.catalog.css import staging
+from clinical_cf.catalog.css.render import render_section
 from clinical_cf.catalog.css.schema import Case, PatientRecord, TreatmentLine
 
 
@@ -40,6 +41,8 @@ class Rule:
     id: str
     reason: str
     check: Callable[[Case, PatientRecord], list[str]]
+    source: str = ""
+    """Where the constraint comes from (a reference range, an arithmetic identity, an AJCC 8 table, PCWG3)."""
 
 
 def _metastatic_since(case: Case, record: PatientRecord) -> date | None:
@@ -462,6 +465,197 @@ def _menopause_endocrine(case: Case, record: PatientRecord) -> list[str]:
             if premenopausal and _AROMATASE.search(line.regimen) and not _OVARIAN_SUPPRESSION.search(line.regimen)]
 
 
+# --------------------------------------------------------------------------- 14-21. the patient timeline (issue 42)
+# Each constant below is declared once, with its source; `catalog.css.timeline` derives the rendered values from the
+# same constants, and these rules check every baseline and counterfactual against them.
+
+MARKER_ULN: dict[str, float] = {"CEA": 3.0, "CA 15-3": 30.0, "CA 19-9": 37.0, "CA-125": 35.0, "PSA": 0.2}
+"""Upper reference limits of the tumour markers (CEA 3 ng/mL in non-smokers, CA 15-3 30 U/mL, CA 19-9 37 U/mL, CA-125
+35 U/mL: the assays' usual reference limits, ASCO tumour-marker guidelines 2007). After a radical prostatectomy the
+PSA floor is the biochemical-recurrence threshold, 0.2 ng/mL (AUA 2013). LDH has none here: metastatic melanoma with a
+normal LDH is common (AJCC 8 M1x(0))."""
+MARKER_HALF_LIFE_DAYS: dict[str, float] = {"CEA": 2.0, "CA 19-9": 3.0, "CA 15-3": 4.0, "CA-125": 4.0, "PSA": 2.0}
+"""The fastest plausible serum half-life of each marker after complete removal of the tumour (CEA 2-8 days, CA 19-9
+4-8, CA 15-3 5-7, CA-125 5-10 after surgery, PSA 2-3 days after radical prostatectomy; the lower ends, so a value that
+falls faster than this is impossible, not merely unusual)."""
+DIFFERENTIAL_PARTS: tuple[str, ...] = ("ANC", "ALC", "AMC", "AEC", "ABC")
+"""The absolute counts of the white-cell differential: their sum is the white count (an arithmetic identity), so the
+parts a panel shows never exceed the WBC (0.1 K/uL allowed for rounding)."""
+HCT_PER_HGB: tuple[float, float] = (2.7, 3.3)
+"""Haematocrit (%) per haemoglobin (g/dL) = 100 / MCHC; MCHC's reference range 32-36 g/dL gives 2.8-3.1 ("rule of three"),
+widened to 30-37 g/dL for rounding and hypochromic iron deficiency."""
+HGB_CHANGE: tuple[float, float] = (1.0, 1.5)
+"""Largest plausible change of haemoglobin between two counts without transfusion: 1.0 g/dL (analytical and biological
+variation) plus 1.5 g/dL per 28 days (a maximal marrow response to iron repletion, about 1-2 g/dL in 2-4 weeks; WHO/BSH
+iron-deficiency guidance: a 2 g/dL rise in 3-4 weeks is the expected full response)."""
+ANION_GAP: tuple[float, float] = (3.0, 20.0)
+"""Na - (Cl + HCO3) in mmol/L: reference 8-16 (ion-selective electrodes), 3-20 allowing for rounding; a gap outside it
+needs a cause (lactic or ketoacidosis, hypoalbuminaemia, paraproteins) the chart would name."""
+BUN_PER_CREATININE: tuple[float, float] = (5.0, 40.0)
+"""Urea nitrogen (mg/dL) per creatinine (mg/dL): 10-20 is the usual ratio; below 5 or above 40 needs a cause
+(starvation, GI bleeding, prerenal failure) the chart would name."""
+SCAN_AFTER_RESECTION_DAYS = 60
+"""Distant metastases found after an R0 resection are documented at least 2 months after it: lesions of centimetres on a
+CT within weeks of the operation were present at surgery, and the resection was not curative (review 3)."""
+GNRH_AGENT = re.compile(r"(?i)leuprorelin|leuprolide|goserelin|triptorelin|degarelix|relugolix|histrelin")
+"""Androgen deprivation is given as an LHRH agonist or a GnRH antagonist (or orchiectomy); castration-resistant disease keeps
+it (NCCN Prostate v.2026; PCWG3: castrate testosterone)."""
+
+
+def _series(record: PatientRecord, name: str) -> list:
+    return sorted((lab for lab in record.labs if lab.name == name), key=lambda lab: lab.date)
+
+
+def _cbc_coherent(case: Case, record: PatientRecord) -> list[str]:
+    problems = []
+    by_date: dict[date, dict[str, float]] = {}
+    for lab in record.labs:
+        by_date.setdefault(lab.date, {})[lab.name] = lab.value
+    for when, panel in sorted(by_date.items()):
+        parts = sum(panel.get(p, 0.0) for p in DIFFERENTIAL_PARTS)
+        if "WBC" in panel and parts > panel["WBC"] + 0.1:
+            problems.append(f"{when}: differential {parts:.1f} K/uL exceeds WBC {panel['WBC']:g}")
+        if "Hgb" in panel and "Hct" in panel and panel["Hgb"] > 0:
+            ratio = panel["Hct"] / panel["Hgb"]
+            if not HCT_PER_HGB[0] <= ratio <= HCT_PER_HGB[1]:
+                problems.append(f"{when}: Hct {panel['Hct']:g} is {ratio:.2f} x Hgb {panel['Hgb']:g}")
+    return problems
+
+
+def _chemistry_coherent(case: Case, record: PatientRecord) -> list[str]:
+    problems = []
+    by_date: dict[date, dict[str, float]] = {}
+    for lab in record.labs:
+        by_date.setdefault(lab.date, {})[lab.name] = lab.value
+    for when, panel in sorted(by_date.items()):
+        if {"Na", "Cl", "CO2"} <= set(panel):
+            gap = panel["Na"] - panel["Cl"] - panel["CO2"]
+            if not ANION_GAP[0] <= gap <= ANION_GAP[1]:
+                problems.append(f"{when}: anion gap {gap:g} mmol/L (Na {panel['Na']:g}, Cl {panel['Cl']:g}, CO2 {panel['CO2']:g})")
+        if {"BUN", "Cr"} <= set(panel) and panel["Cr"] > 0:
+            ratio = panel["BUN"] / panel["Cr"]
+            if not BUN_PER_CREATININE[0] <= ratio <= BUN_PER_CREATININE[1]:
+                problems.append(f"{when}: BUN/Cr {ratio:.0f} (BUN {panel['BUN']:g}, Cr {panel['Cr']:g})")
+    return problems
+
+
+def _haemoglobin_course(case: Case, record: PatientRecord) -> list[str]:
+    problems = []
+    series = _series(record, "Hgb")
+    for a, b in zip(series, series[1:], strict=False):
+        days = (b.date - a.date).days
+        bound = HGB_CHANGE[0] + HGB_CHANGE[1] * days / 28
+        if abs(b.value - a.value) > bound:
+            problems.append(f"Hgb {a.value:g} ({a.date}) -> {b.value:g} ({b.date}): {abs(b.value - a.value):.1f} g/dL in {days} days")
+    return problems
+
+
+def _started_between(record: PatientRecord, start: date, end: date) -> bool:
+    return any(start <= line.start <= end for line in record.treatment_lines)
+
+
+def _marker_after_metastases(case: Case, record: PatientRecord) -> list[str]:
+    """After new metastases the marker is above its reference limit and does not fall by half, unless a treatment started
+    since explains it; through a resection it falls no faster than its half-life."""
+    problems = []
+    found = record.metastasis_date
+    for name in TUMOUR_MARKERS:
+        series = _series(record, name)
+        if found is not None and case.metastatic:
+            for earlier, later in zip([None, *series], series, strict=False):
+                if later.date < found or _started_between(record, found, later.date):
+                    continue
+                floor = MARKER_ULN.get(name)
+                if floor is not None and later.value < floor:
+                    problems.append(f"{name} {later.value:g} ({later.date}) below its reference limit after metastases found {found}")
+                if earlier is not None and earlier.date >= found and later.value < earlier.value * 0.5:
+                    problems.append(f"{name} falls {earlier.value:g} -> {later.value:g} after metastases found {found}, untreated")
+        r = record.resection
+        half_life = MARKER_HALF_LIFE_DAYS.get(name)
+        if r is None or half_life is None:
+            continue
+        for earlier, later in zip(series, series[1:], strict=False):
+            if earlier.date <= r.date < later.date:
+                decayed = earlier.value * 0.5 ** ((later.date - earlier.date).days / half_life)
+                if later.value < min(decayed, MARKER_ULN.get(name, 0.0)) * 0.9:
+                    problems.append(f"{name} {earlier.value:g} -> {later.value:g} in {(later.date - earlier.date).days} days: faster "
+                                    f"than its {half_life:g}-day half-life")
+    return problems
+
+
+def _metastases_after_resection(case: Case, record: PatientRecord) -> list[str]:
+    r, found = record.resection, record.metastasis_date
+    problems = []
+    if r is not None and found is not None and r.date < found and (found - r.date).days < SCAN_AFTER_RESECTION_DAYS:
+        problems.append(f"metastases found {found}, {(found - r.date).days} days after the R0 resection of {r.date}")
+    if found is not None and case.metastatic and not any(
+            e.date == found and e.kind.lower().startswith("radiology") for e in record.encounters):
+        problems.append(f"metastases dated {found} with no imaging on that date")
+    return problems
+
+
+def _androgen_deprivation_listed(case: Case, record: PatientRecord) -> list[str]:
+    running = [line for line in record.treatment_lines if re.search(r"\bADT\b|androgen deprivation", line.regimen)
+               and (line.outcome == "ongoing" or "ADT continues" in (line.note or ""))]
+    if not running and record.castration_status != "resistant":
+        return []
+    active = render_section(case, "medications").split("ONCOLOGIC TREATMENT HISTORY")[0]
+    listed = GNRH_AGENT.search(active) is not None
+    return [] if listed else ["androgen deprivation continues but no LHRH agonist/antagonist is an active medication"]
+
+
+def _psa_at_recurrence(case: Case, record: PatientRecord) -> list[str]:
+    r = record.resection
+    if case.cancer_type != "prostate" or r is None or not case.metastatic:
+        return []
+    starts = [line.start for line in record.treatment_lines if line.start > r.date]
+    until = min([d for d in (record.metastasis_date, *starts) if d is not None], default=case.board_date)
+    if any(lab.name == "PSA" and r.date < lab.date <= until for lab in record.labs):
+        return []
+    return [f"no PSA between the prostatectomy ({r.date}) and the recurrence or its treatment ({until})"]
+
+
+_PATH_T = re.compile(r"(?<![A-Za-z])y?pT(?:is|mi|[0-4x])")
+_PATH_N = re.compile(r"(?:(?<=[0-9a-dsx])|(?<![A-Za-z]))(?:y?p|c)?N[0-3x]|not sampled")
+
+
+def _resection_pathology(case: Case, record: PatientRecord) -> list[str]:
+    r = record.resection
+    if r is None:
+        return []
+    problems = []
+    text = r.pathology or ""
+    if not _PATH_T.search(text) or not _PATH_N.search(text):
+        problems.append(f"resection pathology without pT/pN: {text!r}")
+    if not r.margin:
+        problems.append("resection without its margin status")
+    neoadjuvant = any("neoadjuvant" in line.setting.lower() and line.start < r.date for line in record.treatment_lines)
+    if not neoadjuvant and not re.match(r"y?pT", record.tnm):
+        problems.append(f"resected without neoadjuvant therapy, yet the TNM is clinical ({record.tnm})")
+    return problems
+
+
+_CITED_SCAN = re.compile(r"(?i)\b(?:CT|MRI|PET|scan|imaging|restaging)\b[^()\n]{0,40}\((\d{4}-\d{2}-\d{2})\)")
+_BLOCK = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ([^\n]*?) - [^\n]*\n", re.M)
+
+
+def _scans_cited_on_date(case: Case, record: PatientRecord) -> list[str]:
+    """Every note cites only scans done on or before its own date, on a date the chart has a radiology report."""
+    text = render_section(case, "encounters")
+    heads = list(_BLOCK.finditer(text))
+    radiology = {date.fromisoformat(m.group(1)) for m in heads if m.group(2).lower().startswith("radiology")}
+    problems = []
+    for i, head in enumerate(heads):
+        body = text[head.end(): heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        written = date.fromisoformat(head.group(1))
+        for cited in _CITED_SCAN.finditer(body):
+            when = date.fromisoformat(cited.group(1))
+            if when > written or (when not in radiology and when != record.diagnosis_date):
+                near = sorted(d.isoformat() for d in radiology if abs((d - when).days) < 15)
+                problems.append(f"note of {written} cites a scan of {when} (radiology reports near it: {near})")
+    return problems
+
+
 RULES: tuple[Rule, ...] = (
     Rule("dates_run_forward", "Diagnosis precedes treatment and surgery, a line ends after it starts, and lines for advanced "
          "disease follow one another (a later line starts after the earlier one ended).", _dates_run_forward),
@@ -499,8 +693,68 @@ RULES: tuple[Rule, ...] = (
          "cancer; a marker falling after an injected progression).", _marker_course),
     Rule("menopause_endocrine", "Before menopause an aromatase inhibitor is given only with ovarian function suppression (NCCN Breast "
          "v.2026; SOFT/TEXT): the record's menopausal status agrees with its endocrine therapy.", _menopause_endocrine),
+    Rule("cbc_coherent", "A blood count is one count: the differential's parts sum to no more than the white count, and the "
+         "haematocrit is about three times the haemoglobin.", _cbc_coherent, "arithmetic identity (WBC = sum of the differential); "
+         "MCHC reference range 32-36 g/dL (Hct/Hgb = 100/MCHC)"),
+    Rule("chemistry_coherent", "A chemistry panel is one patient's: the anion gap and the urea/creatinine ratio are within their "
+         "usual ranges.", _chemistry_coherent, "arithmetic identity (anion gap = Na - Cl - HCO3), reference 8-16 mmol/L; "
+         "BUN/creatinine ratio 10-20"),
+    Rule("haemoglobin_course", "Haemoglobin changes month to month at a plausible rate without transfusion.", _haemoglobin_course,
+         "erythropoietic response to iron repletion (WHO/BSH): at most ~2 g/dL in 3-4 weeks"),
+    Rule("marker_after_metastases", "After new metastases a tumour marker is above its reference limit and does not fall without a "
+         "treatment that explains it; through a resection it falls no faster than its half-life (review 3: PSA 0.03 ng/mL beside new "
+         "liver metastases).", _marker_after_metastases, "assay reference limits (ASCO 2007), AUA 2013 BCR threshold, marker half-lives"),
+    Rule("metastases_after_resection", "Metastases documented after an R0 resection are found on a scan dated at least two months after "
+         "the operation.", _metastases_after_resection, "review 3 (E1); NCCN surveillance intervals"),
+    Rule("androgen_deprivation_listed", "Running androgen deprivation (and castration resistance, which presupposes it) lists its LHRH "
+         "agonist or antagonist among the active medications.", _androgen_deprivation_listed, "NCCN Prostate v.2026; PCWG3"),
+    Rule("psa_at_recurrence", "A recurrence after radical prostatectomy has its PSA between the operation and the recurrence or its "
+         "treatment.", _psa_at_recurrence, "AUA/ASTRO 2019 (biochemical recurrence); PCWG3"),
+    Rule("resection_pathology", "Every resection carries its pathology (pT, pN or 'not sampled', margins), and the stage after it is "
+         "pathological.", _resection_pathology, "AJCC 8 pathological classification"),
+    Rule("scans_cited_on_date", "A note cites only scans done on or before its date, on a date the chart has the radiology report.",
+         _scans_cited_on_date, "causal order of the chart (review 3: restaging CT cited one day before the scan)"),
 )
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
+REVIEW_2_RULE_IDS: tuple[str, ...] = RULE_IDS[:13]
+TIMELINE_RULE_IDS: tuple[str, ...] = RULE_IDS[13:]
+"""The patient-timeline constraints (issue 42): one blood count and chemistry, the haemoglobin course, markers after
+metastases and through a resection, the scan after a resection, ADT's agent, the PSA at recurrence, the resection's
+pathology, scans cited on their date."""
+"""The rules before issue 42 (catalog v5, cohort v3): the baseline of the constrained-share figure."""
+
+FACT_CHECKS: dict[str, tuple[str, ...]] = {
+    **{name: ("cbc_coherent",) for name in ("WBC", "Hct", "ANC", "ALC")},
+    "Hgb": ("cbc_coherent", "haemoglobin_course"),
+    **{name: ("chemistry_coherent",) for name in ("Na", "Cl", "CO2", "BUN", "Cr")},
+    **{name: ("marker_course", "marker_after_metastases") for name in TUMOUR_MARKERS},
+    "nodes": ("n_from_node_count",),
+    "stage": ("stage_group_computed", "m_from_sites"),
+}
+"""Which rules check each kind of rendered numeric fact. Kinds not named here (platelets, the rest of the chemistry,
+testosterone, vitals, age, ECOG, biomarker percentages) are drawn or given, with no checked constraint yet."""
+
+
+def numeric_facts(case: Case) -> list[str]:
+    """The kind of each numeric fact a case's packet renders from its record: one per lab value, six per vitals row, the
+    positive and examined nodes of a resection, the TNM and stage group (and the stage at diagnosis), age and ECOG, each
+    biomarker result with a number."""
+    record = case.record
+    if record is None:
+        return []
+    kinds = [lab.name for lab in record.labs] + ["vitals"] * 6 * len(record.vitals) + ["age", "ecog"]
+    if record.resection is not None and record.resection.nodes_examined is not None:
+        kinds += ["nodes", "nodes"]
+    kinds += ["stage"] * (2 + (record.initial_stage is not None))
+    kinds += ["biomarker" for b in record.biomarkers if re.search(r"\d", b.result or "")]
+    return kinds
+
+
+def constrained_share(cases: list[Case], rule_ids: tuple[str, ...] = RULE_IDS) -> tuple[int, int]:
+    """(numeric facts derived under a rule in `rule_ids` that checks their kind, all numeric facts) over `cases`."""
+    kinds = [k for case in cases for k in numeric_facts(case)]
+    checked = sum(1 for k in kinds if set(FACT_CHECKS.get(k, ())) & set(rule_ids))
+    return checked, len(kinds)
 
 
 def violations(case: Case) -> list[Violation]:

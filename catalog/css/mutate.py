@@ -31,7 +31,8 @@ from clinical_cf.catalog.css.interventions import (
     ReorderOp,
     ReplaceOp,
 )
-from clinical_cf.catalog.css.render import REFERENCE_RANGES, clinical_before_sentinel, render_case_sections
+from clinical_cf.catalog.css.invariants import MARKER_ULN, SCAN_AFTER_RESECTION_DAYS
+from clinical_cf.catalog.css.render import REFERENCE_RANGES, clinical_before_sentinel, render_case_sections, seeded_rng
 from clinical_cf.catalog.css.residue import implication_hits
 from clinical_cf.catalog.css.schema import (
     SECTIONS,
@@ -394,7 +395,10 @@ def _marker_progression(case: Case, values: dict[str, str], days: int, factor: f
     before = sorted((lab for lab in record.labs if lab.name == name and lab.date < scan), key=lambda lab: lab.date)
     if name is None or not before:
         return case
-    rise = LabResult(date=scan, name=name, value=round(before[-1].value * factor, 1), unit=before[-1].unit)
+    # A progressing metastatic tumour's marker is above its reference limit, whatever the last value was (a normal value
+    # after a resection, before the recurrence): the rise derives from the disease state too.
+    floor = MARKER_ULN.get(name, LDH_ULN) * METASTATIC_MARKER_RISE[0] if case.metastatic else 0.0
+    rise = LabResult(date=scan, name=name, value=round(max(before[-1].value * factor, floor), 1), unit=before[-1].unit)
     labs = [lab for lab in record.labs if not (lab.name == name and lab.date >= scan)] + [rise]
     return _update(case, {}, {"labs": sorted(labs, key=lambda lab: lab.date)})
 
@@ -456,16 +460,55 @@ def _is_adjuvant(setting: str) -> bool:
     return "adjuvant" in setting.lower() and "neoadjuvant" not in setting.lower()
 
 
+NODES_EXAMINED: dict[str, int] = {"breast": 12, "nsclc": 14, "colorectal": 18, "pancreatic": 16, "gastric": 24, "melanoma": 12,
+                                  "prostate": 10}
+"""Regional nodes a standard resection examines (NCCN: >= 12 in a colectomy, >= 16 in a D2 gastrectomy; a level I-II
+axillary dissection ~10-15; a sentinel-node biopsy 1-3, `SENTINEL_EXAMINED`)."""
+SENTINEL_EXAMINED = 2
+NODES_POSITIVE: dict[str, int] = {"N0": 0, "N1": 2, "N2": 5, "N3": 8}
+"""The positive-node count an inserted resection finds for a clinical N (one inside each category's AJCC 8 range for the
+count-based types: gastric N1 1-2, N2 3-6, N3a 7-15; colorectal N1b 2-3, N2a 4-6; breast N1a 1-3, N2a 4-9)."""
+NSCLC_STATION: dict[str, str] = {"N1": "hilar", "N2": "mediastinal", "N3": "contralateral"}
+
+
+def resection_pathology(case: Case, procedure: str, neoadjuvant: bool) -> tuple[str, str, int | None, int | None]:
+    """(pathology text, TNM after the operation, positive nodes, nodes examined) of a resection of the case's clinical
+    disease: the pT is the clinical T (prostate pT2 has no subcategory), the pN is computed (`staging.n_category`) from a
+    node count inside the clinical N's range, found by the operation's method; ovarian debulking samples no nodes."""
+    record = _record(case)
+    tnm = staging.parse_tnm(record.tnm)
+    t = "T2" if case.cancer_type == "prostate" and tnm.t.startswith("T2") else tnm.t
+    prefix = "yp" if neoadjuvant else "p"
+    if case.cancer_type == "ovarian" or case.cancer_type not in NODES_EXAMINED:
+        return f"{prefix}T{t[1:]}; regional lymph nodes not sampled", f"{prefix}{t} c{tnm.n} M0", None, None
+    sentinel = re.search(r"(?i)sentinel", procedure) is not None
+    positive = NODES_POSITIVE.get(tnm.n_major, 0) if not sentinel else 0
+    if case.cancer_type == "melanoma" and positive:
+        positive = 1  # one clinically detected node: N1b, removed by the therapeutic dissection
+    examined = SENTINEL_EXAMINED if sentinel else NODES_EXAMINED[case.cancer_type]
+    n = staging.n_category(case.cancer_type, positive, "sentinel" if sentinel else "pathologic", NSCLC_STATION.get(tnm.n_major))
+    text = f"{prefix}{t} {prefix}{n} ({positive}/{examined} {'SLN' if sentinel else 'LN'})"
+    return text, f"{prefix}{t}{n}M0", positive, examined
+
+
 def _add_resection(
     case: Case, values: dict[str, str], procedure: str, days: int, margin: str = "R0", pathology: str | None = None
 ) -> Case:
-    resection = Resection(
-        procedure=_fill(procedure, values),
-        date=_days(case, days),
-        margin=margin,
-        pathology=_fill(pathology, values) if pathology else None,
-    )
-    return _update(case, {"resected": True}, {"resection": resection})
+    """A completed resection with its pathology: what the catalog states (margins) after the pT/pN the operation produced
+    (`resection_pathology`); the TNM becomes pathological (ypTNM after neoadjuvant therapy keeps the clinical TNM, as the
+    cohort does) and the stage group is computed again (review 3: D2 kept the clinical stage beside 'R0')."""
+    record = _record(case)
+    when = _days(case, days)
+    name = _fill(procedure, values)
+    neoadjuvant = any("neoadjuvant" in ln.setting.lower() and ln.start < when for ln in record.treatment_lines)
+    stated = _fill(pathology, values) if pathology else ""
+    derived, tnm, positive, examined = resection_pathology(case, name, neoadjuvant)
+    text = stated if re.search(r"(?<![A-Za-z])y?pT", stated) else "; ".join(p for p in (derived, stated) if p)
+    resection = Resection(procedure=name, date=when, margin=margin, pathology=text, nodes_positive=positive, nodes_examined=examined)
+    update: dict[str, Any] = {"resection": resection}
+    if not neoadjuvant:
+        update["tnm"] = tnm
+    return _restaged(_update(case, {"resected": True}, update))
 
 
 def _set_stage(
@@ -489,11 +532,56 @@ def _set_stage(
         update |= {"metastasis_date": _days(case, found_days), "initial_stage": case.stage}  # type: ignore[arg-type]
     elif not metastatic:
         update |= {"metastasis_date": None, "initial_stage": None}
+    if dated:
+        case = _scan_after_resection(case, values, _days(case, found_days))
     if metastatic and not dated and metastatic_sites:
         # The M subcategory of the new sites (AJCC 8: colorectal M1b for liver and lung), not a bare M1.
         update["tnm"] = staging.with_m(update["tnm"], staging.m_category(case.cancer_type, list(metastatic_sites)))
     # The group is computed from the new record (stage IV -> IVB for NSCLC metastases to liver and lung).
-    return _restaged(_update(case, {"stage": stage, "metastatic": metastatic}, update), prefix=stage)
+    mutated = _restaged(_update(case, {"stage": stage, "metastatic": metastatic}, update), prefix=stage)
+    return _markers_follow_metastases(mutated) if dated else mutated
+
+
+def _scan_after_resection(case: Case, values: dict[str, str], found: date) -> Case:
+    """The history moved earlier so that the scan finding new metastases on `found` is at least
+    `SCAN_AFTER_RESECTION_DAYS` after a resection (review 3: E1's CT 4-14 days after the operation)."""
+    r = _record(case).resection
+    if r is None or (found - r.date).days >= SCAN_AFTER_RESECTION_DAYS:
+        return case
+    return _shift_history(case, values, days=(found - r.date).days - SCAN_AFTER_RESECTION_DAYS,
+                          keep_after=(found - case.board_date).days)
+
+
+METASTATIC_MARKER_RISE = (2.0, 4.0)
+"""How far above its reference limit a tumour marker is when new visceral metastases are found (at least; a marker
+already higher stays at its own level), and `MARKER_GROWTH` per later untreated draw."""
+MARKER_GROWTH = (1.1, 1.35)
+LDH_ULN = 250.0  # U/L; LDH has no floor in `invariants.MARKER_ULN` (normal LDH is common in metastatic melanoma)
+
+
+def _markers_follow_metastases(case: Case) -> Case:
+    """The tumour marker after new metastases: on the scan's date and every later draw it is at least the highest value
+    before (the untreated primary's) and above its reference limit, and it rises until a treatment starts (review 3: PSA
+    0.03 ng/mL beside new liver metastases). The value derives from the disease state, not from the earlier draw."""
+    record = _record(case)
+    found, name = record.metastasis_date, _tumour_marker(record)
+    if found is None or name is None:
+        return case
+    series = sorted((lab for lab in record.labs if lab.name == name), key=lambda lab: lab.date)
+    unit = series[0].unit
+    rng = seeded_rng(case.case_id, f"marker-metastases:{found.isoformat()}")
+    uln = MARKER_ULN.get(name, LDH_ULN)
+    level = max([lab.value for lab in series if lab.date < found] + [uln * rng.uniform(*METASTATIC_MARKER_RISE)])
+    treated = [ln.start for ln in record.treatment_lines if ln.start >= found]
+    until = min(treated, default=case.board_date)
+    later = sorted({found, *(lab.date for lab in series if found < lab.date < until)})
+    values_ = []
+    for _ in later:
+        values_.append(round(level, 2 if level < 1 else 1))
+        level *= rng.uniform(*MARKER_GROWTH)
+    kept = [lab for lab in record.labs if not (lab.name == name and found <= lab.date < until)]
+    added = [LabResult(date=d, name=name, value=v, unit=unit) for d, v in zip(later, values_, strict=True)]  # markers carry no flag
+    return _update(case, {}, {"labs": sorted([*kept, *added], key=lambda lab: lab.date)})
 
 
 def _add_encounter(case: Case, values: dict[str, str], kind: str, author: str, note: str, days: int) -> Case:

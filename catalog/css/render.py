@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Literal, TypeVar
@@ -542,7 +542,8 @@ def path_tnm(ctx: _Ctx) -> str | None:
     r = ctx.rec.resection
     if r is None or not r.pathology:
         return None
-    m = re.search(r"\by?p[T][0-9a-zA-Z]*(?:N[0-9a-zA-Z()]*)?", r.pathology)
+    # 'pT3N1', 'pT3 pN1' and 'ypT2 ypN0' alike: the N goes with the T (review 3: 'pT3 (Stage IIIB)' dropped the pN1).
+    m = re.search(r"\by?pT(?:is|mi|[0-4x])[a-d]?\d?(?:\s?(?:y?p)?N[0-3x](?:mi|[a-c])?)?", r.pathology)
     return m.group(0) if m else None
 
 
@@ -562,7 +563,7 @@ def _computed(ctx: _Ctx, tnm: str, fallback: str) -> str:
     record lacks a fact the edition needs (a user's case)."""
     try:
         return staging.stage_group(ctx.case.cancer_type, tnm, grade_group=staging.grade_group(ctx.rec.histology),
-                                   psa=staging.pretreatment_psa(ctx.rec))
+                                   psa=staging.pretreatment_psa(ctx.rec), site=ctx.rec.primary_site, histology=ctx.rec.histology)
     except staging.StagingError:
         return fallback
 
@@ -696,8 +697,17 @@ def lines(ctx: _Ctx) -> list[TreatmentLine]:
     return sorted(ctx.rec.treatment_lines, key=lambda ln: (ln.start, ln.regimen))
 
 
+PROGRESSION_SCAN_WINDOW = (-3, 14)
+"""Days from a line's end within which a stored radiology report is the scan that documented its progression."""
+
+
 def progression_date(ctx: _Ctx, line: TreatmentLine) -> date:
-    return line.end or (ctx.case.board_date - timedelta(days=14))
+    """The date of the scan that documented the progression ending `line`: the chart's radiology report nearest the line's
+    end (within `PROGRESSION_SCAN_WINDOW`), else the line's end (a scan `_synthesised_encounters` then reports)."""
+    end = line.end or (ctx.case.board_date - timedelta(days=14))
+    lo, hi = PROGRESSION_SCAN_WINDOW
+    scans = [e.date for e in ctx.rec.encounters if e.kind.lower().startswith("radiology") and lo <= (e.date - end).days <= hi]
+    return min(scans, key=lambda d: (abs((d - end).days), d)) if scans else end
 
 
 def line_phrase(ctx: _Ctx, line: TreatmentLine, as_of: date | None = None) -> str:
@@ -827,6 +837,7 @@ def render_medications(ctx: _Ctx) -> str:
     for ln in lines(ctx):
         if ln.outcome == "ongoing":
             rows.append(f"- {ln.regimen} ({ln.setting}; since {ctx.d(ln.start)})")
+    rows += [f"- {m}" for m in continuing_therapy(ctx)]
     if len(rows) == 1:
         rows.append("- none")
     rows.append("")
@@ -838,6 +849,28 @@ def render_medications(ctx: _Ctx) -> str:
         note = f" Note: {ln.note}" if ln.note else ""
         rows.append(f"- {line_phrase(ctx, ln)}.{note}")
     return "\n".join(rows)
+
+
+GNRH_DEFAULT = "leuprorelin"
+GNRH_DOSE = "22.5 mg IM every 3 months"
+"""The LHRH agonist of androgen deprivation when the regimen does not name one (NCCN Prostate v.2026: LHRH agonist or
+antagonist; leuprorelin 22.5 mg every 3 months is the common depot)."""
+
+
+def continuing_therapy(ctx: _Ctx) -> list[str]:
+    """Active medications that a finished line leaves running: androgen deprivation continues after an agent added to
+    it fails (castration resistance presupposes castrate testosterone, PCWG3), so its LHRH agonist stays listed."""
+    out = []
+    for ln in lines(ctx):
+        adt = re.match(r"ADT(?: \(([^)]*)\))?", ln.regimen)
+        running = ln.outcome == "ongoing" and adt and not adt.group(1)  # an ongoing line naming its agent lists it already
+        if adt and (running or (ln.outcome != "ongoing" and "ADT continues" in (ln.note or ""))):
+            agent = (adt.group(1) or GNRH_DEFAULT).capitalize()
+            out.append(f"{agent} {GNRH_DOSE} (ADT; since {ctx.d(ln.start)})")
+    if not out and ctx.rec.castration_status == "resistant" and not any(
+            ln.outcome == "ongoing" and ln.regimen.startswith("ADT (") for ln in lines(ctx)):
+        out.append(f"{GNRH_DEFAULT.capitalize()} {GNRH_DOSE} (ADT)")
+    return out[-1:]
 
 
 def _port_date(ctx: _Ctx) -> date | None:
@@ -935,6 +968,10 @@ def _synthesised_encounters(ctx: _Ctx) -> list[tuple[date, str, str, str]]:
                      f"per protocol. Labs reviewed and adequate. Pt tolerated first dose without acute reaction."))
         if ln.outcome == "progression":
             scan = progression_date(ctx, ln)
+            if not any(e.date == scan and e.kind.lower().startswith("radiology") for e in ctx.rec.encounters):
+                # The progression is documented on imaging: the report exists on the date the notes cite.
+                out.append((scan, "Radiology - restaging CT chest/abdomen/pelvis", "Radiology",
+                            "Technique: CT C/A/P with IV contrast. Comparison: prior CT.\n" + _radiology_impression(ctx, scan)))
             visit = scan + timedelta(days=2)
             if visit >= board:
                 visit = scan
@@ -1023,16 +1060,104 @@ def _flag(name: str, value: float) -> Literal["H", "L", ""]:
     return "H" if value > ref[2] else "L" if value < ref[1] else ""
 
 
-def synthetic_panel(case_id: str, when: date, key: str = "lab") -> list[LabResult]:
-    """A fact-neutral CBC + CMP on `when`, values mostly within reference range (shared with the cohort)."""
-    rng = seeded_rng(case_id, f"{key}:{when.isoformat()}")
-    out = []
-    for name, unit, lo, hi in CBC_TESTS + CMP_TESTS:
-        mid, half = (lo + hi) / 2, (hi - lo) / 2
-        value = mid + rng.gauss(0, half * 0.55)
-        value = round(max(value, lo * 0.5), 1 if hi < 50 else 0)
-        out.append(LabResult(date=when, name=name, value=value, unit=unit, flag=_flag(name, value)))
+NEUTROPHIL_SHARE = (0.45, 0.70)
+LYMPHOCYTE_SHARE = (0.20, 0.38)
+"""Shares of the white count (adult reference differential: neutrophils 40-75 %, lymphocytes 20-40 %); the rest are
+monocytes, eosinophils and basophils, which the panel does not show. The parts are rounded down, so they never sum
+above the WBC (`invariants.DIFFERENTIAL_PARTS`)."""
+HCT_PER_HGB_DRAWN = (2.85, 3.05)
+"""Hct (%) per Hgb (g/dL) drawn within MCHC 33-35 g/dL, inside `invariants.HCT_PER_HGB`."""
+HGB_DRIFT = (0.5, 1.0)
+"""The haemoglobin course moves at most 0.5 g/dL plus 1.0 g/dL per 28 days between counts toward its target (inside
+`invariants.HGB_CHANGE`): an anaemia recovers over weeks, chemotherapy lowers it over cycles."""
+MYELOSUPPRESSIVE_HGB_DROP = 1.2
+"""How far the haemoglobin target falls during cytotoxic chemotherapy (chemotherapy-induced anaemia, grade 1)."""
+
+
+def _drawn(rng: random.Random, name: str, spread: float = 0.55) -> float:
+    _, lo, hi = REFERENCE_RANGES[name]
+    mid, half = (lo + hi) / 2, (hi - lo) / 2
+    return max(mid + rng.gauss(0, half * spread), lo * 0.5)
+
+
+def _lab(when: date, name: str, value: float) -> LabResult:
+    return LabResult(date=when, name=name, value=value, unit=REFERENCE_RANGES[name][0], flag=_flag(name, value))
+
+
+def blood_count(case_id: str, when: date, hgb: float, key: str = "lab", on_chemo: bool = False) -> list[LabResult]:
+    """One CBC with differential: the differential's parts are shares of the white count and the haematocrit follows
+    the haemoglobin, so the count is one count, not six independent draws (review 3)."""
+    rng = seeded_rng(case_id, f"{key}:cbc:{when.isoformat()}")
+    wbc = round(rng.uniform(3.2, 7.0) if on_chemo else min(max(_drawn(rng, "WBC", 0.45), 4.2), 10.8), 1)
+    neutrophils = rng.uniform(0.40, 0.60) if on_chemo else rng.uniform(*NEUTROPHIL_SHARE)
+    lymphocytes = rng.uniform(LYMPHOCYTE_SHARE[0], min(LYMPHOCYTE_SHARE[1], 0.95 - neutrophils))
+    anc, alc = (int(wbc * share * 10) / 10 for share in (neutrophils, lymphocytes))
+    hct = round(hgb * rng.uniform(*HCT_PER_HGB_DRAWN), 1)
+    plt = round(_drawn(rng, "Plt", 0.5))
+    return [_lab(when, "WBC", wbc), _lab(when, "Hgb", hgb), _lab(when, "Hct", hct), _lab(when, "Plt", plt),
+            _lab(when, "ANC", anc), _lab(when, "ALC", alc)]
+
+
+def haemoglobin_course(case_id: str, dates: Sequence[date], start: float | None = None,
+                       on_chemo: Callable[[date], bool] = lambda _d: False, key: str = "lab") -> list[float]:
+    """Haemoglobin at each of `dates` (sorted): from `start` (an anaemia the history names) or a drawn value, toward the
+    patient's own normal level, lowered during chemotherapy, moving at most `HGB_DRIFT` between counts."""
+    rng = seeded_rng(case_id, f"{key}:hgb")
+    normal = round(min(max(rng.gauss(13.6, 0.9), 12.2), 15.6), 1)
+    out: list[float] = []
+    for i, d in enumerate(dates):
+        target = normal - (MYELOSUPPRESSIVE_HGB_DROP if on_chemo(d) else 0.0)
+        if i == 0:
+            value = start if start is not None else target + rng.gauss(0, 0.3)
+        else:
+            step = HGB_DRIFT[0] + HGB_DRIFT[1] * (d - dates[i - 1]).days / 28
+            value = out[-1] + min(max(target - out[-1] + rng.gauss(0, 0.25), -step), step)
+        out.append(round(value, 1))
     return out
+
+
+ANION_GAP_DRAWN = (8, 14)
+BUN_PER_CR_DRAWN = (10.0, 20.0)
+"""The chemistry's dependent values: chloride from sodium, bicarbonate and an anion gap of 8-14 mmol/L; urea nitrogen
+from creatinine at a ratio of 10-20 (inside `invariants.ANION_GAP` and `invariants.BUN_PER_CREATININE`)."""
+
+
+def chemistry_panel(case_id: str, when: date, key: str = "lab") -> list[LabResult]:
+    """A fact-neutral CMP whose electrolytes and renal values agree with each other (one patient, not 13 draws)."""
+    rng = seeded_rng(case_id, f"{key}:{when.isoformat()}")
+    values = {name: round(_drawn(rng, name), 1 if hi < 50 else 0) for name, _, _, hi in CMP_TESTS}
+    gap = min(max(values["Na"] - values["CO2"] - values["Cl"], ANION_GAP_DRAWN[0]), ANION_GAP_DRAWN[1])
+    values["Cl"] = round(values["Na"] - values["CO2"] - gap)
+    values["BUN"] = round(values["Cr"] * rng.uniform(*BUN_PER_CR_DRAWN))
+    return [_lab(when, name, values[name]) for name, _, _, _ in CMP_TESTS]
+
+
+def synthetic_panel(case_id: str, when: date, key: str = "lab", hgb: float | None = None, on_chemo: bool = False) -> list[LabResult]:
+    """A CBC (one model of the count, `blood_count`) and a fact-neutral CMP on `when` (shared with the cohort). Without
+    `hgb` the haemoglobin is the patient's drawn normal level."""
+    level = hgb if hgb is not None else haemoglobin_course(case_id, [when], key=key)[0]
+    return blood_count(case_id, when, level, key, on_chemo) + chemistry_panel(case_id, when, key)
+
+
+def lab_panels(case_id: str, dates: Sequence[date], start_hgb: float | None = None,
+               on_chemo: Callable[[date], bool] = lambda _d: False, key: str = "lab") -> list[LabResult]:
+    """CBC + CMP on every date, the haemoglobin one course over them (`haemoglobin_course`)."""
+    ordered = sorted(set(dates))
+    hgbs = haemoglobin_course(case_id, ordered, start_hgb, on_chemo, key)
+    return [lab for d, h in zip(ordered, hgbs, strict=True) for lab in synthetic_panel(case_id, d, key, h, on_chemo(d))]
+
+
+def _interpolated_hgb(rec: PatientRecord, when: date) -> float | None:
+    """The stored haemoglobin course at `when` (linear between the counts around it): an extra panel joins the course."""
+    series = sorted((lab.date, lab.value) for lab in rec.labs if lab.name == "Hgb")
+    if not series:
+        return None
+    before = [p for p in series if p[0] <= when] or series[:1]
+    after = [p for p in series if p[0] >= when] or series[-1:]
+    (d0, v0), (d1, v1) = before[-1], after[0]
+    if d1 == d0:
+        return v0
+    return round(v0 + (v1 - v0) * (when - d0).days / (d1 - d0).days, 1)
 
 
 def _fmt_value(v: float) -> str:
@@ -1042,7 +1167,7 @@ def _fmt_value(v: float) -> str:
 def render_labs(ctx: _Ctx) -> str:
     labs = list(ctx.rec.labs)
     for d in _extra_units(ctx):
-        labs += synthetic_panel(ctx.case.case_id, d, key="extra-lab")
+        labs += synthetic_panel(ctx.case.case_id, d, key="extra-lab", hgb=_interpolated_hgb(ctx.rec, d))
     by_date: dict[date, list[LabResult]] = {}
     for lab in labs:
         by_date.setdefault(lab.date, []).append(lab)
@@ -1143,6 +1268,11 @@ RENDERERS = {
     "allergies": render_allergies,
     "overview": render_overview,
 }
+
+
+def render_section(case: Case, name: str) -> str:
+    """One section of `case`'s packet at scale 1 with ISO dates (what the invariants read)."""
+    return RENDERERS[name](_Ctx(case=case, rec=_record(case), date_format="iso", scale=1.0))
 
 
 def render_case_sections(case: Case, *, scale: float = 1.0, date_format: DateFormat = "iso") -> dict[str, str]:

@@ -55,7 +55,7 @@ class TNM:
     @property
     def t_major(self) -> str:
         """'T2b' -> 'T2', 'Tis' -> 'Tis'."""
-        return re.sub(r"^(T[0-4])[a-d]?\d?$", r"\1", self.t)
+        return re.sub(r"^(T[0-4])(?:mi|[a-d]\d?)?$", r"\1", self.t)
 
     @property
     def n_major(self) -> str:
@@ -110,6 +110,7 @@ _COUNTED: dict[str, tuple[tuple[int, str], ...]] = {
     "gastric": ((16, "N3b"), (7, "N3a"), (3, "N2"), (1, "N1"), (0, "N0")),
     "pancreatic": ((4, "N2"), (1, "N1"), (0, "N0")),
     "prostate": ((1, "N1"), (0, "N0")),
+    "oesophageal": ((7, "N3"), (3, "N2"), (1, "N1"), (0, "N0")),  # also a junction tumour within 2 cm (`staging_table`)
     "ovarian": ((1, "N1"), (0, "N0")),  # N1a/N1b (10 mm) need the deposit size, which the record does not carry
 }
 
@@ -166,6 +167,9 @@ CNS = ("brain", "leptomeningeal", "spinal cord", "cns")
 _SKIN_NODES = ("skin", "subcutaneous", "soft tissue", "distant lymph", "non-regional lymph", "nonregional lymph", "muscle")
 
 
+_OVARIAN_T3 = re.compile(r"(?i)peritone|omentum|omental|surface|capsul|serosa|pelvic (?:side )?wall|mesenter")
+
+
 def _has(sites: list[str], words: tuple[str, ...]) -> bool:
     return any(any(w in s.lower() for w in words) for s in sites)
 
@@ -199,7 +203,12 @@ def m_category(cancer_type: str, sites: list[str]) -> str:
             return "M1c"
         return "M1b" if len(sites) >= 2 else "M1a"
     if cancer_type == "ovarian":
-        return "M1b" if any("pleura" not in s.lower() for s in sites) else "M1a"
+        # FIGO 2014 / AJCC 8: peritoneal spread beyond the pelvis, the omentum and the liver or spleen capsule (surface)
+        # are T3, not distant metastases; a pleural effusion is M1a; parenchymal and extra-abdominal disease M1b.
+        distant = [s for s in sites if not _OVARIAN_T3.search(s)]
+        if not distant:
+            return "M0"
+        return "M1b" if any("pleura" not in s.lower() for s in distant) else "M1a"
     if cancer_type == "prostate":
         if any(not any(w in s.lower() for w in ("bone", "lymph")) for s in sites):
             return "M1c"
@@ -240,6 +249,8 @@ def _nsclc(t: TNM) -> str:
     if t.m_major == "M1":
         raise StagingError(f"NSCLC {t.text()}: M1 needs its subcategory (a-c)")
     tm, nm = t.t_major, t.n_major
+    if t.t == "Tis" and nm == "N0":
+        return "0"
     if nm == "N0":
         by_t = {"T1a": "IA1", "T1mi": "IA1", "T1b": "IA2", "T1c": "IA3", "T2a": "IB", "T2b": "IIA", "T3": "IIB", "T4": "IIIA"}
         if t.t == "T2":
@@ -297,6 +308,8 @@ _GASTRIC_N = ("N0", "N1", "N2", "N3a", "N3b")
 def _gastric(t: TNM) -> str:
     """AJCC 8 stomach: pathological groups for pTNM, clinical groups for cTNM (they differ)."""
     tt = t.t if t.t in ("T4a", "T4b") else t.t_major
+    if tt == "Tis" and t.n_major == "N0" and t.m_major == "M0":
+        return "0"
     if not t.pathologic:
         if t.m_major == "M1":
             return "IVB"
@@ -311,6 +324,75 @@ def _gastric(t: TNM) -> str:
     if t.n == "N3":
         raise StagingError(f"gastric {t.text()}: pN3 needs its subcategory (a/b)")
     return _GASTRIC_P[tt][_GASTRIC_N.index(t.n)]
+
+
+_OESOPHAGEAL_P: dict[tuple[str, str], str] = {
+    # AJCC 8 oesophagus and EGJ, adenocarcinoma, pathological (pTNM) groups with N0 (T1-T2 N0 need the grade).
+    ("T1", "N1"): "IIB", ("T3", "N0"): "IIB", ("T1", "N2"): "IIIA", ("T2", "N1"): "IIIA", ("T2", "N2"): "IIIB",
+    ("T3", "N1"): "IIIB", ("T3", "N2"): "IIIB", ("T4a", "N0"): "IIIB", ("T4a", "N1"): "IIIB", ("T4a", "N2"): "IVA",
+}
+_OESOPHAGEAL_C: dict[tuple[str, str], str] = {
+    # AJCC 8 oesophagus and EGJ, adenocarcinoma, clinical (cTNM) groups.
+    ("T1", "N0"): "I", ("T1", "N1"): "IIA", ("T2", "N0"): "IIB", ("T2", "N1"): "III", ("T3", "N0"): "III", ("T3", "N1"): "III",
+    ("T4a", "N0"): "III", ("T4a", "N1"): "III",
+}
+
+
+def _grade(histology: str | None) -> int | None:
+    """G1-G3 from 'grade 2' or the differentiation the histology states."""
+    text = (histology or "").lower()
+    m = re.search(r"\bgrade ([1-3])\b|\bg([1-3])\b", text)
+    if m:
+        return int(m.group(1) or m.group(2))
+    for word, g in (("poorly", 3), ("signet", 3), ("diffuse", 3), ("moderately", 2), ("well", 1)):
+        if word in text:
+            return g
+    return None
+
+
+def _oesophageal(t: TNM, histology: str | None = None) -> str:
+    """AJCC 8 oesophagus and oesophagogastric junction, adenocarcinoma: pathological groups for pTNM, clinical for cTNM."""
+    if t.m_major == "M1":
+        return "IVB"
+    tt = t.t if t.t in ("T4a", "T4b") else t.t_major
+    nm = t.n_major
+    if tt == "Tis" and nm == "N0":
+        return "0"
+    if tt == "T4b" or nm == "N3":
+        return "IVA"
+    if tt == "T4" or (not t.pathologic and t.t == "T4"):
+        raise StagingError(f"oesophageal {t.text()}: T4 needs its subcategory (a/b)")
+    if not t.pathologic:
+        return "IVA" if nm == "N2" else _OESOPHAGEAL_C[(tt, nm)]
+    if nm == "N0" and tt in ("T1", "T2"):
+        g = _grade(histology)
+        if g is None:
+            raise StagingError(f"oesophageal {t.text()}: pT1-2 N0 adenocarcinoma needs the grade")
+        if tt == "T2":
+            return "IIA" if g == 3 else "IC"
+        if g == 3:
+            return "IC"
+        return "IA" if t.t == "T1a" and g == 1 else "IB"
+    return _OESOPHAGEAL_P[(tt, nm)]
+
+
+_JUNCTION = re.compile(r"(?i)gastro-?o?esophageal junction|o?esophagogastric junction|\b(?:GEJ|EGJ|OGJ)\b|\bcardia\b")
+_EPICENTRE_CM = re.compile(r"(?i)epicent(?:re|er)\D{0,20}?(\d+(?:\.\d+)?)\s*cm")
+
+
+def staging_table(cancer_type: str, site: str | None) -> str:
+    """The AJCC 8 chapter a primary is staged by: a gastric primary involving the junction with its epicentre no more
+    than 2 cm into the stomach (Siewert I-II; a 'junction' primary with no distance stated) is staged as an oesophageal
+    adenocarcinoma, one more than 2 cm (Siewert III) as a stomach cancer (AJCC 8, chapter 16 'Anatomy')."""
+    if cancer_type != "gastric" or not site or not _JUNCTION.search(site):
+        return cancer_type
+    if re.search(r"(?i)siewert (?:type )?(?:III|3)\b", site):
+        return "gastric"
+    cm = _EPICENTRE_CM.search(site)
+    if cm is not None:
+        return "oesophageal" if float(cm.group(1)) <= 2.0 else "gastric"
+    junction = re.search(r"(?i)junction|\b(?:GEJ|EGJ|OGJ)\b", site) is not None
+    return "oesophageal" if junction else "gastric"
 
 
 _MELANOMA_N0_P = {"T1a": "IA", "T1b": "IA", "T2a": "IB", "T2b": "IIA", "T3a": "IIA", "T3b": "IIB", "T4a": "IIB", "T4b": "IIC"}
@@ -374,8 +456,11 @@ def _prostate(t: TNM, grade_group: int | None, psa: float | None) -> str:
     return "I" if early and psa < 10 else "IIA"
 
 
-def stage_group(cancer_type: str, tnm: TNM | str, *, grade_group: int | None = None, psa: float | None = None) -> str:
-    """The AJCC 8 stage group of `tnm` (a TNM or its text). A yp TNM is refused: see the module docstring."""
+def stage_group(cancer_type: str, tnm: TNM | str, *, grade_group: int | None = None, psa: float | None = None,
+                site: str | None = None, histology: str | None = None) -> str:
+    """The AJCC 8 stage group of `tnm` (a TNM or its text). A yp TNM is refused: see the module docstring. `site` (the
+    primary site) picks the chapter where the edition says so (`staging_table`: junction tumours); `histology` gives
+    the grade the oesophageal pT1-2 N0 groups need."""
     t = parse_tnm(tnm) if isinstance(tnm, str) else tnm
     if t.post_neoadjuvant:
         raise StagingError(f"{t.text()} is a post-neoadjuvant (yp) stage, not the stage at diagnosis")
@@ -383,6 +468,8 @@ def stage_group(cancer_type: str, tnm: TNM | str, *, grade_group: int | None = N
         raise StagingError(f"{t.text()}: a category is unknown (X)")
     if cancer_type == "prostate":
         return _prostate(t, grade_group, psa)
+    if staging_table(cancer_type, site) == "oesophageal" or cancer_type == "oesophageal":
+        return _oesophageal(t, histology)
     staging = {"breast": _breast, "nsclc": _nsclc, "colorectal": _colorectal, "pancreatic": _pancreatic,
                "gastric": _gastric, "melanoma": _melanoma, "ovarian": _ovarian}.get(cancer_type)
     if staging is None:
@@ -431,10 +518,12 @@ def diagnostic_stage(cancer_type: str, record) -> str:  # noqa: ANN001
     the histology's Grade Group and the pretreatment PSA."""
     if record.metastasis_date is None:
         return current_stage(cancer_type, record)
-    return stage_group(cancer_type, with_m(record.tnm, "M0"), grade_group=grade_group(record.histology), psa=pretreatment_psa(record))
+    return stage_group(cancer_type, with_m(record.tnm, "M0"), grade_group=grade_group(record.histology), psa=pretreatment_psa(record),
+                       site=record.primary_site, histology=record.histology)
 
 
 def current_stage(cancer_type: str, record) -> str:  # noqa: ANN001
     """The stage group now: the diagnostic T and N with the M category of the record's metastatic sites."""
     tnm = with_m(record.tnm, m_category(cancer_type, list(record.metastatic_sites)))
-    return stage_group(cancer_type, tnm, grade_group=grade_group(record.histology), psa=pretreatment_psa(record))
+    return stage_group(cancer_type, tnm, grade_group=grade_group(record.histology), psa=pretreatment_psa(record),
+                       site=record.primary_site, histology=record.histology)

@@ -171,3 +171,80 @@ def test_tnm_text_is_read_as_charts_write_it():
 @pytest.mark.parametrize(("histology", "gg"), [("Gleason 4+5=9 (Grade Group 5)", 5), ("Gleason 3+4=7", 2), ("Gleason 4+3=7", 3), ("Gleason 4+4=8", 4)])
 def test_grade_group_from_the_histology(histology, gg):
     assert grade_group(histology) == gg
+
+
+# --- issue 42 (review 3): the edition's boundary definitions, one test per definition -------------------------------
+
+from clinical_cf.catalog.css.staging import current_stage, staging_table  # noqa: E402
+
+
+@pytest.mark.parametrize("tnm, group", [
+    # AJCC 8 oesophagus and EGJ, adenocarcinoma, pathological (pTNM) groups.
+    ("pT3N1M0", "IIIB"), ("pT3N2M0", "IIIB"), ("pT2N1M0", "IIIA"), ("pT1bN2M0", "IIIA"), ("pT3N0M0", "IIB"),
+    ("pT1bN1M0", "IIB"), ("pT4aN1M0", "IIIB"), ("pT4aN2M0", "IVA"), ("pT3N3M0", "IVA"), ("pT4bN0M0", "IVA"),
+    # clinical (cTNM) groups
+    ("cT3N1M0", "III"), ("cT2N0M0", "IIB"), ("cT1N1M0", "IIA"), ("cT3N2M0", "IVA"), ("cT3N1M1", "IVB"),
+])
+def test_a_junction_tumour_within_2_cm_is_staged_with_the_oesophageal_tables(tnm, group):
+    """AJCC 8: a tumour involving the EGJ with its epicentre no more than 2 cm into the stomach is an oesophageal cancer."""
+    assert stage_group("gastric", tnm, site="gastroesophageal junction") == group
+
+
+@pytest.mark.parametrize("site, table", [
+    ("gastroesophageal junction", "oesophageal"), ("GEJ, Siewert II", "oesophageal"),
+    ("gastroesophageal junction (epicentre 1.5 cm below the junction)", "oesophageal"),
+    ("cardia involving the GEJ, epicentre 3 cm into the stomach", "gastric"), ("GEJ, Siewert III", "gastric"),
+    ("gastric body", "gastric"), ("gastric antrum", "gastric"),
+])
+def test_the_2_cm_rule_picks_the_table(site, table):
+    assert staging_table("gastric", site) == table
+
+
+def test_a_stomach_tumour_keeps_the_stomach_table():
+    assert stage_group("gastric", "pT3N1M0", site="gastric body") == "IIB"
+    assert stage_group("gastric", "pT3N1M0") == "IIB"
+
+
+def test_oesophageal_n_counts_nodes_as_the_edition_does():
+    """Oesophagus: N1 1-2, N2 3-6, N3 7 or more (no N3a/N3b)."""
+    assert [n_category("oesophageal", k) for k in (0, 2, 3, 6, 7, 16)] == ["N0", "N1", "N2", "N2", "N3", "N3"]
+
+
+@pytest.mark.parametrize("sites, m", [
+    (["peritoneum"], "M0"), (["omentum"], "M0"), (["liver surface"], "M0"), (["splenic capsule"], "M0"),
+    (["pleura"], "M1a"), (["liver parenchyma"], "M1b"), (["peritoneum", "pleura"], "M1a"), (["peritoneum", "lung"], "M1b"),
+    (["inguinal lymph nodes"], "M1b"),
+])
+def test_ovarian_peritoneal_and_capsular_disease_is_t3_not_m1(sites, m):
+    """FIGO 2014 / AJCC 8: peritoneal spread beyond the pelvis and liver or spleen capsule is T3 (stage III); pleural effusion
+    M1a; parenchymal and extra-abdominal metastases (inguinal nodes included) M1b."""
+    assert m_category("ovarian", sites) == m
+
+
+@pytest.mark.parametrize("tnm", ["cTisN0M0", "pTisN0M0"])
+def test_gastric_tis_is_stage_0(tnm):
+    assert stage_group("gastric", tnm) == "0"
+
+
+def test_breast_t1mi_is_stage_ia():
+    assert stage_group("breast", "pT1miN0M0") == "IA"
+    assert stage_group("breast", "pT1miN1miM0") == "IB"
+
+
+@pytest.mark.parametrize("tnm, group", [("pTisN0M0", "0"), ("cTisN0M0", "0"), ("pT1miN0M0", "IA1")])
+def test_nsclc_tis_and_t1mi(tnm, group):
+    assert stage_group("nsclc", tnm) == group
+
+
+def test_the_record_s_primary_site_chooses_the_table():
+    class Record:  # the fields current_stage reads
+        primary_site = "gastroesophageal junction"
+        tnm = "pT3N1M0"
+        metastatic_sites: list[str] = []
+        histology = "Adenocarcinoma, intestinal type"
+        labs: list = []
+        treatment_lines: list = []
+        resection = None
+        metastasis_date = None
+
+    assert current_stage("gastric", Record()) == "IIIB"
