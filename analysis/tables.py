@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from clinical_cf.core import phases
+
 NO_DATA = "no data"
 """What a missing number shows: a measured zero prints as 0, a value nobody measured never does."""
 
@@ -87,6 +89,7 @@ def write_table(table: pd.DataFrame, path, kind: str = "csv") -> None:
             safe.to_parquet(partial, index=False)
         else:
             safe.to_csv(partial, index=False)
+        phases.reached("writing", target.name)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)

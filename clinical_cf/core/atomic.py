@@ -8,10 +8,19 @@ within one file system). On failure the temporary file is removed and the old fi
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
+
+from clinical_cf.core import interrupts, phases
+
+try:
+    import resource  # POSIX only: the file-size limit a cut file was written under
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
 
 
 def current_umask() -> int:
@@ -64,3 +73,66 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     except OSError:
         pass
     return a.resolve() == b.resolve()
+
+
+class StagedFolder:
+    """A command's set of files written whole into `out` together, or none of them.
+
+    The files are written into a hidden folder inside `out` (`stage`, on the same file system), then moved into
+    `out` by `publish`, one `os.replace` each, with SIGINT and SIGTERM held back until the last is in place: a
+    run cut short (an error, Ctrl-C, a full disk, a file-size limit) leaves `out` as it was, with no cut file under
+    a final name. The stage is removed however the block ends. An error about a file in the stage names the file
+    it was to become (`out/NAME`), never the hidden temporary one.
+    """
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+        self.stage = self.out
+
+    def __enter__(self) -> StagedFolder:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.stage = Path(tempfile.mkdtemp(prefix=".staged-", suffix=".tmp", dir=self.out))
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if isinstance(error, OSError):
+            self.name_for_user(error)
+        shutil.rmtree(self.stage, ignore_errors=True)
+
+    def name_for_user(self, error: OSError) -> None:
+        """`error.filename` as the user knows it: a file in the stage by its final name, a missing `out` as `out`."""
+        if not self.out.is_dir():
+            error.filename, error.strerror = str(self.out), "the output folder is gone (removed while it was written?)"
+            error.errno = None
+            return
+        name = Path(str(error.filename)) if error.filename else None
+        if name is None:
+            # A write that failed without naming its file (a PNG cut by a file-size limit): the one cut at the limit.
+            cut = self._cut_at_limit() if error.errno == errno.EFBIG else []
+            name = cut[0] if cut else max(self._staged(), key=lambda p: p.stat().st_mtime_ns, default=self.out)
+        if name.parent == self.stage:
+            final = name.name
+            if final.startswith(".") and final.endswith(".tmp"):  # a writer's own temporary: `.NAME.<hex>.tmp`
+                final = final[1:].rsplit(".", 2)[0]
+            error.filename = str(self.out / final)
+
+    def _cut_at_limit(self) -> list[Path]:
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource is not None else resource
+        if limit is None or limit == resource.RLIM_INFINITY:
+            return []
+        return [p for p in self._staged() if p.stat().st_size >= limit]
+
+    def _staged(self) -> list[Path]:
+        try:
+            return [p for p in self.stage.iterdir() if p.is_file()]
+        except OSError:
+            return []
+
+    def publish(self) -> list[str]:
+        """Move every file of the stage into `out`; returns their names."""
+        names = sorted(p.name for p in self.stage.iterdir() if p.is_file() and not p.name.startswith("."))
+        with interrupts.deferred():
+            phases.reached("publishing")
+            for name in names:
+                os.replace(self.stage / name, self.out / name)
+        return names

@@ -141,3 +141,35 @@ def test_a_signal_in_any_phase_ends_the_report_whole_or_untouched(logs, referenc
         assert files == expected, (where, set(files) ^ set(expected))
         _, mismatch, errors = filecmp.cmpfiles(out, whole, files, shallow=False)
         assert not mismatch and not errors, (where, mismatch, errors)
+
+
+@pytest.mark.parametrize("sig,status,said", SIGNALS, ids=[s.name for s, _, _ in SIGNALS])
+def test_a_signal_inside_inspects_own_log_reading_ends_the_report(css_one, tmp_path, monkeypatch, capsys, sig, status, said):
+    """Logs read in this process (CLINICAL_CF_WORKERS=1): the signal lands inside Inspect's reader, in its event loop
+    (sent as the reader first lists the log's zip), and still ends the report: Inspect's loop must not take a
+    Ctrl-C for a cancellation of its own task and lose it."""
+    from inspect_ai._util.async_zip import AsyncZipReader  # private: only the spot where the signal is sent
+
+    from clinical_cf.cli import main
+
+    listed = AsyncZipReader.entries
+    sent: list[int] = []
+
+    async def entries_and_signal(self):
+        if not sent:
+            sent.append(sig)
+            os.kill(os.getpid(), sig)
+        return await listed(self)
+
+    monkeypatch.setenv("CLINICAL_CF_WORKERS", "1")
+    monkeypatch.setattr(AsyncZipReader, "entries", entries_and_signal)
+    code = main(["report", css_one, "--out", str(tmp_path / "out"), "--no-cache"])
+    assert sent, "Inspect's reader never listed the log"
+    assert code == status
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"clinical-cf report: {said}"
+    assert not (tmp_path / "out").exists() or not [p for p in (tmp_path / "out").iterdir()]
+
+
+@pytest.fixture(scope="module")
+def css_one(logs):
+    return str(next(logs.glob("*.eval")))
