@@ -91,5 +91,8 @@ def write_table(table: pd.DataFrame, path, kind: str = "csv") -> None:
             safe.to_csv(partial, index=False)
         phases.reached("writing", target.name)
         os.replace(partial, target)
+    except OSError as ex:
+        ex.filename = ex.filename if ex.filename and ex.filename != str(partial) else str(target)  # never the temporary
+        raise
     finally:
         partial.unlink(missing_ok=True)

@@ -8,7 +8,6 @@ within one file system). On failure the temporary file is removed and the old fi
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import stat
@@ -16,11 +15,6 @@ import tempfile
 from pathlib import Path
 
 from clinical_cf.core import interrupts, phases
-
-try:
-    import resource  # POSIX only: the file-size limit a cut file was written under
-except ImportError:  # Windows
-    resource = None  # type: ignore[assignment]
 
 
 def current_umask() -> int:
@@ -105,22 +99,15 @@ class StagedFolder:
             error.filename, error.strerror = str(self.out), "the output folder is gone (removed while it was written?)"
             error.errno = None
             return
-        name = Path(str(error.filename)) if error.filename else None
-        if name is None:
-            # A write that failed without naming its file (a PNG cut by a file-size limit): the one cut at the limit.
-            cut = self._cut_at_limit() if error.errno == errno.EFBIG else []
-            name = cut[0] if cut else max(self._staged(), key=lambda p: p.stat().st_mtime_ns, default=self.out)
+        if not error.filename:
+            error.filename = str(self.out)  # a writer that did not say which file: the folder, never "input"
+            return
+        name = Path(str(error.filename))
         if name.parent == self.stage:
             final = name.name
             if final.startswith(".") and final.endswith(".tmp"):  # a writer's own temporary: `.NAME.<hex>.tmp`
                 final = final[1:].rsplit(".", 2)[0]
             error.filename = str(self.out / final)
-
-    def _cut_at_limit(self) -> list[Path]:
-        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource is not None else resource
-        if limit is None or limit == resource.RLIM_INFINITY:
-            return []
-        return [p for p in self._staged() if p.stat().st_size >= limit]
 
     def _staged(self) -> list[Path]:
         try:

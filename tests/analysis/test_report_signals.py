@@ -32,8 +32,11 @@ PHASES = ["start", "cache-restore", "pool-start", "reading", "pool-teardown", "b
 run ends there)."""
 SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 CLI = Path(sys.executable).parent / "clinical-cf"
-LOGS = 6
-"""Copies of one log: enough for a pool of two workers and the per-log progress lines (more than five logs)."""
+LOGS = 3
+"""Copies of one log: enough for a pool of two workers."""
+RUNS = [f"run{i + 1}" for i in range(int(os.environ.get("CLINICAL_CF_SIGNAL_RUNS", "1")))]
+"""Each case once; `CLINICAL_CF_SIGNAL_RUNS=20` runs it 20 times in one session (the flakiness count, measured with
+`pytest --cpu-hog=4`), the logs and the reference report built once."""
 
 
 def _alive(pid: int) -> bool:
@@ -117,7 +120,8 @@ def _held_run(logs: Path, out: Path, cache: Path, phase: str, sig: signal.Signal
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
 @pytest.mark.parametrize("sig,status,said", SIGNALS, ids=[s.name for s, _, _ in SIGNALS])
 @pytest.mark.parametrize("phase", PHASES)
-def test_a_signal_in_any_phase_ends_the_report_whole_or_untouched(logs, reference, tmp_path, phase, sig, status, said):
+@pytest.mark.parametrize("run", RUNS)
+def test_a_signal_in_any_phase_ends_the_report_whole_or_untouched(logs, reference, tmp_path, phase, sig, status, said, run):
     whole, warm = reference
     cache = tmp_path / "cache"
     if phase == "cache-restore":
