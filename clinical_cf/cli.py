@@ -36,7 +36,6 @@ import re
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
