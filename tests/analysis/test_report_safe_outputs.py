@@ -1,6 +1,10 @@
 """Report outputs a spreadsheet opens safely, and run labels that cannot silently mislabel (oracle logs)."""
 
+import os
+import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +13,7 @@ import pytest
 from clinical_cf.analysis.logs import misnamed
 from clinical_cf.analysis.tables import neutralised, safe_for_spreadsheets
 from clinical_cf.cli import main
+from clinical_cf.core import phases
 from clinical_cf.core.outputs import refuse_bundled
 from clinical_cf.suites import CATALOG_DIR
 from helpers import HANDWRITTEN_CASES
@@ -16,6 +21,11 @@ from helpers import HANDWRITTEN_CASES
 sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
 from hostile_logs import one_css_log, with_setting  # noqa: E402
+
+try:
+    import resource  # POSIX only: the file-size limit test
+except ImportError:
+    resource = None
 
 FORMULA = '=HYPERLINK("http://example.invalid","x")'
 
@@ -278,8 +288,6 @@ def _names(folder: Path) -> list[str]:
 def test_a_clock_step_during_a_report_never_caches_an_empty_one(css_log, tmp_path, monkeypatch, capsys):
     """The clock the report reads runs an hour ahead of the file system's (it was stepped back during the run): the
     whole-report cache must still hold the whole report, so the next run over the same log writes it whole."""
-    import time
-
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() + 3600)
     assert main(["report", css_log, "--out", str(tmp_path / "first")]) == 0
@@ -293,9 +301,6 @@ def test_a_clock_step_during_a_report_never_caches_an_empty_one(css_log, tmp_pat
 
 def test_files_already_in_out_never_enter_the_cache_nor_a_later_report(css_log, tmp_path, capsys):
     """A file of the user's in --out, dated in the future, is left alone and is not copied into another report."""
-    import os
-    import time
-
     first = tmp_path / "first"
     first.mkdir()
     mine = first / "notes.csv"
@@ -315,9 +320,6 @@ def test_files_already_in_out_never_enter_the_cache_nor_a_later_report(css_log, 
 def test_a_file_size_limit_leaves_no_cut_file_and_names_the_file_it_cut(css_log, tmp_path, capsys):
     """Under a file-size limit below the figure's size, the report fails naming the figure (its final name), and
     --out holds nothing of it: no cut PNG under its final name, no temporary file."""
-    import resource
-    import subprocess
-
     assert main(["report", css_log, "--out", str(tmp_path / "whole"), "--no-cache"]) == 0
     figure = next((tmp_path / "whole").glob("*.png"))
     limit = figure.stat().st_size // 2
@@ -337,10 +339,6 @@ def test_a_file_size_limit_leaves_no_cut_file_and_names_the_file_it_cut(css_log,
 
 def test_an_out_folder_removed_while_the_report_runs_is_named_as_the_folder(css_log, tmp_path, monkeypatch, capsys):
     """--out removed while the report writes: one line naming --out, never the hidden temporary file it was writing."""
-    import shutil
-
-    from clinical_cf.core import phases
-
     out = tmp_path / "out"
     announced = phases.reached
 
@@ -358,8 +356,6 @@ def test_an_out_folder_removed_while_the_report_runs_is_named_as_the_folder(css_
 
 @pytest.mark.parametrize("name", ["RUN.EVAL", "run.Json"])
 def test_a_log_named_in_another_case_is_named_never_ignored(css_log, tmp_path, capsys, name):
-    import shutil
-
     folder = tmp_path / "logs"
     folder.mkdir()
     shutil.copy(css_log, folder / "good.eval")

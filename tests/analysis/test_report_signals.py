@@ -20,7 +20,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from inspect_ai._util.async_zip import AsyncZipReader  # private: only the spot where a test sends its signal
 
+from clinical_cf.cli import main
 from clinical_cf.core.phases import ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -155,10 +157,6 @@ def test_a_signal_inside_inspects_own_log_reading_ends_the_report(css_one, tmp_p
     """Logs read in this process (CLINICAL_CF_WORKERS=1): the signal lands inside Inspect's reader, in its event loop
     (sent as the reader first lists the log's zip), and still ends the report: Inspect's loop must not take a
     Ctrl-C for a cancellation of its own task and lose it."""
-    from inspect_ai._util.async_zip import AsyncZipReader  # private: only the spot where the signal is sent
-
-    from clinical_cf.cli import main
-
     listed = AsyncZipReader.entries
     sent: list[int] = []
 
