@@ -20,6 +20,16 @@ import pandas as pd  # noqa: E402
 from clinical_cf.analysis.tables import format_number  # noqa: E402
 
 
+def save_png(fig, path: Path) -> None:
+    """`fig` written as PNG at `path`. A write that fails (a full disk, a file-size limit) names `path`: the
+    imaging library removes the cut file and raises an error that names none."""
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as ex:
+        ex.filename = ex.filename or str(path)
+        raise
+
+
 def _short(model: str) -> str:
     return model.split("/", 1)[-1]
 
@@ -62,7 +72,7 @@ def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
         ax.set_ylabel("rank (1 = best)")
         ax.set_title(f"CMS vs CSS ranking{f' (judge {_short(str(judge))})' if judge else ''}", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_png(fig, path)
     plt.close(fig)
     return path
 
@@ -123,7 +133,7 @@ def family_figure(table3: pd.DataFrame):
 def family_small_multiples(table3: pd.DataFrame, path: Path) -> Path:
     """Figure 2 (`family_figure`) written as PNG."""
     fig = family_figure(table3)
-    fig.savefig(path, dpi=120)
+    save_png(fig, path)
     plt.close(fig)
     return path
 
@@ -141,7 +151,7 @@ def agent_lift(lift: pd.DataFrame, path: Path, family: str = "D") -> Path:
     ax.set_title(f"Family {family}: single-shot vs tool-using agent")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_png(fig, path)
     plt.close(fig)
     return path
 

@@ -30,8 +30,9 @@ import signal
 import sys
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
-from multiprocessing import Pool
+from multiprocessing import Pool, active_children
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,9 @@ from inspect_ai.log import (
 )
 
 from clinical_cf.analysis.cache_keys import _file_hash, _local, cache_dir
+from clinical_cf.core import interrupts, phases
 from clinical_cf.core.errors import CatalogError, shown
+from clinical_cf.core.interrupts import INTERRUPTS
 
 EXCLUDED_FIELDS: frozenset[str] = frozenset({"events", "messages", "attachments", "output", "timelines"})
 """EvalSample fields no consumer reads; `read_eval_log` skips them while parsing."""
@@ -83,12 +86,24 @@ def list_logs(paths: str | Path | Sequence[str | Path], strict: bool = False) ->
             out.append(text.removeprefix("file://"))  # a log file, local or remote (read_eval_log reads both)
         elif (local is not None and local.is_dir()) or "://" in text:
             found = [info.name.removeprefix("file://") for info in list_eval_logs(text)]
-            if strict and not found:
+            # A log whose extension is in another case (RUN.EVAL): Inspect lists and reads only `.eval`/`.json`, so it
+            # is listed here to be named and skipped with why (`misnamed`), never left out without a word.
+            odd = sorted(str(f) for f in local.rglob("*") if misnamed(f) and f.is_file()) if local is not None else []
+            if strict and not found and not odd:
                 raise CatalogError(text, "holds no Inspect logs (*.eval or *.json written by inspect eval)")
-            out += found
+            out += found + odd
         else:
             out.append(text)
     return list(dict.fromkeys(out))
+
+
+def misnamed(path: str | Path) -> str | None:
+    """Why a file with an Inspect log's extension in another case (`RUN.EVAL`, `x.Json`) is not read, else None."""
+    suffix = Path(str(path)).suffix
+    if suffix.lower() in (".eval", ".json") and suffix not in (".eval", ".json"):
+        return (f"is not read: Inspect reads logs named *.eval or *.json (lower case); rename it to "
+                f"{Path(str(path)).stem}{suffix.lower()} to include it")
+    return None
 
 
 def explicit_files(paths: str | Path | Sequence[str | Path]) -> set[str]:
@@ -307,6 +322,8 @@ def _summary_job(path: str, label: str | None, wanted: tuple[str, ...] | None, u
     (`RowCache`) without parsing the log at all; a damaged entry is named in a warning and rebuilt from the log.
     """
     warnings: list[str] = []
+    if misnamed(path):
+        return "skip", misnamed(path)
     cache = RowCache.for_log(path) if use_cache else None
     try:
         if cache is not None:
@@ -433,9 +450,6 @@ def _summaries_in_parallel(files: list[str], labels: dict[str, str] | None, want
     yield from in_workers(_summary_job, jobs, workers)
 
 
-INTERRUPTS = {signal.SIGINT, signal.SIGTERM}
-
-
 def ignore_interrupts() -> None:
     """Worker processes leave Ctrl-C to the report's own process, which ends with one line (no worker tracebacks),
     and end quietly on SIGTERM (the report's pool terminating them; not the handler the CLI process installed)."""
@@ -459,22 +473,46 @@ def in_workers(function, jobs: list[tuple], workers: int) -> Iterator:
     report ended is an orphan)."""
 
     # A signal that lands while the pool forks its workers would be raised inside Pool() (no pool to terminate yet)
-    # or inside an at-fork callback, where Python ignores exceptions (the report then ran on, its signal lost): it
-    # is held back until the pool exists, then raised here, where the pool is terminated.
-    mask = hasattr(signal, "pthread_sigmask")
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS) if mask else None
+    # or inside an at-fork callback, where Python ignores exceptions (the report then ran on, its signal lost); one
+    # that lands while the pool is ended would cut `terminate` short and leave workers running. Both windows hold
+    # it back (`interrupts.deferred`) and raise it as they close, where the pool is (or has been) terminated.
     pool = None
     try:
-        pool = Pool(processes=workers, initializer=ignore_interrupts)
-        if mask:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            mask = False
+        with interrupts.deferred():
+            pool = Pool(processes=workers, initializer=ignore_interrupts)
+            phases.reached("pool-start", " ".join(str(child.pid) for child in active_children()))
         yield from pool.imap(_call, [(function, job) for job in jobs])
     finally:
-        if mask:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if pool is not None:
-            pool.terminate()  # ends every worker now, mid-job included
+            with interrupts.deferred():
+                phases.reached("pool-teardown")
+                pool.terminate()  # ends every worker now, mid-job included, and joins them
+
+
+def _summary_results(files: list[str], results: Iterator, named: set[str], known: list[str] | None, progress: bool,
+                     intern: _Interner) -> Iterator:
+    """`iter_logs`'s answers in summaries mode, from the workers' results in the order of `files`."""
+    for i, (path, result) in enumerate(zip(files, results, strict=False), 1):
+        if progress and len(files) > 5:
+            print(f"read log {i}/{len(files)}", file=sys.stderr)
+        phases.reached("reading", str(i))
+        if result[0] == "ok" and known is not None and result[1].suite not in known:
+            result = ("skip", unknown_suite(result[1].suite, known))
+        elif result[0] == "ok" and not _scored(result[2]):
+            result = ("skip", NO_SCORES)
+        if result[0] == "skip":
+            if path in named:
+                raise CatalogError(path, result[1])
+            yield path, result[1]
+        else:
+            for line in result[3]:
+                print(f"report: warning: {line}", file=sys.stderr)
+            # Strings repeated across logs (a case's metadata seen by six models) kept once.
+            frame = result[2]
+            for col in frame.columns:
+                if frame[col].dtype == object:
+                    frame[col] = frame[col].map(intern)
+            yield result[1], frame
 
 
 def iter_logs(
@@ -503,34 +541,18 @@ def iter_logs(
     known = list(known_suites) if known_suites is not None else None
     if mode == "summaries":
         intern = _Interner()
-        for i, (path, result) in enumerate(zip(files, _summaries_in_parallel(files, labels, wanted, use_cache, workers), strict=False), 1):
-            if progress and len(files) > 5:
-                print(f"read log {i}/{len(files)}", file=sys.stderr)
-            if result[0] == "ok" and known is not None and result[1].suite not in known:
-                result = ("skip", unknown_suite(result[1].suite, known))
-            elif result[0] == "ok" and not _scored(result[2]):
-                result = ("skip", NO_SCORES)
-            if result[0] == "skip":
-                if path in named:
-                    raise CatalogError(path, result[1])
-                yield path, result[1]
-            else:
-                for line in result[3]:
-                    print(f"report: warning: {line}", file=sys.stderr)
-                # Strings repeated across logs (a case's metadata seen by six models) kept once.
-                frame = result[2]
-                for col in frame.columns:
-                    if frame[col].dtype == object:
-                        frame[col] = frame[col].map(intern)
-                yield result[1], frame
+        # Closed here, not when garbage collected: `zip` stops at the last file without asking the pool's generator
+        # for more, and a Ctrl-C raised while a collected generator ends its pool is printed and dropped by Python.
+        with closing(_summaries_in_parallel(files, labels, wanted, use_cache, workers)) as results:
+            yield from _summary_results(files, results, named, known, progress, intern)
         return
     intern = _Interner()
     for i, path in enumerate(files, start=1):
         if progress and len(files) > 5:
             print(f"reading log {i}/{len(files)}", file=sys.stderr)
-        why = None
+        why = misnamed(path)
         try:
-            if wanted is not None:
+            if why is None and wanted is not None:
                 suite = (read_eval_log(path, header_only=True).eval.metadata or {}).get("suite")
                 if suite not in wanted:
                     why = f"is not a {' or '.join(sorted(wanted))} log (its suite is {suite!r})"

@@ -25,8 +25,12 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from clinical_cf.analysis.cache_keys import _file_hash, cache_dir
+from clinical_cf.core import phases
+from clinical_cf.core.atomic import StagedFolder
 
-REPORT_CACHE_VERSION = "report-1"
+REPORT_CACHE_VERSION = "report-2"
+REPORT = "report.md"
+"""The file every report writes: an entry without it is damaged (a report cut short, or one of an older version)."""
 SOURCES = Path(__file__).resolve().parent
 
 
@@ -57,7 +61,7 @@ def local_logs(paths: Sequence[str]) -> list[str] | None:
         if path.is_file():
             out.append(str(path.resolve()))
         elif path.is_dir():
-            out += sorted(str(p.resolve()) for p in path.rglob("*") if p.suffix in (".eval", ".json") and p.is_file())
+            out += sorted(str(p.resolve()) for p in path.rglob("*") if p.suffix.lower() in (".eval", ".json") and p.is_file())
         else:
             return None
     return sorted(set(out))
@@ -93,31 +97,35 @@ def _sha(file: Path) -> str:
 
 
 def restore(key: str | None, out: Path) -> list[str] | None:
-    """The cached report copied into `out` and the terminal lines it printed, or None (no entry, or a damaged one)."""
+    """The cached report copied into `out` (all its files or none) and the terminal lines it printed, or None (no
+    entry, or a damaged one: a file missing or altered, or no report.md)."""
     entry = _entry(key) if key else None
     if entry is None or not entry.is_dir():
         return None
     try:
         manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
+        if REPORT not in manifest["files"]:
+            raise ValueError(f"it holds no {REPORT}")
         for name, digest in manifest["files"].items():
-            if Path(name).name != name or _sha(entry / name) != digest:
+            if Path(name).name != name or name.startswith(".") or _sha(entry / name) != digest:
                 raise ValueError(f"{name} does not match its manifest")
-        out.mkdir(parents=True, exist_ok=True)
-        for name in manifest["files"]:
-            partial = out / f".{name}.{uuid.uuid4().hex}.tmp"
-            shutil.copyfile(entry / name, partial)
-            os.replace(partial, out / name)
-        return [str(line) for line in manifest["lines"]]
+        lines = [str(line) for line in manifest["lines"]]
     except (OSError, ValueError, KeyError, TypeError) as ex:
         print(f"report: warning: report cache entry {entry.name} is damaged ({type(ex).__name__}: {ex}); rebuilt from the logs",
               file=sys.stderr)
         shutil.rmtree(entry, ignore_errors=True)
         return None
+    with StagedFolder(out) as staged:
+        for name in manifest["files"]:
+            shutil.copyfile(entry / name, staged.stage / name)
+            phases.reached("cache-restore", name)
+        staged.publish()
+    return lines
 
 
-def save(key: str | None, out: Path, lines: list[str], since: float = 0.0) -> None:
-    """Keep the files the report just wrote in `out` (modified at `since` or later) under `key`; a cache folder that
-    cannot be written costs speed only."""
+def save(key: str | None, out: Path, lines: list[str], names: Sequence[str]) -> None:
+    """Keep the files the report just wrote in `out` (`names`: those and no others, whatever else `out` holds or
+    whatever their dates) under `key`; a cache folder that cannot be written costs speed only."""
     entry = _entry(key) if key else None
     if entry is None:
         return
@@ -125,10 +133,10 @@ def save(key: str | None, out: Path, lines: list[str], since: float = 0.0) -> No
     try:
         partial.mkdir(parents=True)
         files = {}
-        for file in sorted(out.iterdir()):
-            if file.is_file() and not file.name.startswith(".") and file.stat().st_mtime >= since:
-                shutil.copyfile(file, partial / file.name)
-                files[file.name] = _sha(partial / file.name)
+        for name in names:
+            shutil.copyfile(out / name, partial / name)
+            files[name] = _sha(partial / name)
+            phases.reached("cache-save", name)
         (partial / "manifest.json").write_text(json.dumps({"files": files, "lines": lines}), encoding="utf-8")
         shutil.rmtree(entry, ignore_errors=True)
         os.replace(partial, entry)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from clinical_cf.core import phases
+
 NO_DATA = "no data"
 """What a missing number shows: a measured zero prints as 0, a value nobody measured never does."""
 
@@ -88,6 +90,10 @@ def write_table(table: pd.DataFrame, path, kind: str = "csv") -> None:
             safe.to_parquet(partial, index=False)
         else:
             safe.to_csv(partial, index=False)
+        phases.reached("writing", target.name)
         os.replace(partial, target)
+    except OSError as ex:
+        ex.filename = ex.filename if ex.filename and ex.filename != str(partial) else str(target)  # never the temporary
+        raise
     finally:
         partial.unlink(missing_ok=True)

@@ -36,7 +36,6 @@ import re
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -67,7 +66,8 @@ from clinical_cf.catalog.css.review_packet import MAX_PER_INTERVENTION, write_re
 from clinical_cf.catalog.css.schema import case_json_schema, case_notes, case_problems, load_cases
 from clinical_cf.catalog.css.template_families import catalog_template
 from clinical_cf.catalog.css.why import explain
-from clinical_cf.core.atomic import same_file, write_text_atomic
+from clinical_cf.core import interrupts, phases
+from clinical_cf.core.atomic import StagedFolder, same_file, write_text_atomic
 from clinical_cf.core.errors import CatalogError, PrerequisiteError, Terminated, shown
 from clinical_cf.core.loading import load_json_line, load_jsonl, read_text_checked, resolve_user_path, split_records
 from clinical_cf.core.locking import exclusive, lock_path_for, read_lock, write_lock
@@ -569,6 +569,12 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    # Ctrl-C and SIGTERM are raised wherever the report is, Inspect's own log reading included (`interrupts.raised`).
+    with interrupts.raised():
+        return _report(args)
+
+
+def _report(args: argparse.Namespace) -> int:
     predictions = None
     if args.confirmatory:
         predictions = resolve_user_path(args.predictions) if args.predictions else CSS_DIR / "predictions.yaml"
@@ -578,6 +584,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.out)
     # Unchanged logs, labels, predictions and code: the same report, copied from the whole-report cache.
     options = [*(args.label or []), *(["--include-incomplete"] if args.include_incomplete else [])]
+    phases.reached("start")
     key = report_cache.report_key(args.logs, options, predictions) if cache and not (args.rewards or args.gate) else None
     replayed = report_cache.restore(key, out)
     if replayed is not None:
@@ -590,7 +597,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from clinical_cf.analysis.report import export_rewards, regression_gate
     from clinical_cf.analysis.sections import REPORT_SUITES, build_report
 
-    started = time.time() - 1  # file times may be rounded down to the second
     tee = report_cache.Tee(sys.stderr)
     sys.stderr = tee
     try:
@@ -599,10 +605,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
         rows = read_logs(args.logs, progress=True, mode="summaries", labels=labels, strict=True, use_cache=cache,
                          include_incomplete=args.include_incomplete, known_suites=REPORT_SUITES)
         baseline = read_logs(args.baseline, suites=["css"], mode="summaries", strict=True, use_cache=cache) if args.gate else None
-        report = build_report(rows, out, predictions)
+        phases.reached("between-pools")
+        # Written whole into --out, or not at all: a report cut short (an error, Ctrl-C) leaves --out as it was.
+        with StagedFolder(out) as staged:
+            report = out / build_report(rows, staged.stage, predictions).name
+            written = staged.publish()
     finally:
         sys.stderr = tee.stream
-    report_cache.save(key, out, tee.lines, since=started)
+    # Exactly the files this report wrote: never older or future-dated files that were already in --out.
+    report_cache.save(key, out, tee.lines, written)
+    phases.reached("done")
     print(f"wrote {report} (tables as CSV and figures next to it, report.html self-contained)")
     if args.rewards:
         print(f"wrote {export_rewards(rows, args.rewards)} reward records to {args.rewards}")

@@ -9,9 +9,12 @@ within one file system). On failure the temporary file is removed and the old fi
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
+
+from clinical_cf.core import interrupts, phases
 
 
 def current_umask() -> int:
@@ -64,3 +67,59 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     except OSError:
         pass
     return a.resolve() == b.resolve()
+
+
+class StagedFolder:
+    """A command's set of files written whole into `out` together, or none of them.
+
+    The files are written into a hidden folder inside `out` (`stage`, on the same file system), then moved into
+    `out` by `publish`, one `os.replace` each, with SIGINT and SIGTERM held back until the last is in place: a
+    run cut short (an error, Ctrl-C, a full disk, a file-size limit) leaves `out` as it was, with no cut file under
+    a final name. The stage is removed however the block ends. An error about a file in the stage names the file
+    it was to become (`out/NAME`), never the hidden temporary one.
+    """
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+        self.stage = self.out
+
+    def __enter__(self) -> StagedFolder:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.stage = Path(tempfile.mkdtemp(prefix=".staged-", suffix=".tmp", dir=self.out))
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if isinstance(error, OSError):
+            self.name_for_user(error)
+        shutil.rmtree(self.stage, ignore_errors=True)
+
+    def name_for_user(self, error: OSError) -> None:
+        """`error.filename` as the user knows it: a file in the stage by its final name, a missing `out` as `out`."""
+        if not self.out.is_dir():
+            error.filename, error.strerror = str(self.out), "the output folder is gone (removed while it was written?)"
+            error.errno = None
+            return
+        if not error.filename:
+            error.filename = str(self.out)  # a writer that did not say which file: the folder, never "input"
+            return
+        name = Path(str(error.filename))
+        if name.parent == self.stage:
+            final = name.name
+            if final.startswith(".") and final.endswith(".tmp"):  # a writer's own temporary: `.NAME.<hex>.tmp`
+                final = final[1:].rsplit(".", 2)[0]
+            error.filename = str(self.out / final)
+
+    def _staged(self) -> list[Path]:
+        try:
+            return [p for p in self.stage.iterdir() if p.is_file()]
+        except OSError:
+            return []
+
+    def publish(self) -> list[str]:
+        """Move every file of the stage into `out`; returns their names."""
+        names = sorted(p.name for p in self.stage.iterdir() if p.is_file() and not p.name.startswith("."))
+        with interrupts.deferred():
+            phases.reached("publishing")
+            for name in names:
+                os.replace(self.stage / name, self.out / name)
+        return names

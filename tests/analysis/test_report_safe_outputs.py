@@ -1,13 +1,19 @@
 """Report outputs a spreadsheet opens safely, and run labels that cannot silently mislabel (oracle logs)."""
 
+import os
+import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from clinical_cf.analysis.logs import misnamed
 from clinical_cf.analysis.tables import neutralised, safe_for_spreadsheets
 from clinical_cf.cli import main
+from clinical_cf.core import phases
 from clinical_cf.core.outputs import refuse_bundled
 from clinical_cf.suites import CATALOG_DIR
 from helpers import HANDWRITTEN_CASES
@@ -15,6 +21,11 @@ from helpers import HANDWRITTEN_CASES
 sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
 from hostile_logs import one_css_log, with_setting  # noqa: E402
+
+try:
+    import resource  # POSIX only: the file-size limit test
+except ImportError:
+    resource = None
 
 FORMULA = '=HYPERLINK("http://example.invalid","x")'
 
@@ -265,3 +276,95 @@ def test_an_out_beside_the_bundled_data_is_not_refused(tmp_path):
     sibling = _bundled().parent / (_bundled().name + "-exports")
     assert refuse_bundled(sibling) == sibling
     assert refuse_bundled(tmp_path / "out") == tmp_path / "out"
+
+
+# ---------------------------------------------------------------- the writing of --out (issue 46)
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_clock_step_during_a_report_never_caches_an_empty_one(css_log, tmp_path, monkeypatch, capsys):
+    """The clock the report reads runs an hour ahead of the file system's (it was stepped back during the run): the
+    whole-report cache must still hold the whole report, so the next run over the same log writes it whole."""
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 3600)
+    assert main(["report", css_log, "--out", str(tmp_path / "first")]) == 0
+    monkeypatch.setattr(time, "time", real)
+    capsys.readouterr()
+    assert main(["report", css_log, "--out", str(tmp_path / "second")]) == 0
+    assert "reused from the report cache" in capsys.readouterr().out  # the cache answered: what it holds is checked
+    assert "report.md" in _names(tmp_path / "second")
+    assert _names(tmp_path / "second") == _names(tmp_path / "first")
+
+
+def test_files_already_in_out_never_enter_the_cache_nor_a_later_report(css_log, tmp_path, capsys):
+    """A file of the user's in --out, dated in the future, is left alone and is not copied into another report."""
+    first = tmp_path / "first"
+    first.mkdir()
+    mine = first / "notes.csv"
+    mine.write_text("mine\n", encoding="utf-8")
+    later = time.time() + 86400
+    os.utime(mine, (later, later))
+    assert main(["report", css_log, "--out", str(first)]) == 0
+    assert mine.read_text(encoding="utf-8") == "mine\n"
+    assert main(["report", css_log, "--out", str(tmp_path / "second")]) == 0
+    assert "reused from the report cache" in capsys.readouterr().out
+    assert "notes.csv" not in _names(tmp_path / "second")
+    assert _names(tmp_path / "second") == sorted(set(_names(first)) - {"notes.csv"})
+
+
+@pytest.mark.slow  # a CLI subprocess
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_file_size_limit_leaves_no_cut_file_and_names_the_file_it_cut(css_log, tmp_path, capsys):
+    """Under a file-size limit below the figure's size, the report fails naming the figure (its final name), and
+    --out holds nothing of it: no cut PNG under its final name, no temporary file."""
+    assert main(["report", css_log, "--out", str(tmp_path / "whole"), "--no-cache"]) == 0
+    figure = next((tmp_path / "whole").glob("*.png"))
+    limit = figure.stat().st_size // 2
+    assert all(f.stat().st_size < limit for f in (tmp_path / "whole").glob("single_shot_*.csv"))  # the figure is cut first
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    out = tmp_path / "limited"
+    done = subprocess.run([str(Path(sys.executable).parent / "clinical-cf"), "report", css_log, "--out", str(out), "--no-cache"],
+                          preexec_fn=limited, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"error: {out / figure.name}: File too large (errno 27)", done.stderr
+    assert "Traceback" not in done.stderr
+    assert _names(out) == []
+
+
+def test_an_out_folder_removed_while_the_report_runs_is_named_as_the_folder(css_log, tmp_path, monkeypatch, capsys):
+    """--out removed while the report writes: one line naming --out, never the hidden temporary file it was writing."""
+    out = tmp_path / "out"
+    announced = phases.reached
+
+    def remove_out(phase: str, detail: str = "") -> None:
+        if phase == "writing":
+            shutil.rmtree(out, ignore_errors=True)
+        announced(phase, detail)
+
+    monkeypatch.setattr(phases, "reached", remove_out)
+    assert main(["report", css_log, "--out", str(out), "--no-cache"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"error: {out}: the output folder is gone"), err
+    assert ".tmp" not in err[-1]
+
+
+@pytest.mark.parametrize("name", ["RUN.EVAL", "run.Json"])
+def test_a_log_named_in_another_case_is_named_never_ignored(css_log, tmp_path, capsys, name):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(css_log, folder / "good.eval")
+    shutil.copy(css_log, folder / name)
+    assert main(["report", str(folder), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if name in line]
+    assert said and "rename it" in said[0], err
+    assert name in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    # Named on the command line: an error naming it, with the same reason.
+    assert main(["report", str(folder / name), "--out", str(tmp_path / "named")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {folder / name}: {misnamed(folder / name)}"
