@@ -48,6 +48,7 @@ from clinical_cf.core.errors import CatalogError, Terminated, shown
 from clinical_cf.core.loading import load_jsonl, resolve_user_path
 from clinical_cf.core.locking import lock_path_for, read_lock, write_lock
 from clinical_cf.core.options import MAX_COUNT, MAX_SEED, output_path, real_number, whole_number
+from clinical_cf.core.terminal import SafeStream, echo_guarded
 from clinical_cf.inputs import validate_file
 
 
@@ -691,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     from clinical_cf.analysis.workflow_controller import build_parser as workflow_controller_parser
     from clinical_cf.analysis.workflow_controller import run_args as workflow_controller_run
     from clinical_cf.catalog.css.review_packet import MAX_PER_INTERVENTION
-    from clinical_cf.suites import input_kinds
+    from clinical_cf.suites import SUITES, input_kinds
 
     seed = whole_number(0, MAX_SEED)
 
@@ -853,17 +854,17 @@ def build_parser() -> argparse.ArgumentParser:
     _command(
         exports, "register", "inspect_evals Register eval.yaml per suite, versioned N-X", _cmd_export_register,
         _arg("--out", type=output_path, help="register directory (default: the checkout's register/)"),
-        _arg("--suite", action="append", help="only this suite (repeatable)"),
+        _arg("--suite", action="append", choices=list(SUITES), help="only this suite (repeatable)"),
         _arg("--interface-change", action="store_true", help="bump X: the interface changed, scores did not"),
         _arg("--commit", help="pin this commit as the entries' source (default: the one pinned before, else HEAD)"),
     )
     _command(
         exports, "dataset", "a suite's records and samples as JSONL with a dataset card", _cmd_export_dataset,
-        _arg("--suite", required=True), _arg("--out", type=output_path, required=True),
+        _arg("--suite", required=True, choices=list(SUITES)), _arg("--out", type=output_path, required=True),
     )
     _command(
         exports, "lm-eval", "lm-evaluation-harness task YAML and data (MedPIC, workflow)", _cmd_export_lm_eval,
-        _arg("--out", type=output_path, required=True), _arg("--suite", action="append", help="only this suite (repeatable)"),
+        _arg("--out", type=output_path, required=True), _arg("--suite", action="append", choices=list(SUITES), help="only this suite (repeatable)"),
     )
 
     schema = _group(sub, "schema", "print a JSON Schema")
@@ -878,14 +879,35 @@ def _terminate(signum, frame) -> NoReturn:
 def main(argv: list[str] | None = None) -> int:
     import signal
 
-    args = build_parser().parse_args(argv)
-    # SIGTERM ends a command as Ctrl-C does: raised where it runs, so worker pools are ended and files left whole.
-    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+    words = sys.argv[1:] if argv is None else list(argv)
+    # Everything printed, from here to the end (usage errors included), is terminal-safe and echoes no value the
+    # user passed that names no file beyond its start (clinical_cf.core.terminal).
+    parser = build_parser()
+    streams = sys.stdout, sys.stderr
+    guarded = set(echo_guarded(words)) - parser_words(parser)
+    sys.stdout, sys.stderr = SafeStream(sys.stdout, guarded), SafeStream(sys.stderr, guarded)
+    previous = None
     try:
+        args = parser.parse_args(words)
+        # SIGTERM ends a command as Ctrl-C does: raised where it runs, so worker pools are ended and files left whole.
+        previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
         return _run(args)
     finally:
+        sys.stdout, sys.stderr = streams
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def parser_words(parser: argparse.ArgumentParser) -> set[str]:
+    """Every word the parser itself defines (subcommand names, choices): never a value of the user's to guard."""
+    words: set[str] = set()
+    for action in parser._actions:
+        for choice in action.choices or ():
+            words.add(str(choice))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                words |= parser_words(sub)
+    return words
 
 
 def _main_thread() -> bool:

@@ -10,6 +10,8 @@ from clinical_cf.replies.contract import as_flag
 from clinical_cf.replies.final import MAX_REPLY_CHARS, final_answer, number_problem
 from clinical_cf.replies.json_answers import json_objects, lowered_keys
 from clinical_cf.replies.judge_input import DATA_NOTICE, boundary, data_block
+from clinical_cf.replies.provider import provider_reply
+from clinical_cf.replies.whole import not_whole
 
 # --------------------------------------------------------------------------- the reader role (step d)
 
@@ -207,7 +209,12 @@ async def ask_reader(model: Any, task: ReaderTask, final: str, conflict: str | N
         config=GenerateConfig(response_schema=schema, temperature=0.0),
         cache=False,
     )
-    reply = output.completion or ""
+    response = provider_reply(output)
+    reply = response.text
+    # A reading the provider cut or withheld is not read, as for every other reply (clinical_cf.replies.whole).
+    cut = response.missing or not_whole(reply, response.stop_reason)
+    if cut:
+        return ReaderOutcome(None, reply, str(model), f"reader reply: {cut}")
     problem = number_problem(final_answer(reply))
     if problem:
         return ReaderOutcome(None, reply, str(model), f"reader reply: {problem}")
