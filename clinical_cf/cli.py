@@ -248,6 +248,7 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         build_counterfactuals,
         write_counterfactuals,
     )
+    _refuse_discarding_decisions(Path(args.out))
     catalog = load_catalog(resolve_user_path(args.catalog) if args.catalog else _catalog_default())
     cases = load_cases(resolve_user_path(args.cases))
     families = "".join(f for f in args.families.upper() if f.isalpha())
@@ -287,6 +288,20 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         print(f"wrote {name}: {path}")
     print("review review.html, then evaluate with -T counterfactuals=" + str(paths["counterfactuals"]))
     return 0
+
+
+def _refuse_discarding_decisions(out: Path) -> None:
+    """A rebuild into a folder whose set holds a reviewer's decisions would replace them: refused before anything runs
+    (a set that cannot be read is refused too: it may hold decisions)."""
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
+
+    existing = out / "counterfactuals.jsonl"
+    if not existing.exists():
+        return
+    decided = [e.tuple_id for e in load_jsonl(existing, FrozenCounterfactual, "tuple_id") if e.decision is not None]
+    if decided:
+        raise CatalogError(existing, f"holds {len(decided)} reviewer decision(s) (first: {decided[0]}); a rebuild would discard "
+                           "them: choose another --out (or move the reviewed set away first)", field="--out")
 
 
 def _root_cause(error: BaseException) -> str:
@@ -864,7 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _command(
         exports, "lm-eval", "lm-evaluation-harness task YAML and data (MedPIC, workflow)", _cmd_export_lm_eval,
-        _arg("--out", type=output_path, required=True), _arg("--suite", action="append", choices=list(SUITES), help="only this suite (repeatable)"),
+        _arg("--out", type=output_path, required=True),
+        _arg("--suite", action="append", choices=list(SUITES), help="only this suite (repeatable)"),
     )
 
     schema = _group(sub, "schema", "print a JSON Schema")
@@ -923,13 +939,21 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {ex}", file=sys.stderr)
         return 2
     except UnicodeError as ex:
-        print(f"error: input: cannot read ({ex})", file=sys.stderr)
+        # Writing text a file's encoding cannot hold is not reading it.
+        doing = "cannot write" if isinstance(ex, UnicodeEncodeError) else "cannot read an input"
+        print(f"error: {doing} ({ex})", file=sys.stderr)
         return 2
     except OSError as ex:
-        # By its real cause: a full disk on writing is not "cannot read".
-        where = getattr(ex, "filename", None) or "input"
-        print(f"error: {where}: {ex.strerror or ex}" + (f" (errno {ex.errno})" if ex.errno else ""), file=sys.stderr)
+        # By its real cause, naming the file when the error does (a file being written is named by the writer,
+        # clinical_cf.core.atomic): a full disk on writing is not "cannot read", and no file is not "input".
+        where = f"{ex.filename}: " if getattr(ex, "filename", None) else ""
+        print(f"error: {where}{ex.strerror or ex}" + (f" (errno {ex.errno})" if ex.errno else ""), file=sys.stderr)
         return 2
+    except EOFError:
+        # Input ended at a question (Ctrl-D, or a closed pipe): one line; nothing was written (answers are written
+        # once every question is asked).
+        print(f"clinical-cf {args.command}: input ended before every question was answered; nothing was written", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as ex:
         # Ctrl-C or SIGTERM (a long report): one line and the shell's status for the signal, no traceback.
         # Outputs are written atomically, so nothing half-written is left behind.

@@ -209,7 +209,7 @@ def snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
     """(size, mtime) of every file under the roots, links not followed."""
     state: dict[str, tuple[int, int]] = {}
     for root in roots:
-        for folder, dirs, files in os.walk(root):
+        for folder, _dirs, files in os.walk(root):
             for name in files:
                 path = Path(folder) / name
                 with contextlib.suppress(OSError):
