@@ -309,3 +309,81 @@ def test_every_command_line_ends_cleanly_safely_and_writes_only_what_it_names(is
     words, argv = data.draw(command_lines(isolated_cli))
     problems = fuzz_once(words, argv, isolated_cli)
     assert not problems, f"clinical-cf {' '.join(map(repr, argv))}: {problems}"
+
+
+# ---------------------------------------------------------------- prompts, locks and rebuilds
+
+PACKET = Path(__file__).parent / "fixtures" / "packets" / "text" / "mdt-gastric.txt"
+
+
+class Terminal(io.StringIO):
+    """A terminal on stdin whose user ends the input (Ctrl-D) or interrupts (Ctrl-C) at the first question."""
+
+    def __init__(self, ending: type[BaseException]) -> None:
+        super().__init__("")
+        self.ending = ending
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self, *args) -> str:
+        raise self.ending()
+
+
+@pytest.mark.parametrize("ending", [EOFError, KeyboardInterrupt])
+def test_input_ending_at_a_question_is_one_line_and_writes_nothing(ending, tmp_path, monkeypatch):
+    out = tmp_path / "cases.jsonl"
+    assert run(["cases", "import", str(PACKET), "--out", str(out)]).code == 1
+    questions = tmp_path / "cases.questions.jsonl"
+    before = questions.read_bytes()
+    monkeypatch.setattr("sys.stdin", Terminal(ending))
+    monkeypatch.setattr("builtins.input", lambda prompt="": (_ for _ in ()).throw(ending()))
+    outcome = run(["cases", "answer", str(questions), "--out", str(out)])
+    assert outcome.escaped is None and outcome.code in (1, 130), outcome
+    assert len(outcome.err.strip().splitlines()) == 1 and "Traceback" not in outcome.err
+    assert not out.exists() and questions.read_bytes() == before
+
+
+def test_a_set_held_by_another_process_is_one_line_naming_the_holder(tmp_path, monkeypatch):
+    """A second process holds the set (a review being recorded): `counterfactuals lock` waits briefly, then one line."""
+    import subprocess  # noqa: PLC0415 - the holder is another process
+    import sys  # noqa: PLC0415
+
+    out = tmp_path / "set"
+    assert run(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "D",
+                "--out", str(out)]).code == 0
+    path = out / "counterfactuals.jsonl"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from clinical_cf.core.locking import exclusive\n"
+        f"with exclusive({str(path)!r}, 'counterfactuals review'):\n    print('held', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr("clinical_cf.core.locking.WAIT_SECONDS", 0.2)
+        before = path.read_bytes()
+        outcome = run(["counterfactuals", "lock", str(path)])
+        assert outcome.code == 2 and outcome.escaped is None
+        assert "counterfactuals review" in outcome.err and "nothing was changed" in outcome.err
+        assert path.read_bytes() == before
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_rebuild_never_discards_a_reviewers_decisions(tmp_path):
+    out = tmp_path / "set"
+    build = ["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "D", "--out", str(out)]
+    assert run(build).code == 0
+    path = out / "counterfactuals.jsonl"
+    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    decisions = tmp_path / "decisions.jsonl"
+    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual  # noqa: PLC0415 - the entry's content hash
+
+    first = FrozenCounterfactual.model_validate(entries[0])
+    decisions.write_text(json.dumps({"tuple_id": first.tuple_id, "decision": "approved", "reviewer": "dr-a",
+                                     "content_sha256": first.content_sha256}) + "\n")
+    assert run(["counterfactuals", "review", str(path), "--decisions", str(decisions)]).code == 0
+    reviewed = path.read_bytes()
+    outcome = run(build)
+    assert outcome.code == 2 and "decision" in outcome.err and str(path) in outcome.err
+    assert path.read_bytes() == reviewed
