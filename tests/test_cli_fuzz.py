@@ -175,8 +175,11 @@ def command_lines(draw, world: World) -> tuple[tuple[str, ...], list[str]]:
 
 
 def _into_bundled(value: str) -> bool:
-    resolved = Path(value).resolve()
-    return any(root == resolved or root in resolved.parents for root in bundled_data_dirs()) or Path(value).is_symlink()
+    try:
+        resolved = Path(value).resolve()
+        return any(root == resolved or root in resolved.parents for root in bundled_data_dirs()) or Path(value).is_symlink()
+    except OSError:  # a name too long for the file system names no file
+        return False
 
 
 # ---------------------------------------------------------------- running one and checking it
