@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 matplotlib.use("Agg")  # no display: figures are written to files
 
@@ -40,7 +42,6 @@ def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
 
     The rank axis has whole-rank ticks (1 = best at the top); entries tied at a rank share one label.
     """
-    from matplotlib.ticker import MaxNLocator
 
     judges = list(table2.groupby("judge")) if "judge" in table2.columns else [("", table2)]
     tallest = max(len(group) for _, group in judges)
@@ -77,7 +78,6 @@ def family_figure(table3: pd.DataFrame):
     of one entry sit side by side in the judges' colours (legend), so a judge's scale is read across
     entries, never mixed with another's. Whiskers are the case-clustered 95% interval.
     """
-    from matplotlib.patches import Patch
 
     families = sorted(table3["family"].unique())
     has_judge = "judge" in table3.columns

@@ -23,6 +23,7 @@ import pandas as pd
 
 from clinical_cf.analysis.runs import latest_run
 from clinical_cf.replies import PROVENANCES
+from clinical_cf.suites import SUITES
 
 KEYS = ["model", "judge", "run", "suite"]
 OUTCOMES = ["samples", "scored", "error", "limit"]
@@ -42,8 +43,6 @@ def _metadata(value: Any) -> dict[str, Any]:
 
 
 def _suite_of(task: str) -> str:
-    from clinical_cf.suites import SUITES
-
     name = task.split("/")[-1]
     return next((s.name for s in SUITES.values() if name in s.tasks), name)
 
@@ -64,6 +63,15 @@ def verdict_record(row: Any, metadata_columns: list[str]) -> tuple[str | None, d
         if width and (best is None or (-width, name) < best):
             best, found = (-width, name), (column, meta)
     return found
+
+
+def _original_scores(metadata_columns: list[str]) -> list[str]:
+    """The score metadata columns less the copies `inspect score --action append` adds (`name1`, ...)."""
+    return [
+        c for c in metadata_columns
+        if not ((name := c.removeprefix("score_").removesuffix("_metadata"))[-1:].isdigit()
+                and f"score_{name.rstrip('0123456789')}_metadata" in metadata_columns)
+    ]
 
 
 def row_provenances(row: Any, metadata_columns: list[str]) -> list[str]:
@@ -129,8 +137,11 @@ def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
             outcomes[key]["limit"] += 1
             continue
         column, meta = verdict_record(row, metadata_columns)
-        value = row.get(column.removesuffix("_metadata")) if column else None
-        if column is not None and not _absent(value):
+        if column is not None:
+            scored = not _absent(row.get(column.removesuffix("_metadata")))
+        else:  # no score records how it read the reply (`parse`): scored when a score of the sample has a value
+            scored = any(not _absent(row.get(c.removesuffix("_metadata"))) for c in _original_scores(metadata_columns))
+        if scored:
             outcomes[key]["scored"] += 1
         for provenance in row_provenances(row, metadata_columns):
             counts[key][provenance] += 1

@@ -5,12 +5,13 @@ and metadata in canonical JSON, the task's version, its metadata keys and its ar
 defaults (what `-T` takes and `inspect list` shows). A refactor of how tasks
 are built must leave all of it unchanged; a deliberate change of the samples regenerates it:
 
-    .venv/bin/python -m tests.tasks.test_bundled_samples
+    .venv/bin/python tests/tasks/test_bundled_samples.py
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from clinical_cf.suites import task_folders
+from clinical_cf.exports.docs import task_function
+from clinical_cf.suites import SUITES, create_task, task_folders
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bundled_samples.json"
 
@@ -41,16 +43,11 @@ def sample_digest(sample: Any) -> str:
 
 def task_arguments(name: str) -> dict[str, str]:
     """The registered task's arguments and the repr of their defaults, as Inspect reads its signature."""
-    import inspect
-
-    from clinical_cf.exports.docs import task_function
 
     return {p.name: repr(p.default) for p in inspect.signature(task_function(name)).parameters.values()}
 
 
 def task_record(name: str) -> dict[str, Any]:
-    from clinical_cf.suites import create_task
-
     task = create_task(name)
     samples = list(task.dataset)
     return {
@@ -64,7 +61,7 @@ def task_record(name: str) -> dict[str, Any]:
 
 def _check(name: str) -> None:
     recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python -m tests.tasks.test_bundled_samples`"
+    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python tests/tasks/test_bundled_samples.py`"
     expected = recorded[name]
     actual = task_record(name)
     assert actual["samples"] == expected["samples"]
@@ -89,14 +86,12 @@ def test_bundled_samples_unchanged(name):
 @pytest.mark.parametrize("name", TASKS)
 def test_task_arguments_unchanged(name):
     recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python -m tests.tasks.test_bundled_samples`"
+    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python tests/tasks/test_bundled_samples.py`"
     expected = recorded[name]["arguments"]
     assert task_arguments(name) == expected
 
 
 def test_fixture_covers_every_registered_task():
-    from clinical_cf.suites import SUITES
-
     recorded = set(json.loads(FIXTURE.read_text(encoding="utf-8")))
     assert recorded == set(TASKS) == {t for s in SUITES.values() for t in s.tasks}
 
