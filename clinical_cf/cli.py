@@ -885,8 +885,6 @@ def _terminate(signum, frame) -> NoReturn:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
-
     words = sys.argv[1:] if argv is None else list(argv)
     # Everything printed, from here to the end (usage errors included), is terminal-safe and echoes no value the
     # user passed that names no file beyond its start (clinical_cf.core.terminal).
