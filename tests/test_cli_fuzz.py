@@ -25,6 +25,8 @@ import itertools
 import json
 import os
 import shutil
+import subprocess
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clinical_cf.catalog.css import CATALOG_PATH
+from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
 from clinical_cf.cli import build_parser, main
 from clinical_cf.core.options import output_path
 from clinical_cf.core.outputs import bundled_data_dirs
@@ -349,9 +352,6 @@ def test_input_ending_at_a_question_is_one_line_and_writes_nothing(ending, tmp_p
 
 def test_a_set_held_by_another_process_is_one_line_naming_the_holder(tmp_path, monkeypatch):
     """A second process holds the set (a review being recorded): `counterfactuals lock` waits briefly, then one line."""
-    import subprocess  # noqa: PLC0415 - the holder is another process
-    import sys  # noqa: PLC0415
-
     out = tmp_path / "set"
     assert run(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "D",
                 "--out", str(out)]).code == 0
@@ -380,8 +380,6 @@ def test_a_rebuild_never_discards_a_reviewers_decisions(tmp_path):
     path = out / "counterfactuals.jsonl"
     entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     decisions = tmp_path / "decisions.jsonl"
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual  # noqa: PLC0415 - the entry's content hash
-
     first = FrozenCounterfactual.model_validate(entries[0])
     decisions.write_text(json.dumps({"tuple_id": first.tuple_id, "decision": "approved", "reviewer": "dr-a",
                                      "content_sha256": first.content_sha256}) + "\n")
