@@ -72,12 +72,13 @@ from clinical_cf.core.errors import CatalogError, PrerequisiteError, Terminated,
 from clinical_cf.core.loading import load_json_line, load_jsonl, read_text_checked, resolve_user_path, split_records
 from clinical_cf.core.locking import exclusive, lock_path_for, read_lock, write_lock
 from clinical_cf.core.options import MAX_COUNT, MAX_SEED, output_path, real_number, whole_number
+from clinical_cf.core.terminal import SafeStream, echo_guarded
 from clinical_cf.exports.datasets import export_dataset
 from clinical_cf.exports.lm_eval import export_lm_eval
 from clinical_cf.exports.register import REGISTER_DIR, export_register
 from clinical_cf.inputs import detect_kind, validate_file
 from clinical_cf.registration import display_path, is_bundled, published_hashes
-from clinical_cf.suites import get_suite, input_kinds
+from clinical_cf.suites import SUITES, get_suite, input_kinds
 
 # Imports are at module level, except the analysis modules that bring scipy and scikit-learn (0.8-1.2 s of CPU each,
 # measured after this module and its parser): the subcommand that needs one imports it, so `clinical-cf catalog lock`
@@ -290,7 +291,7 @@ def _show_tuples(expansion) -> None:
 
 def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
     """Freeze counterfactuals by an editor (a model role, or regex/structured mode) for review."""
-
+    _refuse_discarding_decisions(Path(args.out))
     catalog = _user_catalog(args)
     cases = load_cases(resolve_user_path(args.cases))
     families = "".join(f for f in args.families.upper() if f.isalpha())
@@ -329,6 +330,18 @@ def _cmd_counterfactuals_build(args: argparse.Namespace) -> int:
         print(f"wrote {name}: {path}")
     print("review review.html, then evaluate with -T counterfactuals=" + str(paths["counterfactuals"]))
     return 0
+
+
+def _refuse_discarding_decisions(out: Path) -> None:
+    """A rebuild into a folder whose set holds a reviewer's decisions would replace them: refused before anything runs
+    (a set that cannot be read is refused too: it may hold decisions)."""
+    existing = out / "counterfactuals.jsonl"
+    if not existing.exists():
+        return
+    decided = [e.tuple_id for e in load_jsonl(existing, FrozenCounterfactual, "tuple_id") if e.decision is not None]
+    if decided:
+        raise CatalogError(existing, f"holds {len(decided)} reviewer decision(s) (first: {decided[0]}); a rebuild would discard "
+                           "them: choose another --out (or move the reviewed set away first)", field="--out")
 
 
 def _root_cause(error: BaseException) -> str:
@@ -899,17 +912,18 @@ def _export_commands(sub: Any) -> None:
     _command(
         exports, "register", "inspect_evals Register eval.yaml per suite, versioned N-X", _cmd_export_register,
         _arg("--out", type=output_path, help="register directory (default: the checkout's register/)"),
-        _arg("--suite", action="append", help="only this suite (repeatable)"),
+        _arg("--suite", action="append", choices=list(SUITES), help="only this suite (repeatable)"),
         _arg("--interface-change", action="store_true", help="bump X: the interface changed, scores did not"),
         _arg("--commit", help="pin this commit as the entries' source (default: the one pinned before, else HEAD)"),
     )
     _command(
         exports, "dataset", "a suite's records and samples as JSONL with a dataset card", _cmd_export_dataset,
-        _arg("--suite", required=True), _arg("--out", type=output_path, required=True),
+        _arg("--suite", required=True, choices=list(SUITES)), _arg("--out", type=output_path, required=True),
     )
     _command(
         exports, "lm-eval", "lm-evaluation-harness task YAML and data (MedPIC, workflow)", _cmd_export_lm_eval,
-        _arg("--out", type=output_path, required=True), _arg("--suite", action="append", help="only this suite (repeatable)"),
+        _arg("--out", type=output_path, required=True),
+        _arg("--suite", action="append", choices=list(SUITES), help="only this suite (repeatable)"),
     )
 
     schema = _group(sub, "schema", "print a JSON Schema")
@@ -921,14 +935,35 @@ def _terminate(signum, frame) -> NoReturn:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    # SIGTERM ends a command as Ctrl-C does: raised where it runs, so worker pools are ended and files left whole.
-    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+    words = sys.argv[1:] if argv is None else list(argv)
+    # Everything printed, from here to the end (usage errors included), is terminal-safe and echoes no value the
+    # user passed that names no file beyond its start (clinical_cf.core.terminal).
+    parser = build_parser()
+    streams = sys.stdout, sys.stderr
+    guarded = set(echo_guarded(words)) - parser_words(parser)
+    sys.stdout, sys.stderr = SafeStream(sys.stdout, guarded), SafeStream(sys.stderr, guarded)
+    previous = None
     try:
+        args = parser.parse_args(words)
+        # SIGTERM ends a command as Ctrl-C does: raised where it runs, so worker pools are ended and files left whole.
+        previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
         return _run(args)
     finally:
+        sys.stdout, sys.stderr = streams
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def parser_words(parser: argparse.ArgumentParser) -> set[str]:
+    """Every word the parser itself defines (subcommand names, choices): never a value of the user's to guard."""
+    words: set[str] = set()
+    for action in parser._actions:
+        for choice in action.choices or ():
+            words.add(str(choice))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                words |= parser_words(sub)
+    return words
 
 
 def _main_thread() -> bool:
@@ -942,13 +977,21 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {ex}", file=sys.stderr)
         return 2
     except UnicodeError as ex:
-        print(f"error: input: cannot read ({ex})", file=sys.stderr)
+        # Writing text a file's encoding cannot hold is not reading it.
+        doing = "cannot write" if isinstance(ex, UnicodeEncodeError) else "cannot read an input"
+        print(f"error: {doing} ({ex})", file=sys.stderr)
         return 2
     except OSError as ex:
-        # By its real cause: a full disk on writing is not "cannot read".
-        where = getattr(ex, "filename", None) or "input"
-        print(f"error: {where}: {ex.strerror or ex}" + (f" (errno {ex.errno})" if ex.errno else ""), file=sys.stderr)
+        # By its real cause, naming the file when the error does (a file being written is named by the writer,
+        # clinical_cf.core.atomic): a full disk on writing is not "cannot read", and no file is not "input".
+        where = f"{ex.filename}: " if getattr(ex, "filename", None) else ""
+        print(f"error: {where}{ex.strerror or ex}" + (f" (errno {ex.errno})" if ex.errno else ""), file=sys.stderr)
         return 2
+    except EOFError:
+        # Input ended at a question (Ctrl-D, or a closed pipe): one line; nothing was written (answers are written
+        # once every question is asked).
+        print(f"clinical-cf {args.command}: input ended before every question was answered; nothing was written", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as ex:
         # Ctrl-C or SIGTERM (a long report): one line and the shell's status for the signal, no traceback.
         # Outputs are written atomically, so nothing half-written is left behind.

@@ -39,6 +39,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from clinical_cf.core.errors import PrerequisiteError
+from clinical_cf.replies.provider import provider_reply
 from clinical_cf.replies.whole import not_whole
 
 V = TypeVar("V")
@@ -172,17 +173,19 @@ async def ask_judge(
     cut: list[str] = []
     for attempt in range(retries + 1):
         output = await (judge.model.generate(messages, config=config) if config is not None else judge.model.generate(messages))
-        replies.append(output.completion)
+        # Any response shape (no choices, tool calls only) is a reply with a text, possibly empty.
+        reply = provider_reply(output)
+        replies.append(reply.text)
         # A verdict the provider cut for length or filtered is not read (a cut "Score: 1" may have gone on "0"):
         # whole replies only, as for the model under test (clinical_cf.replies.whole).
-        not_read = not_whole(output.completion, output.stop_reason)
+        not_read = not_whole(reply.text, reply.stop_reason)
         if not_read:
             cut.append(not_read)
-        verdict = None if not_read else read(output.completion)
+        verdict = None if not_read else read(reply.text)
         if verdict is not None:
             return Judgement(judge, verdict, replies, cut)
         if attempt < retries:
-            messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=str(retry_prompt))]
+            messages += [ChatMessageAssistant(content=reply.text), ChatMessageUser(content=str(retry_prompt))]
     return Judgement(judge, None, replies, cut)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from clinical_cf.replies.provider import provider_reply
+
 
 @solver
 def editor_edit(role: str = "editor", max_tokens: int = 4096) -> Solver:
@@ -20,7 +22,8 @@ def editor_edit(role: str = "editor", max_tokens: int = 4096) -> Solver:
         model = get_model(role=role, required=True)
         output = await model.generate(state.messages, config=GenerateConfig(temperature=0.0, max_tokens=max_tokens))
         state.output = output
-        state.messages.append(output.message)
+        # A response with no choices has no message (Inspect's `output.message` raises): an empty one, read as unreadable.
+        state.messages.append(provider_reply(output).message)
         state.metadata["editor_model"] = str(model)
         return state
 

@@ -116,11 +116,11 @@ def medpic_answer(json_schema: bool = True) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if not json_schema:
-            return await generate(state)
+            return await generate(state, tool_calls="none")
         text = state.user_prompt.text
         if text.endswith(INSTRUCTION_PLAIN):
             state.user_prompt.text = text[: -len(INSTRUCTION_PLAIN)] + INSTRUCTION_JSON
-        return await generate(state, response_schema=answer_schema(state.metadata["options"]))
+        return await generate(state, tool_calls="none", response_schema=answer_schema(state.metadata["options"]))
 
     return solve
 

@@ -544,10 +544,12 @@ def workflow_decision(condition: str = "neutral", json_schema: bool = True, read
         decisions = []
         for turn in turns:
             state.messages.append(ChatMessageUser(content=turn["content"]))
+            # No tools are offered: a provider that answers with tool calls alone is an empty reply (unreadable),
+            # never a loop executing calls to tools that do not exist (issue 46, the fault provider).
             if json_schema:
-                state = await generate(state, response_schema=DECISION_SCHEMA)
+                state = await generate(state, tool_calls="none", response_schema=DECISION_SCHEMA)
             else:
-                state = await generate(state)
+                state = await generate(state, tool_calls="none")
             stop, cap = output_facts(state.output if state.output.choices else None)
             decision = await parse_decision_with_reader(state.output.completion, reader_model, stop_reason=stop, max_tokens=cap)
             decisions.append({**decision.as_dict(), "raw": state.output.completion})

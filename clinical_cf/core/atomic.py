@@ -40,7 +40,18 @@ def file_mode(path: str | Path) -> int:
 
 
 def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
+    """Write `text` to `path` whole or not at all. A failure (a full disk, a file-size limit, a folder that is not
+    there) is an OSError naming `path`, the file being written: never its hidden temporary file, never no file."""
     path = Path(path)
+    try:
+        return _write_whole(path, text, encoding)
+    except OSError as ex:
+        if ex.filename and not Path(str(ex.filename)).name.startswith(f".{path.name}."):
+            raise  # names another file already (a folder in the way)
+        raise type(ex)(ex.errno, ex.strerror or str(ex), str(path)) from None
+
+
+def _write_whole(path: Path, text: str, encoding: str) -> Path:
     mode = file_mode(path)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

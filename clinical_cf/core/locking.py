@@ -27,7 +27,8 @@ from filelock import FileLock, Timeout
 
 from clinical_cf.core.atomic import write_text_atomic
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import load_json, read_bytes_checked
+from clinical_cf.core.loading import check_regular_file, load_json, read_bytes_checked
+from clinical_cf.core.outputs import refuse_bundled
 
 MAX_LOCK_BYTES = 64 * 1024
 """A lock is a few hundred bytes of JSON; anything larger is not a lock."""
@@ -155,6 +156,10 @@ def exclusive(path: str | Path, purpose: str, wait: float | None = None) -> Iter
     killed); a note next to it names the holder for the message.
     """
     path = Path(path)
+    # Nothing is created beside a file the command will refuse: one in the bundled data, a folder, a FIFO.
+    refuse_bundled(path, purpose)
+    if path.exists() or path.is_symlink():
+        check_regular_file(path)
     lock_file, note = busy_paths(path)
     lock = FileLock(str(lock_file))
     wait = WAIT_SECONDS if wait is None else wait

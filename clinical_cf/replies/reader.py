@@ -8,10 +8,13 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig, get_model, model_roles
 
+from clinical_cf.core.errors import PrerequisiteError
 from clinical_cf.replies.contract import as_flag
 from clinical_cf.replies.final import MAX_REPLY_CHARS, final_answer, number_problem
 from clinical_cf.replies.json_answers import json_objects, lowered_keys
 from clinical_cf.replies.judge_input import DATA_NOTICE, boundary, data_block
+from clinical_cf.replies.provider import provider_reply
+from clinical_cf.replies.whole import not_whole
 
 # --------------------------------------------------------------------------- the reader role (step d)
 
@@ -112,6 +115,7 @@ def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: b
     if reader is None or str(reader).strip().lower() in ("", "none", "off", "false"):
         return None
     roles = model_roles()
+    refuse_unknown_roles(roles, reader, judge_role, second_role)
     if reader in roles:
         model = get_model(role=reader, required=True)
     elif judge_role in roles:
@@ -132,6 +136,27 @@ def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: b
                 second = ReaderModel(candidate if role == second_role else get_model(role=second_role, default=candidate), json_schema)
                 break
     return ReaderPanel(ReaderModel(model, json_schema), second)
+
+
+KNOWN_ROLES = ("judge", "grader", "judge_alt", READER_ROLE, SECOND_READER_ROLE, "editor", "checker")
+"""Every model role a clinical_cf task or command asks for by default (a task argument may name others)."""
+
+
+class UnknownRole(PrerequisiteError, ValueError):
+    """A role named on the command line that nothing reads: a misspelling that would silently put another model in its place."""
+
+
+def refuse_unknown_roles(roles: Any, *named: str) -> None:
+    """Stop (one line) when `-T reader=NAME` names a role that is not bound, or a bound role is one no part of the
+    task reads: a misspelled `--model-role second_reder=...` once let the judge read in its place without a word."""
+    named_roles = [n for n in named if n and str(n).lower() not in ("none", "off", "false")]
+    if named_roles and named_roles[0] not in roles and named_roles[0] != READER_ROLE:
+        raise UnknownRole(f"-T reader={named_roles[0]}: no model role of that name is bound; bind it with "
+                          f"--model-role {named_roles[0]}=<provider>/<model> (bound: {', '.join(sorted(roles)) or 'none'})")
+    unknown = sorted(set(roles) - {*KNOWN_ROLES, *named_roles})
+    if unknown:
+        raise UnknownRole(f"--model-role {unknown[0]}: no part of clinical_cf reads a role of that name (known: "
+                          f"{', '.join(KNOWN_ROLES)}); check its spelling, or name it with -T reader={unknown[0]}")
 
 
 def readers_of(reader: Any) -> list[Any]:
@@ -206,7 +231,12 @@ async def ask_reader(model: Any, task: ReaderTask, final: str, conflict: str | N
         config=GenerateConfig(response_schema=schema, temperature=0.0),
         cache=False,
     )
-    reply = output.completion or ""
+    response = provider_reply(output)
+    reply = response.text
+    # A reading the provider cut or withheld is not read, as for every other reply (clinical_cf.replies.whole).
+    cut = response.missing or not_whole(reply, response.stop_reason)
+    if cut:
+        return ReaderOutcome(None, reply, str(model), f"reader reply: {cut}")
     problem = number_problem(final_answer(reply))
     if problem:
         return ReaderOutcome(None, reply, str(model), f"reader reply: {problem}")

@@ -17,6 +17,7 @@ from typing import Any
 
 from clinical_cf.replies.final import CONFLICT, Provenance, final_answer
 from clinical_cf.replies.json_answers import json_cut
+from clinical_cf.replies.provider import provider_reply
 
 STOP_REASON_CODES = {"max_tokens": "truncated", "model_length": "truncated", "content_filter": "filtered"}
 """Inspect stop reasons that mean the reply is not whole, and the unreadable code each gives."""
@@ -72,15 +73,10 @@ def unreadable_code(reason: str | None, invalid: str | None = None) -> str:
 
 
 def output_facts(output: Any, configured_max_tokens: int | None = None) -> tuple[str | None, int | None]:
-    """(stop reason, max-token cap) of an Inspect `ModelOutput`: the cap is the one the call was made with when
-    known, else the output tokens the provider reported when it stopped for length (the cap it hit)."""
-    if output is None:
-        return None, None
-    stop = getattr(output, "stop_reason", None)
-    if STOP_REASON_CODES.get(str(stop)) != "truncated":
-        return stop, None
-    usage = getattr(output, "usage", None)
-    return stop, configured_max_tokens or (getattr(usage, "output_tokens", None) if usage is not None else None)
+    """(stop reason, max-token cap) of an Inspect `ModelOutput` (`clinical_cf.replies.provider`: a response with no
+    choices has neither, never an IndexError)."""
+    reply = provider_reply(output, configured_max_tokens)
+    return reply.stop_reason, reply.max_tokens
 
 
 @dataclass(frozen=True)
