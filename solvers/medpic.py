@@ -51,6 +51,7 @@ from clinical_cf.replies import (
     trailing_lines,
     verify_quote,
 )
+from clinical_cf.replies.provider import generate_reply
 
 PROMPT = """{vignette}
 
@@ -116,11 +117,11 @@ def medpic_answer(json_schema: bool = True) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if not json_schema:
-            return await generate(state, tool_calls="none")
+            return await generate_reply(generate, state, tool_calls="none")
         text = state.user_prompt.text
         if text.endswith(INSTRUCTION_PLAIN):
             state.user_prompt.text = text[: -len(INSTRUCTION_PLAIN)] + INSTRUCTION_JSON
-        return await generate(state, tool_calls="none", response_schema=answer_schema(state.metadata["options"]))
+        return await generate_reply(generate, state, tool_calls="none", response_schema=answer_schema(state.metadata["options"]))
 
     return solve
 

@@ -59,6 +59,7 @@ from clinical_cf.replies import (
     verify_quote,
     words_of,
 )
+from clinical_cf.replies.provider import generate_reply
 
 Condition = Literal["neutral", "uncertainty"]
 CONDITIONS = ("neutral", "uncertainty")
@@ -547,9 +548,9 @@ def workflow_decision(condition: str = "neutral", json_schema: bool = True, read
             # No tools are offered: a provider that answers with tool calls alone is an empty reply (unreadable),
             # never a loop executing calls to tools that do not exist (issue 46, the fault provider).
             if json_schema:
-                state = await generate(state, tool_calls="none", response_schema=DECISION_SCHEMA)
+                state = await generate_reply(generate, state, tool_calls="none", response_schema=DECISION_SCHEMA)
             else:
-                state = await generate(state, tool_calls="none")
+                state = await generate_reply(generate, state, tool_calls="none")
             stop, cap = output_facts(state.output if state.output.choices else None)
             decision = await parse_decision_with_reader(state.output.completion, reader_model, stop_reason=stop, max_tokens=cap)
             decisions.append({**decision.as_dict(), "raw": state.output.completion})

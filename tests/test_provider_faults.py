@@ -68,16 +68,10 @@ def test_a_provider_that_returns_no_choices_leaves_the_tuple_unscored_not_errore
     assert run_with_fault("css_family_d", role, "no_choices", tmp_path) == []
 
 
-# Found by this matrix and not fixed yet: MedPIC and workflow ask the model under test through Inspect's own generate
-# solver, which reads `output.message` (IndexError on a response with no choices, inspect_ai/_eval/task/generate.py).
-INSPECT_GENERATE = pytest.mark.xfail(strict=True, reason="Inspect's generate solver: IndexError on a response with no choices")
-
-
 @pytest.mark.slow  # 4 suites x 4 roles x the faults that end a reply: about 100 evals
-@pytest.mark.parametrize("task,role", [
-    pytest.param(t, r, marks=[INSPECT_GENERATE] if (t, r) in (("medpic", "model"), ("workflow", "model")) else [])
-    for t in sorted(TASKS) for r in ROLES
-])
+# MedPIC and workflow ask the model under test through Inspect's own generate step, which raises on a response with
+# no choices (found by this matrix): `clinical_cf.replies.provider.generate_reply` reads it as a missing reply.
+@pytest.mark.parametrize("task,role", [(t, r) for t in sorted(TASKS) for r in ROLES])
 def test_every_fault_matrix(task, role, tmp_path):
     problems = {fault: run_with_fault(task, role, fault, tmp_path) for fault in FAULTS if fault not in ("hang", "rate_limited")}
     assert not any(problems.values()), {f: p for f, p in problems.items() if p}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.solver import Generate, TaskState
 from inspect_ai.util import store
 
 USAGE_MISSING = "clinical_cf:usage_missing"
@@ -58,6 +59,20 @@ def provider_reply(output: Any, configured_max_tokens: int | None = None) -> Pro
         usage = getattr(output, "usage", None)
         cap = configured_max_tokens or (getattr(usage, "output_tokens", None) if usage is not None else None)
     return ProviderReply(text, stop, cap)
+
+
+async def generate_reply(generate: Generate, state: TaskState, **config: Any) -> TaskState:
+    """Inspect's generate step (`generate(state, ...)`, keeping the eval's config and cache) for a solver that reads
+    the reply itself. Inspect's step appends `output.message`, which raises IndexError on a response with no choices
+    after it has stored that response in `state.output`; the reply is then missing (an empty assistant turn keeps the
+    conversation's shape), and the suite's reader makes it unreadable with its reason instead of erroring the sample."""
+    try:
+        return await generate(state, **config)
+    except IndexError:
+        if state.output is None or state.output.choices:
+            raise
+        state.messages.append(provider_reply(state.output).message)
+        return state
 
 
 def _note_usage(output: Any) -> None:
