@@ -130,9 +130,12 @@ def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         column, meta = verdict_record(row, metadata_columns)
         value = row.get(column.removesuffix("_metadata")) if column else None
-        if column is not None and not _absent(value):
+        provenances = row_provenances(row, metadata_columns)
+        # Scored means read: a reply the record calls unreadable or invalid is not scored, even where the scorer
+        # counts it as a wrong answer (workflow's `accuracy`), so share_scored follows the parse record.
+        if column is not None and not _absent(value) and not {"unreadable", "invalid"} & set(provenances):
             outcomes[key]["scored"] += 1
-        for provenance in row_provenances(row, metadata_columns):
+        for provenance in provenances:
             counts[key][provenance] += 1
         reasons = _reasons(meta.get("unreadable"))
         if not reasons and meta.get("parse") == "unreadable":

@@ -24,7 +24,7 @@ from markupsafe import Markup
 
 from clinical_cf.analysis.html import render
 from clinical_cf.analysis.logs import LogRows, input_text, sample_views
-from clinical_cf.analysis.report import JUDGE_SCORES
+from clinical_cf.analysis.report import JUDGE_SCORES, reduce_epochs
 from clinical_cf.catalog.css.schema import render_sections
 
 PAGE_SIZE = 50
@@ -124,9 +124,10 @@ def _shown(score: object) -> str:
 
 
 def _add(models: list[tuple], tuples: dict[str, dict], column: tuple[str, str, str], log: str, sample_id, epoch: int,
-         sample_input, meta: dict, score, arms, diff_keys: set[str] | None = None, answer: bool = True) -> None:
-    """One scored sample into the page's data: its tuple's edit (diffed once, by the log `diff_keys` assigns
-    it to) and its column's answer."""
+         sample_input, meta: dict, score, arms, diff_keys: set[str] | None = None, answer: bool = True,
+         reducer: str = "mean") -> None:
+    """One scored sample epoch into the page's data: its tuple's edit (diffed once, by the log `diff_keys` assigns
+    it to) and this epoch of its column's answer (every epoch is kept; `finish_answer` reduces them)."""
     if column not in models:
         models.append(column)
     key = f"{meta['case_id']}:{meta['intervention_id']}"
@@ -148,14 +149,32 @@ def _add(models: list[tuple], tuples: dict[str, dict], column: tuple[str, str, s
             [[t, False] for t in _items(arms[1])]
     else:
         baseline, counterfactual = _marked(_items(arms[0]), _items(arms[1]))
-    entry["answers"].setdefault(column, {
+    answer = entry["answers"].setdefault(column, {"judge": column[1], "reducer": reducer, "epochs": []})
+    if any(e["epoch"] == int(epoch) for e in answer["epochs"]):
+        return  # this epoch already came from a newer run of the column
+    value = score.value if isinstance(score.value, (int, float)) and not isinstance(score.value, bool) else None
+    answer["epochs"].append({
+        "epoch": int(epoch),
+        "value": value,
         "score": _shown(score.value),
         "why": (score.explanation or "").split("\n\nBASELINE:")[0],
         "before": baseline,
         "after": counterfactual,
         "src": f"{log}#{sample_id} (epoch {epoch})",
-        "judge": column[1],
     })
+
+
+def finish_answer(answer: dict) -> dict:
+    """An answer with every epoch (in epoch order) and, on top, the score the log's reducer gives the tuple (the one the
+    tables use) and the first epoch's lists, rationale and source (what the page shows before an epoch is opened)."""
+    epochs = sorted(answer.get("epochs", []), key=lambda e: e["epoch"])
+    values = pd.Series([e.pop("value", None) for e in epochs], dtype=float)
+    reduced = reduce_epochs(values, str(answer.get("reducer") or "mean"))
+    first = epochs[0] if epochs else {"epoch": 1, "score": "unscored", "why": "", "before": [], "after": [], "src": ""}
+    # The first epoch's lists are carried once, on the answer itself (the page reads them there for epoch 1).
+    shown = [{"epoch": first["epoch"], "score": first["score"]}, *epochs[1:]]
+    return {**answer, "epochs": shown, "score": _shown(reduced), "why": first["why"], "before": first["before"],
+            "after": first["after"], "src": first["src"]}
 
 
 def _arms(sample) -> tuple[dict | None, dict | None]:
@@ -199,7 +218,8 @@ def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, 
             columns, tuples = _decode(json.loads(cached.read_text(encoding="utf-8")))
             for entry in tuples.values():  # the cache is by content: the page names the path it was given now
                 for answer in entry["answers"].values():
-                    answer["src"] = f"{path}#{answer['src'].rsplit('#', 1)[-1]}"
+                    for epoch in answer["epochs"]:
+                        epoch["src"] = f"{path}#{epoch['src'].rsplit('#', 1)[-1]}"
             return columns, tuples
         except Exception as ex:  # noqa: BLE001 - a damaged entry costs a re-read, never the page
             print(f"report: warning: {path}: side-by-side cache entry {cached.name} is damaged ({type(ex).__name__}: {ex}); "
@@ -228,8 +248,9 @@ def _decode(data: dict) -> tuple[list[tuple], dict[str, dict]]:
     tuples = {k: {**e, "answers": {tuple(c): a for c, a in e["answers"]}} for k, e in data["tuples"].items()}
     for entry in tuples.values():
         for answer in entry["answers"].values():
-            for arm in ("before", "after"):
-                answer[arm] = [list(item) for item in answer[arm]]
+            for epoch in answer["epochs"]:
+                for arm in ("before", "after"):
+                    epoch[arm] = [list(item) for item in epoch[arm]]
     return columns, tuples
 
 
@@ -245,6 +266,7 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
     log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS) | (set() if answers else {"store"}))
     roles = log.eval.model_roles or {}
     default_judge = roles["judge"].model if "judge" in roles else ""
+    reducer = str((log.eval.config.epochs_reducer or ["mean"])[0])
     models: list[tuple] = []
     tuples: dict[str, dict] = {}
     for sample in log.samples or []:
@@ -256,7 +278,7 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
         if not answers and f"{meta['case_id']}:{meta['intervention_id']}" not in (diff_keys or set()):
             continue
         _add(models, tuples, (log.eval.model, judge, run), path, sample.id, sample.epoch, sample.input, meta, scores[name],
-             _arms(sample) if answers else (None, None), diff_keys, answer=answers)
+             _arms(sample) if answers else (None, None), diff_keys, answer=answers, reducer=reducer)
     return models, tuples
 
 
@@ -296,6 +318,7 @@ def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict
     tuples: dict[str, dict] = {}
     full: set[str] = set()
     runs = dict(zip(frame["log"], frame["run"].fillna("").astype(str), strict=False)) if "run" in frame.columns else {}
+    reducers = dict(zip(frame["log"], frame["reducer"].fillna("mean").astype(str), strict=False)) if "reducer" in frame.columns else {}
     # Newest log first, so a rerun's answer is the one a column keeps (`_add` keeps the first it is given).
     order = [c for c in ("created", "epoch") if c in frame.columns]
     for sample in sample_views(frame.sort_values(order, ascending=[False, True][: len(order)], kind="stable")):
@@ -311,7 +334,8 @@ def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict
             continue
         judge = smeta.get("judge_model") or ""
         _add(models, tuples, (sample.model, judge, runs.get(sample.log, "")), sample.log, sample.id, sample.epoch,
-             None, meta, score, ({"recommendations": lists[0]}, {"recommendations": lists[1]}), diff_keys=set())
+             None, meta, score, ({"recommendations": lists[0]}, {"recommendations": lists[1]}), diff_keys=set(),
+             reducer=reducers.get(sample.log, "mean"))
     return models, tuples, full
 
 
@@ -387,7 +411,7 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
     single = len({(judge, run) for _, judge, run in columns}) <= 1
     names = {c: c[0] if single else f"{c[0]} · judge {c[1] or '?'}" + (f" · run {c[2]}" if c[2] else "") for c in columns}
     for entry in tuples.values():
-        entry["answers"] = {names[c]: a for c, a in entry["answers"].items()}
+        entry["answers"] = {names[c]: finish_answer(a) for c, a in entry["answers"].items()}
     return sorted(names.values()), tuples
 
 
@@ -412,14 +436,15 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
                      "diff": entry.get("diff", "(edit not available: no scored sample carried it)"),
                      "expected": entry.get("expected", ""), "answers": answers,
                      "scores": sorted({a["score"] for a in answers if a is not None})})
+    options = sorted({score for row in rows for score in row["scores"]}, key=lambda v: (v == "unscored", v))
     judges = sorted({a["judge"] for entry in tuples.values() for a in entry["answers"].values() if a.get("judge")})
     path = Path(file)
-    page = _page(rows, models, judges, None)
+    page = _page(rows, models, judges, None, options)
     if len(page.encode()) <= limit:
         _atomic_write(path, page)
         return path
     # Split: a row is carried twice (JSON, and HTML on a part's first page), so budget each part by twice its JSON.
-    budget = max(1, limit - len(_page([], models, judges, None).encode()) - 4096)
+    budget = max(1, limit - len(_page([], models, judges, None, options).encode()) - 4096)
     chunks: list[list[dict]] = [[]]
     used = 0
     for row in rows:
@@ -433,7 +458,7 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     for i, (chunk, name) in enumerate(zip(chunks, names, strict=True)):
         part = {"number": i + 1, "of": len(chunks), "first": chunk[0]["key"], "last": chunk[-1]["key"], "all": len(rows),
                 "index": path.name, "previous": names[i - 1] if i else None, "next": names[i + 1] if i + 1 < len(names) else None}
-        _atomic_write(path.with_name(name), _page(chunk, models, judges, part))
+        _atomic_write(path.with_name(name), _page(chunk, models, judges, part, options))
     index = render("side_by_side_index.html.j2", total=len(rows), models=models, judges=judges, limit_mb=round(limit / 2**20, 1),
                    parts=[{"file": n, "count": len(c), "first": c[0]["key"], "last": c[-1]["key"],
                            "families": ", ".join(sorted({r["family"] for r in c}))} for n, c in zip(names, chunks, strict=True)])
@@ -441,9 +466,10 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     return path
 
 
-def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | None) -> str:
+def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | None, options: list[str] = ()) -> str:
     return render(
         "side_by_side.html.j2",
+        score_options=list(options),
         judges=judges,
         models=models,
         first_page=[{**row, "diff": Markup(row["diff"])} for row in rows[:PAGE_SIZE]],
