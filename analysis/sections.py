@@ -21,6 +21,7 @@ Adding to a suite's section is one line on its `Suite` entry:
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from clinical_cf.analysis.logs import LogRows, score_columns, unknown_suite
 from clinical_cf.analysis.parse_quality import parse_table
 from clinical_cf.analysis.registration import report_banners
 from clinical_cf.analysis.runs import latest_run, replaced_rows
+from clinical_cf.analysis.stats import cluster_bootstrap_ci
 from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.core.outputs import file_in, file_name_part
 from clinical_cf.suites import SUITES, Suite
@@ -176,7 +178,8 @@ def summary_blocks(summary: list[dict[str, Any]], figures: list[Block], out: Pat
         keep = [c for c in SUMMARY_COLUMNS if c in ("model", "judge", "run", "samples", "share_scored")
                 or (c != "suite" and part[c].map(lambda v: v is not None and v == v and v != "").any())]
         shown += [("h3", f"{suite}"), ("table", part[keep].reset_index(drop=True))]
-    return [("h2", "Summary"),
+    first = lead_sentences(summary)
+    return [("h2", "Summary"), *([("p", first)] if first else []),
             ("p", "One row per suite, setting, model, judge and run. CSS and CMS with their ranks within the judge (1 = best), "
                   "family_D = CSS on family D, controls_held = whether the negative controls passed the equivalence test, "
                   "share_scored = scored sample epochs over all sample epochs of the entry (the rest errored, hit a "
@@ -503,7 +506,9 @@ def css_summary(setting: str, t2: pd.DataFrame, t3: pd.DataFrame, controls: pd.D
         out.append({"setting": setting, **entry, "css": row.get("css"), "css_rank": row.get("css_rank"), "cms": row.get("cms"),
                     "cms_rank": row.get("cms_rank"), "family_D": _pick(t3, entry, "css", family="D"),
                     "controls_held": _pick(controls, entry, "equivalent"),
-                    "samples": len(mine), "share_scored": scored / len(mine) if len(mine) else None})
+                    "samples": len(mine), "share_scored": scored / len(mine) if len(mine) else None,
+                    LEAD: Lead(f"CSS ({setting.replace('_', '-')}, judge {entry['judge']})", "CSS", row.get("css"),
+                               row.get("css_ci_low"), row.get("css_ci_high"))})
     return out
 
 
@@ -600,7 +605,22 @@ def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame
     return rows.assign(model=[m if not r else f"{m} · run {r}" for m, r in zip(rows["model"], run, strict=True)])
 
 
-def suite_summary(samples: pd.DataFrame, headline: dict[str, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Lead:
+    """An entry's main number for the opening sentence: its group (suite, setting, judge), metric, value, 95% CI."""
+
+    group: str
+    metric: str
+    value: Any
+    low: Any = None
+    high: Any = None
+
+
+LEAD = "_lead"
+"""The summary row key holding its `Lead` (not a column of summary.csv)."""
+
+
+def suite_summary(samples: pd.DataFrame, headline: dict[str, str], leads: dict[str, Lead] | None = None) -> list[dict[str, Any]]:
     """Summary rows of a suite keyed by model (and run): sample epochs, the share scored (not errored, not stopped
     by a limit, not unreadable) from the parse-quality count, and the suite's headline numbers per shown model."""
     out = []
@@ -608,8 +628,43 @@ def suite_summary(samples: pd.DataFrame, headline: dict[str, str]) -> list[dict[
         shown = f"{r['model']} · run {r['run']}" if r["run"] else r["model"]
         out.append({"setting": "", "model": r["model"], "judge": r["judge"], "run": r["run"], "samples": r["samples"],
                     "share_scored": r["scored"] / r["samples"] if r["samples"] else None,
-                    "headline": headline.get(shown, headline.get(r["model"], ""))})
+                    "headline": headline.get(shown, headline.get(r["model"], "")),
+                    LEAD: (leads or {}).get(shown, (leads or {}).get(r["model"]))})
     return out
+
+
+def _measured(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _interval(lead: Lead) -> str:
+    return f" [{_short(float(lead.low))}, {_short(float(lead.high))}]" if _measured(lead.low) and _measured(lead.high) else ""
+
+
+def lead_sentences(summary: list[dict[str, Any]]) -> str:
+    """The report's first sentence per suite (and CSS setting and judge): who leads, on what, by how much, with the
+    leader's 95% interval; a tie at the top is said as a tie, a single entry as the only one measured."""
+    groups: dict[str, list[tuple[str, Lead]]] = {}
+    for row in summary:
+        lead = row.get(LEAD)
+        if isinstance(lead, Lead) and _measured(lead.value):
+            name = str(row["model"]) + (f" (run {row['run']})" if row.get("run") else "")
+            groups.setdefault(lead.group, []).append((name, lead))
+    sentences = []
+    for group, entries in groups.items():
+        entries.sort(key=lambda e: (-float(e[1].value), e[0]))
+        top, lead = entries[0]
+        value = float(lead.value)
+        tied = [n for n, e in entries if math.isclose(float(e.value), value, abs_tol=1e-12)]
+        if len(entries) == 1:
+            sentences.append(f"{group}: only {top} was measured: {lead.metric} {_short(value)}{_interval(lead)}.")
+        elif len(tied) > 1:
+            sentences.append(f"{group}: {' and '.join(sorted(tied))} tie at {lead.metric} {_short(value)}.")
+        else:
+            second, runner = entries[1]
+            sentences.append(f"{group}: {top} leads with {lead.metric} {_short(value)}{_interval(lead)}, "
+                             f"{_short(value - float(runner.value))} ahead of {second} ({_short(float(runner.value))}).")
+    return " ".join(sentences)
 
 
 def _headline(table: pd.DataFrame, columns: list[str], suffix: str = "") -> dict[str, str]:
@@ -639,7 +694,7 @@ def sensitivity_section(ctx: SectionContext) -> Section:
     if rows.empty:
         return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
-    return Section(warnings=replaced, summary=suite_summary(samples, sensitivity_headline(rows)), blocks=[
+    return Section(warnings=replaced, summary=suite_summary(samples, *sensitivity_headline(rows)), blocks=[
         ("h2", "Sensitivity suite"),
         ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence "
               "(bits), relative change of the gold and entropy change."),
@@ -647,14 +702,20 @@ def sensitivity_section(ctx: SectionContext) -> Section:
     ])
 
 
-def sensitivity_headline(rows: pd.DataFrame) -> dict[str, str]:
+def sensitivity_headline(rows: pd.DataFrame) -> tuple[dict[str, str], dict[str, Lead]]:
     """Per model, direction consistency as Inspect's own `mean` metric computes it: the mean over every pair (each
-    sample's epochs reduced by their mean first), never the unweighted mean of the per-type rows."""
+    sample's epochs reduced by their mean first), never the unweighted mean of the per-type rows; with its
+    vignette-clustered 95% interval for the opening sentence."""
     out: dict[str, str] = {}
+    leads: dict[str, Lead] = {}
     for model, group in rows.groupby("model", sort=False):
-        per_pair = group.groupby(["log", "sample_id"])["consistent"].mean()
-        out[str(model)] = f"consistency {_short(float(per_pair.mean()))} over {len(per_pair)} pairs"
-    return out
+        per_pair = group.groupby(["log", "sample_id"]).agg(consistent=("consistent", "mean"), vignette=("vignette_id", "first"))
+        value = float(per_pair["consistent"].mean())
+        low, high = (cluster_bootstrap_ci(per_pair["consistent"], per_pair["vignette"].astype(str))
+                     if per_pair["vignette"].nunique() > 1 else (None, None))
+        out[str(model)] = f"consistency {_short(value)} ({len(per_pair)} pairs)"
+        leads[str(model)] = Lead("Sensitivity", "direction consistency", value, low, high)
+    return out, leads
 
 
 def medpic_section(ctx: SectionContext) -> Section:
@@ -683,7 +744,9 @@ def medpic_section(ctx: SectionContext) -> Section:
     # Rates in the summary are fractions, as every other suite's (the MedPIC table itself shows %).
     headline = _headline(numbers.rename(columns={"accuracy": "overall", "gf_accuracy": "GF", "cf_accuracy": "CF",
                                                  "pair_accuracy": "pair"}), ["overall", "GF", "CF", "pair"])
-    return Section(warnings=warnings, summary=suite_summary(samples, headline), blocks=[
+    leads = {str(r["model"]): Lead("MedPIC", "overall accuracy", r["accuracy"], r["accuracy_lo"], r["accuracy_hi"])
+             for r in numbers.to_dict("records")}
+    return Section(warnings=warnings, summary=suite_summary(samples, headline, leads), blocks=[
         ("h2", "MedPIC suite"),
         ("p", "Exact-set accuracy in %, 95% CIs from a rule-clustered bootstrap (2,000 resamples, seed 0); "
               "pair accuracy counts complete pairs with both members correct."),
@@ -747,7 +810,10 @@ def workflow_section(ctx: SectionContext) -> Section:
     # The summary's counts are of the split its headline is on.
     split = samples["metadata_split"] if "metadata_split" in samples.columns else pd.Series(None, index=samples.index)
     on_test = samples[(split == "test") | split.isna()] if (split == "test").any() else samples
-    return Section(warnings=warnings, summary=suite_summary(on_test, headline), blocks=[
+    first = summary[summary["condition"] == summary["condition"].iloc[0]] if not summary.empty else summary
+    leads = {str(r["model"]): Lead("Workflow (test split)", "utility at 5:1", r.get("utility_5"), r.get("utility_5_low"),
+                                   r.get("utility_5_high")) for r in first.to_dict("records")}
+    return Section(warnings=warnings, summary=suite_summary(on_test, headline, leads), blocks=[
         ("h2", "Workflow escalation suite (test split)"),
         ("p", "Per model and condition: episodes (sample epochs of the test split), how many were scored, errored "
               "(provider error, timeout) or stopped by a limit (neither is an invalid reply), then over the scored ones "

@@ -64,11 +64,13 @@ def crashed_copy(source: str, target: Path) -> str:
 
 
 def silent_copy(source: str, target: Path) -> str:
-    """A run of another model whose provider reports no usage for the model under test (the judge's is kept)."""
+    """A run of another model whose provider reports no usage for the model under test (the judge's is kept), and
+    whose judge scored every tuple 1 (so it leads the CSS table)."""
     log = read_eval_log(source)
     old = log.eval.model
     log.eval.model = M + "silent"
     for sample in log.samples or []:
+        sample.scores["judge_direction"].value = 1.0
         sample.model_usage = {k: v for k, v in (sample.model_usage or {}).items() if k != old}
         sample.role_usage = {k: v for k, v in (sample.role_usage or {}).items() if k != "model"}
     log.stats.model_usage = {k: v for k, v in log.stats.model_usage.items() if k != old}
@@ -304,20 +306,22 @@ def test_the_first_sentence_says_who_leads_each_suite_and_by_how_much(walk):
     an entry's CSS the mean over its tuples; MedPIC overall is the share of correct sample epochs."""
     text = markdown(walk)
     lead = text.split("## Summary", 1)[1].strip().split("\n\n", 1)[0]
-    css: dict[str, list[float]] = {}
+    css: dict[str, float] = {}
     for name in ("thrice", "silent"):
         per_tuple: dict[str, list[float]] = defaultdict(list)
         for s in read_eval_log(walk[name]).samples:
             if s.metadata["family"] != "N":
                 per_tuple[s.id].append(s.scores["judge_direction"].value)
-        css[name] = [sum(v) / len(v) for v in per_tuple.values()]
-    value = sum(css["thrice"]) / len(css["thrice"])
-    # The two entries tie (the silent copy has the same verdicts): a tie is said as a tie, never a lead.
-    assert re.search(rf"CSS \(single-shot, judge {M}strict\): {M}silent and {M}thrice tie at {value:.3g}".replace(".", r"\.", 0),
-                     lead) or f"tie at {round(value, 3):g}" in lead, lead
+        means = [sum(v) / len(v) for v in per_tuple.values()]
+        css[name] = sum(means) / len(means)
+    assert css["silent"] == 1.0  # every interventional verdict 1: the case-clustered interval is [1, 1]
+    shown = lambda v: f"{round(v, 3):g}"  # noqa: E731 - the report's number format
+    expected = (f"CSS (single-shot, judge {M}strict): {M}silent leads with CSS 1 [1, 1], {shown(1 - css['thrice'])} ahead of "
+                f"{M}thrice ({shown(css['thrice'])}).")
+    assert expected in lead, (expected, lead)
     medpic = read_eval_log(walk["medpic"]).samples
-    overall = sum(1 for s in medpic if s.scores["medpic_answer"].value == 1) / len(medpic)
-    assert f"{M}alternate" in lead and f"{round(overall, 3):g}" in lead, lead
+    overall = sum(1 for s in medpic if s.scores["medpic_exact_set"].value in (1, 1.0, "C")) / len(medpic)
+    assert f"MedPIC: only {M}alternate was measured: overall accuracy {shown(overall)}" in lead, lead
 
 
 def test_rank_ticks_are_whole_ranks_even_for_one_model():
