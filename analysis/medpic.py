@@ -113,7 +113,8 @@ def medpic_summary(rows: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -
         # Distinct questions and pairs (a question asked in three epochs is one question), with the epochs beside;
         # `pair_epochs` counts complete pairs per epoch, the denominator of pair accuracy.
         complete = frame[frame["pair_correct"].notna()]
-        record = {"model": model, "questions": frame["sample_id"].nunique(), "pairs": int(complete["pair_id"].nunique()),
+        questions = frame["sample_id"].nunique() if "sample_id" in frame.columns else int((frame["epoch"] == frame["epoch"].min()).sum())
+        record = {"model": model, "questions": questions, "pairs": int(complete["pair_id"].nunique()),
                   "epochs": int(frame["epoch"].nunique()), "pair_epochs": int(point["pairs"]),
                   "unparseable": int(point["unparseable"])}
         # Each epoch's accuracy beside the interval: the bootstrap resamples rules, so it cannot show epoch spread.

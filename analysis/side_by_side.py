@@ -293,7 +293,9 @@ def _listed(text: object) -> list[dict] | None:
     Inspect's summaries collapse a string's whitespace, so the list may arrive on one line
     (`1. FOLFOX — why 2. Radiation — why`): items are found by their consecutive numbers, not by lines.
     """
-    if not isinstance(text, str) or len(text) >= SUMMARY_TEXT_LIMIT - 5:
+    # Inspect thins a long string with `textwrap.shorten`, which ends it with "..." (a first item of 1,100 characters
+    # without a space leaves "1. ...": read as a list, it would lose every item): such a list is read in full.
+    if not isinstance(text, str) or len(text) >= SUMMARY_TEXT_LIMIT - 5 or text.endswith("..."):
         return None
     flat = " ".join(text.split())
     if not flat.startswith("1. "):

@@ -241,7 +241,7 @@ def test_a_long_first_item_with_no_spaces_keeps_the_second_item():
 
     from clinical_cf.analysis.side_by_side import _listed
 
-    first = "pembrolizumab+" * 20
+    first = "pembrolizumab+" * 80  # 1,120 characters, no space: Inspect's summary cuts it to "1. ..."
     text = f"1. {first} — per guideline\n2. Radiation — per guideline"
     shown = thin_metadata({"baseline_recommendations": text})["baseline_recommendations"]
     listed = _listed(shown)
