@@ -290,7 +290,7 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
-CACHE_VERSION = "rows-5"
+CACHE_VERSION = "rows-6"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
 
 

@@ -12,9 +12,7 @@ also drawn server-side, so the table is there before any script runs.
 
 from __future__ import annotations
 
-import difflib
 import html
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from uuid import uuid4
@@ -26,69 +24,27 @@ from clinical_cf.analysis.html import render
 from clinical_cf.analysis.logs import LogRows, input_text, sample_views
 from clinical_cf.analysis.report import JUDGE_SCORES, reduce_epochs
 from clinical_cf.catalog.css.schema import render_sections
+from clinical_cf.scorers.edit_record import edit_from, edit_segments
 
 PAGE_SIZE = 50
 """Rows drawn at once; the rest are a page away (the filters count every tuple)."""
 
 
 def word_diff(before: str, after: str) -> str:
-    """HTML of what changed between two texts: changed lines, word-diffed within, "…" for the rest.
-
-    Lines are matched first (cheap on 10k-character packets), then only the changed lines are
-    compared word by word.
-    """
-    lines_a, lines_b = before.splitlines(), after.splitlines()
-    # Unchanged lines before the first edit and after the last are set aside in linear time.
-    head, tail = _common_ends(lines_a, lines_b)
-    a, b = lines_a[head:len(lines_a) - tail], lines_b[head:len(lines_b) - tail]
-    out: list[str] = [" … "] if head else []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            if out and out[-1] != " … ":
-                out.append(" … ")
-            continue
-        old, new = "\n".join(a[i1:i2]), "\n".join(b[j1:j2])
-        if tag == "replace":
-            out.append(_words(old, new))
-        elif tag == "delete":
-            out.append(f"<del>{html.escape(old)}</del>")
-        else:
-            out.append(f"<ins>{html.escape(new)}</ins>")
-    if tail and (not out or out[-1] != " … "):
-        out.append(" … ")
-    text = "".join(out).strip(" …")
-    return text if "<del>" in text or "<ins>" in text else "(no textual change)"
+    """HTML of what changed between two texts (`scorers.edit_record.edit_segments`): removed words in <del>, inserted
+    in <ins>, a few words of unchanged context around each change and "…" for the rest."""
+    return segments_html(edit_segments(before, after))
 
 
-def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
-    """Lengths of the common prefix and (non-overlapping) common suffix of two token lists."""
-    limit = min(len(a), len(b))
-    head = 0
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    return head, tail
-
-
-def _words(old: str, new: str) -> str:
-    a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
-    # An edit touches a span: the unchanged words around it are matched in linear time, and only the
-    # span between goes to SequenceMatcher (quadratic in what it is given).
-    head, tail = _common_ends(a, b)
-    parts: list[str] = [html.escape("".join(a[:head]))]
-    a_mid, b_mid = a[head:len(a) - tail], b[head:len(b) - tail]
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes():
-        if tag == "equal":
-            parts.append(html.escape("".join(a_mid[i1:i2])))
-            continue
-        if i2 > i1:
-            parts.append(f"<del>{html.escape(''.join(a_mid[i1:i2]))}</del>")
-        if j2 > j1:
-            parts.append(f"<ins>{html.escape(''.join(b_mid[j1:j2]))}</ins>")
-    parts.append(html.escape("".join(a[len(a) - tail:])))
-    return "".join(parts)
+def segments_html(segments: list | None) -> str:
+    """An edit record's segments as escaped HTML (the page draws the same with DOM nodes)."""
+    out = []
+    for segment in segments or []:
+        kind, text = segment[0], segment[1] if len(segment) > 1 else ""
+        out.append(" … " if kind == "…" else f"<del>{html.escape(text)}</del>" if kind == "-" else
+                   f"<ins>{html.escape(text)}</ins>" if kind == "+" else html.escape(text))
+    shown = "".join(out).strip(" …")
+    return shown if "<del>" in shown or "<ins>" in shown else "(no textual change)"
 
 
 def _items(arm: dict | None) -> list[str]:
@@ -125,19 +81,21 @@ def _shown(score: object) -> str:
 
 def _add(models: list[tuple], tuples: dict[str, dict], column: tuple[str, str, str], log: str, sample_id, epoch: int,
          sample_input, meta: dict, score, arms, diff_keys: set[str] | None = None, answer: bool = True,
-         reducer: str = "mean") -> None:
+         reducer: str = "mean", edit: list | None = None) -> None:
     """One scored sample epoch into the page's data: its tuple's edit (diffed once, by the log `diff_keys` assigns
     it to) and this epoch of its column's answer (every epoch is kept; `finish_answer` reduces them)."""
     if column not in models:
         models.append(column)
     key = f"{meta['case_id']}:{meta['intervention_id']}"
     entry = tuples.setdefault(key, {"family": str(meta["family"]), "intervention": str(meta["intervention_id"]), "answers": {}})
+    if "diff" not in entry and edit is not None:  # the scorer's own record of the edit (`scorers.edit_record`)
+        entry["diff"], entry["expected"] = edit, str(meta.get("expected_change", ""))
     if "diff" not in entry and (diff_keys is None or key in diff_keys):
         if "baseline_sections" in meta:
             before, after = render_sections(meta["baseline_sections"]), render_sections(meta["counterfactual_sections"])
         else:
             before, after = meta.get("baseline_packet", ""), sample_input if isinstance(sample_input, str) else ""
-        entry["diff"] = word_diff(before, after)
+        entry["diff"] = edit_segments(before, after)
         entry["expected"] = str(meta.get("expected_change", ""))
     if not answer:
         return
@@ -330,15 +288,30 @@ def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict
             continue
         score = sample.scores[name]
         smeta = score.metadata or {}
-        lists = _listed(smeta.get("baseline_recommendations")), _listed(smeta.get("counterfactual_recommendations"))
+        lists = summary_lists(smeta)
         if None in lists:
             full.add(sample.log)
             continue
         judge = smeta.get("judge_model") or ""
+        edit = edit_from(smeta)
         _add(models, tuples, (sample.model, judge, runs.get(sample.log, "")), sample.log, sample.id, sample.epoch,
              None, meta, score, ({"recommendations": lists[0]}, {"recommendations": lists[1]}), diff_keys=set(),
-             reducer=reducers.get(sample.log, "mean"))
+             reducer=reducers.get(sample.log, "mean"), edit=edit)
     return models, tuples, full
+
+
+def summary_lists(smeta: dict) -> tuple[list[dict] | None, list[dict] | None]:
+    """Both arms' recommendations from a judge score's summary metadata: the scorer's own item lists
+    (`baseline_items`, `counterfactual_items`, issue 45), else (older logs) the numbered lists read back from the
+    explanation text; None for an arm the summary does not carry whole (Inspect dropped or cut the field)."""
+    out = []
+    for arm in ("baseline", "counterfactual"):
+        items = smeta.get(f"{arm}_items")
+        if isinstance(items, list) and all(isinstance(t, str) for t in items):
+            out.append([{"treatment": t} for t in items])
+        else:
+            out.append(_listed(smeta.get(f"{arm}_recommendations")))
+    return out[0], out[1]
 
 
 def _collect_rows(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict]]:
@@ -385,13 +358,14 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
         frame = frame.assign(run=frame["run"].fillna("").astype(str) if "run" in frame.columns else "",
                              created=frame["created"].fillna("").astype(str) if "created" in frame.columns else "")
         frame = frame.sort_values(["created", "log"], kind="stable")
-        keys = frame["metadata_case_id"].astype(str) + ":" + frame["metadata_intervention_id"].astype(str)
-        # Each tuple's edit is diffed once, by the first log (oldest) that holds it.
-        first = keys.groupby(keys.to_numpy()).head(1).index
-        diff_keys = {log: set(keys.loc[first][frame.loc[first, "log"] == log]) for log in frame["log"].unique()}
-        # Answers come from the summaries; full samples are read only for the edits (one log per tuple,
-        # usually the first log alone) and for logs whose lists the summaries do not carry whole.
+        # Answers and edits come from the summaries (the scorer records both); full samples are read only for the
+        # edits no summary carried (logs written before issue 45, or an edit too large for a summary: one log per
+        # tuple, the oldest holding it) and for logs whose lists the summaries do not carry whole.
         summary_columns, summary_tuples, full = _collect_summaries(frame)
+        keys = frame["metadata_case_id"].astype(str) + ":" + frame["metadata_intervention_id"].astype(str)
+        lacking = keys[~keys.isin({k for k, e in summary_tuples.items() if "diff" in e})]
+        first = lacking.groupby(lacking.to_numpy()).head(1).index
+        diff_keys = {log: set(lacking.loc[first][frame.loc[first, "log"] == log]) for log in frame["log"].unique()}
         jobs = [(path, run, diff_keys.get(path, set()), path in full)
                 for path, run in frame.drop_duplicates("log")[["log", "run"]].itertuples(index=False, name=None)
                 if path in full or diff_keys.get(path)]
@@ -435,7 +409,7 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     for key, entry in sorted(tuples.items()):
         answers = [entry["answers"].get(m) for m in models]
         rows.append({"key": key, "family": entry["family"], "intervention": entry["intervention"],
-                     "diff": entry.get("diff", "(edit not available: no scored sample carried it)"),
+                     "diff": entry.get("diff", [["=", "(edit not available: no scored sample carried it)"]]),
                      "expected": entry.get("expected", ""), "answers": answers,
                      "scores": sorted({a["score"] for a in answers if a is not None})})
     options = sorted({score for row in rows for score in row["scores"]}, key=lambda v: (v == "unscored", v))
@@ -474,7 +448,7 @@ def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | N
         score_options=list(options),
         judges=judges,
         models=models,
-        first_page=[{**row, "diff": Markup(row["diff"])} for row in rows[:PAGE_SIZE]],
+        first_page=[{**row, "diff": Markup(segments_html(row["diff"]))} for row in rows[:PAGE_SIZE]],
         data={"models": models, "tuples": rows, "page_size": PAGE_SIZE},
         families=sorted({r["family"] for r in rows}),
         interventions=sorted({r["intervention"] for r in rows}),

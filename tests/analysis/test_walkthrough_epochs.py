@@ -331,3 +331,42 @@ def test_rank_ticks_are_whole_ranks_even_for_one_model():
     for ax in fig.axes:
         ticks = [t for t in ax.get_yticks() if ax.get_ylim()[1] <= t <= ax.get_ylim()[0]]
         assert ticks and all(float(t).is_integer() for t in ticks), ticks
+
+
+# ------------------------------------------------------------------ 6. the page from summaries only (design change)
+
+NEW_FIELDS = ("edit", "baseline_items", "counterfactual_items", "epoch")
+
+
+def legacy_copy(source: str, target: Path) -> str:
+    """The log as a scorer before issue 45 wrote it: no edit record, item lists or epoch in the judge's metadata."""
+    log = read_eval_log(source)
+    for sample in log.samples or []:
+        score = sample.scores["judge_direction"]
+        score.metadata = {k: v for k, v in (score.metadata or {}).items() if k not in NEW_FIELDS}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_eval_log(log, str(target))
+    return str(target)
+
+
+def _page_cells(tuples: dict) -> dict:
+    return {key: (tuple(map(tuple, entry["diff"])), {m: (a["score"], str(a["before"]), str(a["after"]), len(a["epochs"]))
+                                                     for m, a in entry["answers"].items()})
+            for key, entry in tuples.items()}
+
+
+def test_the_side_by_side_page_reads_summaries_only_and_older_logs_read_the_same(walk, tmp_path, monkeypatch):
+    from clinical_cf.analysis import side_by_side
+    from clinical_cf.analysis.logs import read_logs
+
+    monkeypatch.setenv("CLINICAL_CF_CACHE_DIR", "off")
+    legacy = legacy_copy(walk["thrice"], tmp_path / "legacy" / "thrice.eval")
+    _, slow = side_by_side.collect(read_logs([legacy], mode="summaries", use_cache=False), workers=1)
+
+    def no_full_read(*args, **kwargs):
+        raise AssertionError(f"full samples read for {args[0]}")
+
+    monkeypatch.setattr(side_by_side, "_collect_log_cached", no_full_read)
+    _, fast = side_by_side.collect(read_logs([walk["thrice"]], mode="summaries", use_cache=False), workers=1)
+    assert fast and all(any(s[0] in "+-" for s in e["diff"]) for e in fast.values() if e["family"] != "N" or e["diff"])
+    assert _page_cells(fast) == _page_cells(slow)  # the older log, read on the slower path, shows the same page
