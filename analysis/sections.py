@@ -787,6 +787,7 @@ def workflow_section(ctx: SectionContext) -> Section:
     from clinical_cf.analysis.workflow import (
         REQUIRED_METADATA,
         accuracy_by,
+        calibration_by_class,
         paired_tests,
         select_split,
         summary_table,
@@ -804,6 +805,7 @@ def workflow_section(ctx: SectionContext) -> Section:
     tested = select_split(rows, "test")
     summary = _write(with_outcomes(summary_table(tested), samples), ctx.out, "workflow_summary")
     variants = _write(accuracy_by(tested, "variant"), ctx.out, "workflow_by_variant")
+    calibration = _write(calibration_by_class(tested), ctx.out, "workflow_calibration_by_class")
     paired = _write(paired_tests(tested), ctx.out, "workflow_paired")
     headline = _headline(summary[summary["condition"] == summary["condition"].iloc[0]] if not summary.empty else summary,
                          ["accuracy", "utility_5"], suffix="(test split)")
@@ -822,6 +824,8 @@ def workflow_section(ctx: SectionContext) -> Section:
         ("table", summary),
         ("h3", "Accuracy by variant"),
         ("table", variants),
+        ("h3", "Calibration by task class (ECE, 10 bins, over the episodes whose confidence was read)"),
+        ("table", calibration),
         ("h3", "Clean vs perturbed, paired by seed (exact sign test, Holm-corrected)"),
         ("table", paired),
         *([("link", ("Workflow episodes side by side", episodes_page.name))] if episodes_page else []),

@@ -333,6 +333,28 @@ def test_rank_ticks_are_whole_ranks_even_for_one_model():
         assert ticks and all(float(t).is_integer() for t in ticks), ticks
 
 
+def test_workflow_calibration_is_shown_per_task_class(walk):
+    """ECE per task class recomputed from the raw log: test-split episodes scored and with a confidence read, 10
+    equal-width bins on [0, 1] (the last closed), |accuracy - confidence| weighted by the bin's share."""
+    by_class: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for s in read_eval_log(walk["workflow"]).samples:
+        score = s.scores["workflow_action"]
+        confidence = (score.metadata or {}).get("confidence")
+        if s.metadata.get("split") != "test" or s.error or not isinstance(confidence, (int, float)):
+            continue
+        right = (score.metadata or {}).get("action") in s.metadata["acceptable_actions"]
+        by_class[s.metadata["task_class"]].append((float(confidence), float(right)))
+    table = pd.read_csv(walk["out"] / "workflow_calibration_by_class.csv")
+    assert set(table["task_class"]) == set(by_class)
+    for task_class, pairs in by_class.items():
+        bins: dict[int, list[tuple[float, float]]] = defaultdict(list)
+        for confidence, right in pairs:
+            bins[min(int(confidence * 10), 9)].append((confidence, right))
+        ece = sum(len(b) / len(pairs) * abs(sum(r for _, r in b) / len(b) - sum(c for c, _ in b) / len(b)) for b in bins.values())
+        row = one(table[table["model"] == M + "vague"], task_class=task_class)
+        assert (row["episodes"], round(row["ece"], 9)) == (len(pairs), round(ece, 9))
+
+
 # ------------------------------------------------------------------ 6. the page from summaries only (design change)
 
 NEW_FIELDS = ("edit", "baseline_items", "counterfactual_items", "epoch")
