@@ -1,6 +1,7 @@
 # Entry points (see README):
 #   make css-demo   set up, then run CSS Family D offline on the bundled local model
-#   make test       set up, then run the whole offline test suite on two cores, then the linters
+#   make test       set up, then run the whole offline test suite on two cores, then the linters, then test-install
+#   make test-install  the package from the outside: wheel, fresh venv with no extras, imports, --help, cases import
 #   make test-fast  the tests not marked slow, on two cores, with the ten slowest printed
 #   make test-load  make test's suite while twice the cores of busy loops compete for the CPU (the load check)
 #   make lint       ruff (rules in pyproject.toml), then inspect-evals-lint
@@ -18,7 +19,7 @@ DEMO_LIMIT ?= 3
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: setup local browser test test-fast test-load lint css-demo bench lock
+.PHONY: setup local browser test test-fast test-install test-load lint css-demo bench lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,10 +47,18 @@ browser:
 	  || { echo "Install Debian's chromium (apt-get install chromium) for the browser test"; exit 1; }
 
 # The offline test suite (mock models, the embedded local model, headless Chromium; no network)
-# on $(TEST_WORKERS) workers, then the linters. CI runs this (.ci/run).
+# on $(TEST_WORKERS) workers, then the linters, then the install a lab gets. CI runs this (.ci/run).
 test: local browser
 	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -q $(XDIST) --durations=10
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory test-install
+
+# What `pip install clinical-cf` gives a lab, outside make: a wheel of the checkout (built without a setuptools
+# warning) installed with no extras into a fresh venv from the package registries; there every module and spaCy
+# import, every subcommand answers --help, `cases import` reads the bundled packets, `pip check` is clean and no
+# unknown top-level `tests` package is installed. Each step bounded (tests/packaging/check_install.py); a few minutes.
+test-install: setup
+	$(BIN)/python tests/packaging/check_install.py
 
 # What a developer runs between edits: every test not marked `slow` (no local model, server,
 # lm_eval, Flow sweep, packaging, browser or CLI subprocess), under 3 minutes on two cores.

@@ -5,7 +5,7 @@ and metadata in canonical JSON, the task's version, its metadata keys and its ar
 defaults (what `-T` takes and `inspect list` shows). A refactor of how tasks
 are built must leave all of it unchanged; a deliberate change of the samples regenerates it:
 
-    .venv/bin/python -m tests.tasks.test_bundled_samples
+    .venv/bin/python tests/tasks/test_bundled_samples.py
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def task_record(name: str) -> dict[str, Any]:
 
 def _check(name: str) -> None:
     recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python -m tests.tasks.test_bundled_samples`"
+    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python tests/tasks/test_bundled_samples.py`"
     expected = recorded[name]
     actual = task_record(name)
     assert actual["samples"] == expected["samples"]
@@ -89,7 +89,7 @@ def test_bundled_samples_unchanged(name):
 @pytest.mark.parametrize("name", TASKS)
 def test_task_arguments_unchanged(name):
     recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python -m tests.tasks.test_bundled_samples`"
+    assert name in recorded, f"task {name} has no record in {FIXTURE.name}: run `.venv/bin/python tests/tasks/test_bundled_samples.py`"
     expected = recorded[name]["arguments"]
     assert task_arguments(name) == expected
 
