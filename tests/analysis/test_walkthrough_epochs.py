@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
 from test_oracle_walkthrough import Ledger, one  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the module's fixture runs six evals (three CSS epochs) and a report (over 3 s)
+
 M = "mockllm/"
 EPOCHS = 3
 WORKFLOW_UNREADABLE = (2, 5)
@@ -236,18 +238,6 @@ def test_every_epoch_is_reachable_on_the_side_by_side_page_with_the_reducers_sco
     ledger.check()
 
 
-def test_a_long_first_item_with_no_spaces_keeps_the_second_item():
-    from inspect_ai.log._util import thin_metadata
-
-    from clinical_cf.analysis.side_by_side import _listed
-
-    first = "pembrolizumab+" * 80  # 1,120 characters, no space: Inspect's summary cuts it to "1. ..."
-    text = f"1. {first} — per guideline\n2. Radiation — per guideline"
-    shown = thin_metadata({"baseline_recommendations": text})["baseline_recommendations"]
-    listed = _listed(shown)
-    assert listed is None or [i["treatment"] for i in listed][1:] == ["Radiation"], listed
-
-
 # ------------------------------------------------------------------ 4. MedPIC counts and intervals
 
 
@@ -322,15 +312,6 @@ def test_the_first_sentence_says_who_leads_each_suite_and_by_how_much(walk):
     medpic = read_eval_log(walk["medpic"]).samples
     overall = sum(1 for s in medpic if s.scores["medpic_exact_set"].value in (1, 1.0, "C")) / len(medpic)
     assert f"MedPIC: only {M}alternate was measured: overall accuracy {shown(overall)}" in lead, lead
-
-
-def test_rank_ticks_are_whole_ranks_even_for_one_model():
-    from clinical_cf.analysis.figures import rank_figure
-
-    fig = rank_figure(pd.DataFrame([{"model": M + "only", "judge": M + "strict", "run": "", "cms_rank": 1, "css_rank": 1}]))
-    for ax in fig.axes:
-        ticks = [t for t in ax.get_yticks() if ax.get_ylim()[1] <= t <= ax.get_ylim()[0]]
-        assert ticks and all(float(t).is_integer() for t in ticks), ticks
 
 
 def test_workflow_calibration_is_shown_per_task_class(walk):
