@@ -3,7 +3,12 @@ path imports nothing heavy before it knows whether it can reuse a report)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import zipfile
 from pathlib import Path
+
+from platformdirs import user_cache_dir
 
 
 def _local(text: str) -> Path | None:
@@ -12,14 +17,12 @@ def _local(text: str) -> Path | None:
 
 def cache_dir() -> Path | None:
     """Where per-log row caches live: `CLINICAL_CF_CACHE_DIR`, else the user cache folder; "off" disables it."""
-    import os
 
     setting = os.environ.get("CLINICAL_CF_CACHE_DIR")
     if setting == "off":
         return None
     if setting:
         return Path(setting)
-    from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("clinical_cf")) / "report-rows"
 
@@ -32,8 +35,6 @@ def _file_hash(path: str) -> str | None:
     milliseconds and any change to any member's bytes changes the key. Anything else (a `.json` log, a zip
     that does not open) is keyed by the SHA-256 of all its bytes.
     """
-    import hashlib
-    import zipfile
 
     local = _local(path)
     if local is None or not local.is_file():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+from matplotlib.patches import Patch
 
 matplotlib.use("Agg")  # no display: figures are written to files
 
@@ -84,7 +85,6 @@ def family_figure(table3: pd.DataFrame):
     of one entry sit side by side in the judges' colours (legend), so a judge's scale is read across
     entries, never mixed with another's. Whiskers are the case-clustered 95% interval.
     """
-    from matplotlib.patches import Patch
 
     families = sorted(table3["family"].unique())
     has_judge = "judge" in table3.columns

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,6 @@ def _html_table(table: pd.DataFrame) -> Markup:
 
 def anchor(text: str, seen: dict[str, int]) -> str:
     """A stable id for a heading (lowercase words joined by '-'), numbered when one repeats."""
-    import re
 
     base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "section"
     seen[base] = seen.get(base, 0) + 1

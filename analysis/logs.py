@@ -22,15 +22,22 @@ or a list of {role, text} for chat inputs), `metadata_<key>` for every sample me
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import re
 import signal
 import sys
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from inspect_ai.log import (
     EvalLog,
     EvalSample,
@@ -260,7 +267,6 @@ def label_map(labels: Sequence[str] | None, read: Sequence[str] | None = None) -
 def _split_label(entry: str) -> tuple[str, str, str]:
     """NAME=PATH split at the first '=' whose right side names an existing path or a URL (a name may hold '=');
     at the first '=' when none does (the path is then reported as missing)."""
-    import re
 
     at = [i for i, ch in enumerate(entry) if ch == "=" and entry[:i].strip()]
     for named in (lambda w: Path(w).exists(), lambda w: re.match(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://", w) is not None):
@@ -356,10 +362,6 @@ class RowCache:
         return cls(folder / f"{key}.{CACHE_VERSION}.parquet") if key else None
 
     def load(self) -> tuple[LogHeader, pd.DataFrame] | None:
-        import json
-
-        import pyarrow.parquet as pq
-
         if not self.file.is_file():
             return None
         table = pq.read_table(self.file)
@@ -376,12 +378,6 @@ class RowCache:
         return LogHeader(**meta["header"]), frame[meta["columns"]]
 
     def store(self, header: LogHeader, frame: pd.DataFrame) -> None:
-        import json
-        import os
-
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         try:
             out = frame.copy()
             json_columns, text_columns = [], []
@@ -410,14 +406,11 @@ class RowCache:
 
 
 def uuid4_hex() -> str:
-    import uuid
-
     return uuid.uuid4().hex
 
 
 def worker_count(jobs: int) -> int:
     """Processes for `jobs` logs: `CLINICAL_CF_WORKERS` when set (1 = read in this process), else one per CPU."""
-    import os
 
     setting = os.environ.get("CLINICAL_CF_WORKERS", "").strip()
     if setting:
@@ -464,7 +457,6 @@ def in_workers(function, jobs: list[tuple], workers: int) -> Iterator:
     terminated: its workers are ended at once, mid-job included (`multiprocessing.Pool.terminate`; a
     `concurrent.futures` pool has no public way to end a running worker, and one left reading a log after its
     report ended is an orphan)."""
-    from multiprocessing import Pool
 
     # A signal that lands while the pool forks its workers would be raised inside Pool() (no pool to terminate yet)
     # or inside an at-fork callback, where Python ignores exceptions (the report then ran on, its signal lost): it
@@ -710,7 +702,6 @@ class ScoreView:
     metadata: dict[str, Any]
     explanation: str | None
     answer: str | None
-
 
     @property
     def unscored(self) -> bool:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from clinical_cf.analysis.runs import latest_run
 from clinical_cf.replies import PROVENANCES
+from clinical_cf.suites import SUITES
 
 KEYS = ["model", "judge", "run", "suite"]
 OUTCOMES = ["samples", "scored", "error", "limit"]
@@ -42,8 +43,6 @@ def _metadata(value: Any) -> dict[str, Any]:
 
 
 def _suite_of(task: str) -> str:
-    from clinical_cf.suites import SUITES
-
     name = task.split("/")[-1]
     return next((s.name for s in SUITES.values() if name in s.tasks), name)
 
@@ -64,6 +63,15 @@ def verdict_record(row: Any, metadata_columns: list[str]) -> tuple[str | None, d
         if width and (best is None or (-width, name) < best):
             best, found = (-width, name), (column, meta)
     return found
+
+
+def _original_scores(metadata_columns: list[str]) -> list[str]:
+    """The score metadata columns less the copies `inspect score --action append` adds (`name1`, ...)."""
+    return [
+        c for c in metadata_columns
+        if not ((name := c.removeprefix("score_").removesuffix("_metadata"))[-1:].isdigit()
+                and f"score_{name.rstrip('0123456789')}_metadata" in metadata_columns)
+    ]
 
 
 def row_provenances(row: Any, metadata_columns: list[str]) -> list[str]:
@@ -129,11 +137,14 @@ def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
             outcomes[key]["limit"] += 1
             continue
         column, meta = verdict_record(row, metadata_columns)
-        value = row.get(column.removesuffix("_metadata")) if column else None
         provenances = row_provenances(row, metadata_columns)
-        # Scored means read: a reply the record calls unreadable or invalid is not scored, even where the scorer
-        # counts it as a wrong answer (workflow's `accuracy`), so share_scored follows the parse record.
-        if column is not None and not _absent(value) and not {"unreadable", "invalid"} & set(provenances):
+        if column is not None:
+            # Scored means read: a reply the record calls unreadable or invalid is not scored, even where the scorer
+            # counts it as a wrong answer (workflow's `accuracy`), so share_scored follows the parse record.
+            scored = not _absent(row.get(column.removesuffix("_metadata"))) and not {"unreadable", "invalid"} & set(provenances)
+        else:  # no score records how it read the reply (`parse`): scored when a score of the sample has a value
+            scored = any(not _absent(row.get(c.removesuffix("_metadata"))) for c in _original_scores(metadata_columns))
+        if scored:
             outcomes[key]["scored"] += 1
         for provenance in provenances:
             counts[key][provenance] += 1

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 
+from clinical_cf.catalog.css.predictions import load_predictions
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.registration import SAMPLE_FINGERPRINT, FileRegistration, published, register_file
 
@@ -101,7 +103,6 @@ def model_banners(entries: Iterable[LogRegistration]) -> dict[str, list[str]]:
 
 def read_log_registration(path: str | Path) -> LogRegistration:
     """The registration record of a log file: header metadata and the sample summaries' fingerprints."""
-    from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 
     header = read_eval_log(str(path), header_only=True)
     summaries = read_eval_log_sample_summaries(str(path))
@@ -132,7 +133,6 @@ def confirmatory_predictions(path: str | Path) -> ConfirmatoryPredictions:
     A threshold changed and re-locked after release matches its lock, so the lock alone would let
     it turn "not supported" into "supported" on the same log; the published hash does not move.
     """
-    from clinical_cf.catalog.css.predictions import load_predictions
 
     registration = register_file(path, "catalog")
     if not registration.published:

@@ -12,13 +12,20 @@ is computed from per-tuple rows that keep their log path and sample id.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from inspect_ai.log import read_eval_log
+from scipy.stats import false_discovery_control
 
 from clinical_cf.analysis.logs import (
+    EXCLUDED_FIELDS,
     LogRows,
     column,
     input_text,
@@ -26,6 +33,10 @@ from clinical_cf.analysis.logs import (
     sample_views,
     score_columns,
     suite_samples,
+)
+from clinical_cf.analysis.registration import (
+    annotate_verdicts,
+    confirmatory_predictions,
 )
 from clinical_cf.analysis.stats import (
     cluster_bootstrap_ci,
@@ -40,6 +51,8 @@ from clinical_cf.analysis.stats import (
     tuples_for_power,
     verdict_kappa,
 )
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.solvers.css import CSSArms
 
 JUDGE_SCORES = ("judge_direction", "agent_judge_direction")
 COLUMNS = {
@@ -507,7 +520,6 @@ def table_instability(verdicts: pd.DataFrame) -> pd.DataFrame:
 def table_paired(rows: pd.DataFrame, delta: float = 0.05) -> pd.DataFrame:
     """Every pair of entries scored by the same judge, on the tuples both scored, per family: paired difference,
     CI, McNemar, Holm, power. Entries are models (and run labels, when runs are labelled)."""
-    from itertools import combinations
 
     scored = _interventional(rows)
     out = []
@@ -542,13 +554,6 @@ def export_rewards(paths: list[str] | LogRows, file: str | Path) -> int:
     score and the judge. Read as a dense reward for RL: 1 = the output moved as the pre-registered
     change says. Each CSS log is read in full (transcript excluded), one at a time.
     """
-    import hashlib
-    import json
-
-    from inspect_ai.log import read_eval_log
-
-    from clinical_cf.analysis.logs import EXCLUDED_FIELDS
-    from clinical_cf.solvers.css import CSSArms
 
     rows = paths if isinstance(paths, LogRows) else read_logs(paths, suites=["css"], mode="summaries")
     written = 0
@@ -596,9 +601,6 @@ def regression_gate(paths: list[str] | LogRows, baseline: list[str] | LogRows, m
     table and whether every family passed. A baseline holding several models, one sharing no
     tuple (and judge) with the candidate, or a margin outside 0 to 1 (or not finite) is a `CatalogError`.
     """
-    import math
-
-    from clinical_cf.core.errors import CatalogError
 
     if not isinstance(margin, (int, float)) or not math.isfinite(margin) or not 0 <= margin <= 1:
         # CSS lies in [0, 1]: a larger margin would pass every candidate (the CLI's --margin has the same range).
@@ -664,10 +666,6 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
     The one-sided p-value is the share of case-level bootstrap resamples (2,000, seeded) whose
     family mean falls on the wrong side of the threshold.
     """
-    from clinical_cf.analysis.registration import (
-        annotate_verdicts,
-        confirmatory_predictions,
-    )
 
     # Only the published predictions are tested: a threshold re-locked after release matches its
     # lock but not the published hash, and is refused here (CatalogError naming the file).
@@ -702,7 +700,6 @@ def confirmatory(rows: pd.DataFrame, predictions_path: str | Path, alpha: float 
     table = pd.DataFrame(out)
     if table.empty:
         return table
-    from scipy.stats import false_discovery_control
 
     table["p_bh"] = false_discovery_control(table["p"].to_numpy(), method="bh")
     table["verdict"] = np.where(table["p_bh"] < alpha, "supported", "not supported")

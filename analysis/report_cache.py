@@ -21,15 +21,16 @@ import shutil
 import sys
 import uuid
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from clinical_cf.analysis.cache_keys import _file_hash, cache_dir
 
 REPORT_CACHE_VERSION = "report-1"
 SOURCES = Path(__file__).resolve().parent
 
 
 def _code_fingerprint() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     digest = hashlib.sha256()
     files = sorted(SOURCES.rglob("*.py")) + sorted((SOURCES / "templates").glob("*.j2"))
     # The suite specs (clinical_cf/suites/): beside analysis/ in a wheel, under clinical_cf/ in a checkout.
@@ -63,8 +64,6 @@ def local_logs(paths: Sequence[str]) -> list[str] | None:
 
 
 def report_key(paths: Sequence[str], labels: Sequence[str] | None, predictions: Path | None) -> str | None:
-    from clinical_cf.analysis.cache_keys import _file_hash
-
     files = local_logs(paths)
     if not files:
         return None
@@ -81,8 +80,6 @@ def report_key(paths: Sequence[str], labels: Sequence[str] | None, predictions: 
 
 
 def _entry(key: str) -> Path | None:
-    from clinical_cf.analysis.cache_keys import cache_dir
-
     folder = cache_dir()
     return folder / f"{key}.{REPORT_CACHE_VERSION}" if folder is not None else None
 

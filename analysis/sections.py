@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,13 +32,48 @@ from typing import Any
 import pandas as pd
 from inspect_ai.scorer import value_to_float
 
+from clinical_cf.analysis import figures
+from clinical_cf.analysis.css import agent_lift
+from clinical_cf.analysis.html import render_report
 from clinical_cf.analysis.logs import LogRows, score_columns, unknown_suite
+from clinical_cf.analysis.medpic import (
+    dimension_accuracy,
+    medpic_rows,
+    medpic_summary,
+    table_medpic,
+)
+from clinical_cf.analysis.paired_pages import medpic_pairs_page, workflow_episodes_page
 from clinical_cf.analysis.parse_quality import parse_table
 from clinical_cf.analysis.registration import report_banners
+from clinical_cf.analysis.report import (
+    confirmatory,
+    css_rows,
+    sensitivity_rows,
+    table_cms_css,
+    table_controls,
+    table_cross_judge,
+    table_families,
+    table_instability,
+    table_paired,
+    table_sensitivity,
+    table_verdicts,
+)
 from clinical_cf.analysis.runs import latest_run, replaced_rows
-from clinical_cf.analysis.stats import cluster_bootstrap_ci
+from clinical_cf.analysis.side_by_side import write_side_by_side
+from clinical_cf.analysis.stats import cluster_bootstrap_ci, models_for_rank_test, rank_correlation
 from clinical_cf.analysis.tables import markdown_table, write_table
+from clinical_cf.analysis.workflow import (
+    REQUIRED_METADATA,
+    accuracy_by,
+    calibration_by_class,
+    paired_tests,
+    select_split,
+    summary_table,
+    workflow_rows,
+)
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.outputs import file_in, file_name_part
+from clinical_cf.scorers.metrics import trace_metrics
 from clinical_cf.suites import SUITES, Suite
 
 Block = tuple[str, Any]
@@ -93,8 +129,6 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
 
     A log named explicitly (`rows.named`) that a section cannot use, or whose suite the project does not have,
     is a `CatalogError` naming why."""
-    from clinical_cf.analysis.html import render_report
-    from clinical_cf.core.errors import CatalogError
 
     out.mkdir(parents=True, exist_ok=True)
     lead: list[Block] = []
@@ -157,7 +191,6 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
 
 def rests_on(logs: pd.DataFrame, excluded: dict[str, str]) -> str:
     """'Rests on 5 logs (status success); 1 more read and not scored (status error): see Logs read.'"""
-    from collections import Counter
 
     if logs.empty:
         return "Rests on no log."
@@ -344,20 +377,6 @@ def render_markdown(blocks: list[Block], out: Path) -> str:
 
 def css_section(ctx: SectionContext) -> Section:
     """CSS: per setting Tables 2-4, cross-judge, controls, instability, paired comparisons; agent lift; side by side."""
-    from clinical_cf.analysis import figures
-    from clinical_cf.analysis.css import agent_lift
-    from clinical_cf.analysis.report import (
-        confirmatory,
-        css_rows,
-        table_cms_css,
-        table_controls,
-        table_cross_judge,
-        table_families,
-        table_instability,
-        table_paired,
-        table_verdicts,
-    )
-    from clinical_cf.analysis.stats import models_for_rank_test, rank_correlation
 
     loaded = css_rows(ctx.samples)
     section = Section(skipped=loaded.skipped, warnings=loaded.warnings)
@@ -480,7 +499,6 @@ def css_section(ctx: SectionContext) -> Section:
         ]
         if "D" in set(lift["family"]):
             blocks.append(("img", figures.agent_lift(lift, out / "figure3_agent_lift.png")))
-    from clinical_cf.analysis.side_by_side import write_side_by_side
 
     write_side_by_side(ctx.samples, out / "side_by_side.html")
     blocks += [("p", "Per-tuple outputs of every model side by side: side_by_side.html (self-contained, filterable)."),
@@ -524,7 +542,6 @@ def _pick(table: pd.DataFrame, entry: dict[str, Any], col: str, **extra: Any) ->
 def agent_trace_table(samples: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
     """Trace metrics per model, judge and run of the agent setting, from each kept verdict's counterfactual trace
     (`clinical_cf.scorers.metrics.trace_metrics`, the same definition as the log's `agent_trace` metric)."""
-    from clinical_cf.scorers.metrics import trace_metrics
 
     agent = verdicts[(verdicts["setting"] == "agent") & ~verdicts["rejudged"]] if not verdicts.empty else verdicts
     columns = ["model", "judge", "run", "runs", "tool_calls", "sections_read", "procedures_read", "changed_section_read",
@@ -687,7 +704,6 @@ def _short(value: Any) -> str:
 
 def sensitivity_section(ctx: SectionContext) -> Section:
     """Sensitivity: direction consistency, flip rate, JS divergence per model and perturbation type."""
-    from clinical_cf.analysis.report import sensitivity_rows, table_sensitivity
 
     samples, replaced = latest_run(ctx.samples, "sensitivity")
     rows = with_run_in_model(sensitivity_rows(samples), samples)
@@ -720,12 +736,6 @@ def sensitivity_headline(rows: pd.DataFrame) -> tuple[dict[str, str], dict[str, 
 
 def medpic_section(ctx: SectionContext) -> Section:
     """MedPIC: exact-set accuracy (GF, CF, activation, deactivation, pair) with rule-clustered CIs."""
-    from clinical_cf.analysis.medpic import (
-        dimension_accuracy,
-        medpic_rows,
-        medpic_summary,
-        table_medpic,
-    )
 
     samples, replaced = latest_run(ctx.samples, "MedPIC")
     # `operation` is None on guideline-following questions by design (only CF questions activate or
@@ -735,7 +745,6 @@ def medpic_section(ctx: SectionContext) -> Section:
     rows = rows.dropna(subset=["rule_id", "kind"]) if not rows.empty else rows
     if rows.empty:
         return Section(warnings=warnings)
-    from clinical_cf.analysis.paired_pages import medpic_pairs_page
 
     pairs_page = medpic_pairs_page(rows, ctx.out / "medpic_pairs.html")
     numbers = medpic_summary(rows)
@@ -784,22 +793,12 @@ def with_outcomes(summary: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
 
 def workflow_section(ctx: SectionContext) -> Section:
     """Workflow escalation: accuracy, utility, escalation errors, calibration on the test split; paired tests."""
-    from clinical_cf.analysis.workflow import (
-        REQUIRED_METADATA,
-        accuracy_by,
-        calibration_by_class,
-        paired_tests,
-        select_split,
-        summary_table,
-        workflow_rows,
-    )
 
     samples, replaced = latest_run(ctx.samples, "workflow")
     warnings = missing_metadata(samples, REQUIRED_METADATA, "workflow") + replaced
     rows = with_run_in_model(workflow_rows(samples), samples)
     if rows.empty:
         return Section(warnings=warnings)
-    from clinical_cf.analysis.paired_pages import workflow_episodes_page
 
     episodes_page = workflow_episodes_page(rows, ctx.out / "workflow_episodes.html")
     tested = select_split(rows, "test")

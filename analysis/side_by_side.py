@@ -12,19 +12,38 @@ also drawn server-side, so the table is there before any script runs.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from uuid import uuid4
 
 import pandas as pd
+from inspect_ai.log import EvalSample, read_eval_log
 from markupsafe import Markup
+from pydantic import ValidationError
 
 from clinical_cf.analysis.html import render
-from clinical_cf.analysis.logs import LogRows, input_text, sample_views
+from clinical_cf.analysis.logs import (
+    CACHE_VERSION,
+    EXCLUDED_FIELDS,
+    LogRows,
+    _file_hash,
+    cache_dir,
+    in_workers,
+    input_text,
+    list_logs,
+    read_logs,
+    sample_views,
+    worker_count,
+)
 from clinical_cf.analysis.report import JUDGE_SCORES, reduce_epochs
 from clinical_cf.catalog.css.schema import render_sections
 from clinical_cf.scorers.edit_record import edit_from, edit_segments
+from clinical_cf.solvers.css import CSSArms
 
 PAGE_SIZE = 50
 """Rows drawn at once; the rest are a page away (the filters count every tuple)."""
@@ -141,9 +160,6 @@ def _arms(sample) -> tuple[dict | None, dict | None]:
     A store that does not validate as today's `CSSArms` (a log from an older solver, an arm cut short)
     is read field by field under the model's own namespace, so its lists still show.
     """
-    from pydantic import ValidationError
-
-    from clinical_cf.solvers.css import CSSArms
 
     try:
         arms = sample.store_as(CSSArms)
@@ -158,12 +174,6 @@ def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, 
     """`_collect_log` through the per-log cache (`logs.cache_dir`): keyed by the log's SHA-256 and what was asked,
     so a second report over the same logs parses no full sample. The entry is JSON (never executable); one
     that does not read back is rebuilt from the log with a warning."""
-    import hashlib
-    import json
-    import os
-    import sys
-
-    from clinical_cf.analysis.logs import CACHE_VERSION, _file_hash, cache_dir
 
     folder = cache_dir()
     digest = _file_hash(path) if folder is not None else None
@@ -215,9 +225,6 @@ def _decode(data: dict) -> tuple[list[tuple], dict[str, dict]]:
 def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers: bool = True) -> tuple[list[tuple], dict[str, dict]]:
     """One CSS log's tuples (a worker process): full samples without the transcript, arms read with `store_as`;
     with `answers=False` only the edits (diffs) of `diff_keys`."""
-    from inspect_ai.log import read_eval_log
-
-    from clinical_cf.analysis.logs import EXCLUDED_FIELDS
 
     # Edits only (`answers=False`, the usual case: answers come from the summaries): the store, which holds both
     # arms' raw replies, is not parsed at all.
@@ -316,7 +323,6 @@ def summary_lists(smeta: dict) -> tuple[list[dict] | None, list[dict] | None]:
 
 def _collect_rows(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict]]:
     """The same from rows the log reader already holds in full (store included)."""
-    from inspect_ai.log import EvalSample
 
     models: list[tuple] = []
     tuples: dict[str, dict] = {}
@@ -343,7 +349,6 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
     of a column winning; full samples are read, in worker processes, only for each tuple's edit (from the
     first log that holds it) and for logs whose lists the summaries do not carry whole.
     """
-    from clinical_cf.analysis.logs import in_workers, list_logs, read_logs, worker_count
 
     if isinstance(paths, pd.DataFrame) and any(c.startswith("store_") for c in paths.columns):
         parts = [_collect_rows(paths)]
@@ -402,7 +407,6 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     When the tuples do not fit in `limit` bytes, `file` is an index linking `<stem>_partNNN.html` files,
     each at most `limit` bytes and each a complete page (filters and paging work within a part).
     """
-    import json
 
     models, tuples = collect(paths)
     rows = []
@@ -459,8 +463,6 @@ def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | N
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    import os
-
     partial = path.with_name(f".{path.name}.{uuid4().hex}.tmp")
     try:
         partial.write_text(text, encoding="utf-8")

@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import permutations
 from typing import Literal
 
 import numpy as np
@@ -231,7 +232,6 @@ def models_for_rank_test(rho: float, alpha: float = 0.05, max_models: int = 9) -
     For each n, ranks are built to give (as nearly as possible) the observed |rho|, and the exact
     permutation p-value is computed; None if even `max_models` is not enough.
     """
-    from itertools import permutations
 
     target = abs(rho)
     for n in range(3, max_models + 1):

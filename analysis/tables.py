@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import uuid
+from pathlib import Path
+
 import pandas as pd
 
 NO_DATA = "no data"
@@ -75,9 +79,6 @@ def safe_for_spreadsheets(table: pd.DataFrame) -> pd.DataFrame:
 
 def write_table(table: pd.DataFrame, path, kind: str = "csv") -> None:
     """A table written for people and spreadsheets: text cells neutralised, atomically (temp file + rename)."""
-    import os
-    import uuid
-    from pathlib import Path
 
     target = Path(path)
     partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")

@@ -25,6 +25,7 @@ from clinical_cf.analysis.html import render
 from clinical_cf.analysis.logs import LogRows, sample_views, suite_samples
 from clinical_cf.analysis.report import JUDGE_SCORES
 from clinical_cf.analysis.stats import VERDICTS, verdict_kappa
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import read_text_checked
 
 SHEET_COLUMNS = ["row_id", "family", "intervention", "expected_change", "baseline_recommendations",
@@ -135,8 +136,6 @@ RATER_COLUMNS = ("row_id", "score", "coherent")
 def _read_sheet(path: str | Path, required: tuple[str, ...]) -> pd.DataFrame:
     """A key or rater sheet read through the bounded loader; a missing column or duplicate row is a `CatalogError`."""
 
-    from clinical_cf.core.errors import CatalogError
-
     text = read_text_checked(path)
     try:
         sheet = pd.read_csv(io.StringIO(text), dtype={"row_id": str})
@@ -158,7 +157,6 @@ def agreement(key_csv: str | Path, rater_csvs: list[str | Path]) -> dict[str, pd
     Raters are named by their sheet's file name, so two sheets with one name (`a/alice.csv`, `b/alice.csv`)
     are refused rather than one silently replacing the other.
     """
-    from clinical_cf.core.errors import CatalogError
 
     key = _read_sheet(key_csv, KEY_COLUMNS)
     raters = {}

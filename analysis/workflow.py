@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.metrics import roc_auc_score
 
 from clinical_cf.analysis.logs import LogRows, input_text, sample_views, suite_samples
 from clinical_cf.analysis.stats import cluster_bootstrap_ci, holm, mcnemar_exact, paired_difference
@@ -78,7 +79,6 @@ def workflow_rows(paths: Sequence[str | Path] | LogRows | pd.DataFrame) -> pd.Da
 
 def failure_auroc(confidence: Sequence[float], correct: Sequence[float]) -> float:
     """ROC AUC of (1 - confidence) for predicting a failure; NaN when undefined (one class, no confidences)."""
-    from sklearn.metrics import roc_auc_score
 
     conf = np.asarray(confidence, dtype=float)
     fail = 1 - np.asarray(correct, dtype=float)

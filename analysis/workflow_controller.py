@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
+from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_entries
 from clinical_cf.core.locking import read_lock
 from clinical_cf.core.options import MAX_COUNT, output_path, real_number, whole_number
@@ -222,6 +223,7 @@ def apply_controller(actions: Sequence[str | None], risk: np.ndarray, t_high: fl
 
 
 def _episode_outcomes(frame: pd.DataFrame, action: Sequence[str | None], cost_ratio: float) -> tuple[np.ndarray, np.ndarray]:
+    # deferred: `clinical-cf` imports this module for its parser; scikit-learn, scipy and the scorers (0.9 s) only when it runs
     from clinical_cf.scorers.workflow import utility
 
     util = np.array([utility(a, {"reference_action": r, "acceptable_actions": acc}, cost_ratio)
@@ -286,6 +288,7 @@ def grid_search(dev: pd.DataFrame, policy: str = "full", cost_ratio: float = 5.0
 
 def evaluate(frame: pd.DataFrame, params: ControllerParams | None, cost_ratio: float = 5.0) -> tuple[list[str | None], dict[str, float]]:
     """Controlled actions on `frame` (the model's own with params=None) and their metrics."""
+    # deferred: `clinical-cf` imports this module for its parser; scikit-learn, scipy and the scorers (0.9 s) only when it runs
     from clinical_cf.analysis.workflow import action_metrics
 
     if params is None:
@@ -304,6 +307,7 @@ def controller_table(rows: pd.DataFrame, cost_ratio: float = 5.0, n_resamples: i
 
     Returns the table and the tuned parameters ({"model | condition": {policy: params}}).
     """
+    # deferred: `clinical-cf` imports this module for its parser; scikit-learn, scipy and the scorers (0.9 s) only when it runs
     from clinical_cf.analysis.stats import cluster_bootstrap_ci
     from clinical_cf.scorers.workflow import utility
 
@@ -368,7 +372,6 @@ class AuditConcept(BaseModel):
 
 def load_audit(path: str | Path = LEXICAL_AUDIT_PATH) -> list[AuditConcept]:
     """The lexical audit's concepts (top-level key `concepts`); 10 per detector."""
-    from clinical_cf.core.errors import CatalogError
 
     concepts = load_entries(path, "concepts", AuditConcept)
     for name in DETECTORS:
@@ -395,6 +398,7 @@ def oov_audit(path: str | Path = LEXICAL_AUDIT_PATH) -> tuple[pd.DataFrame, pd.D
 def run(logs: Sequence[str], out: str | Path | None = None, cost_ratio: float = 5.0, audit: str | Path = LEXICAL_AUDIT_PATH,
         n_resamples: int = 2000) -> str:
     """Detectors, controller and OOV audit over workflow logs; writes tables to `out` when given; returns markdown."""
+    # deferred: `clinical-cf` imports this module for its parser; scikit-learn, scipy and the scorers (0.9 s) only when it runs
     from clinical_cf.analysis.workflow import workflow_rows
 
     rows = workflow_rows(logs)

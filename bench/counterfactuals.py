@@ -32,15 +32,28 @@ Structured mode needs a structured record; imported packets have none, so it doe
 from __future__ import annotations
 
 import argparse
+import difflib
+import html
+import os
 import re
+import tempfile
+import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
-from clinical_cf.catalog.css.completeness import evaluate_corpus, load_corpus
+import yaml
+from pydantic import ValidationError
+
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH, importer
+from clinical_cf.catalog.css.completeness import MustApply, _grade, evaluate_corpus, load_corpus
+from clinical_cf.catalog.css.counterfactuals import BuildResult, freeze_tuple, render_review, suspect_statements
 from clinical_cf.catalog.css.expand import expand_tuples
+from clinical_cf.catalog.css.importer import import_packet
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.catalog.css.schema import load_cases
+from clinical_cf.catalog.css.schema import Case, load_cases
+from clinical_cf.catalog.css.sentences import statements as _statements
+from clinical_cf.core.errors import CatalogError
+from clinical_cf.tasks.css.css import css
 
 CORPUS = "tests/fixtures/packets/corpus.yaml"
 CORPUS_V3 = "bench/counterfactual_corpus_v3/corpus.yaml"
@@ -90,8 +103,6 @@ def _stage_group(stage: object) -> str:
 
 
 def _marker_status(value: object) -> str:
-    from clinical_cf.catalog.css.schema import PERCENT_STATUS  # noqa: F401  (status of percent values below)
-
     text = str(value)
     if not text.endswith("%"):
         return text
@@ -127,10 +138,6 @@ def _problem_field(problem: str) -> str:
 
 def import_as_user(packet: dict, catalog) -> tuple[object, int, list[str], str]:
     """(case or None, import rounds, fields inferred wrong, why refused) for one raw packet."""
-    from pydantic import ValidationError
-
-    from clinical_cf.catalog.css.importer import import_packet
-    from clinical_cf.catalog.css.schema import Case
 
     expected = packet["expected"]
     report = import_packet(packet["text"], packet["id"], catalog, source="synthetic")
@@ -166,11 +173,6 @@ def import_as_user(packet: dict, catalog) -> tuple[object, int, list[str], str]:
 
 
 def v3_table(path: str, catalog) -> None:
-    import yaml
-
-    from clinical_cf.catalog.css.completeness import _grade
-    from clinical_cf.catalog.css.expand import expand_tuples
-
     packets = yaml.safe_load(Path(path).read_text(encoding="utf-8"))["packets"]
     known = {i.id for i in catalog.interventions}
     must_apply = complete = incomplete = wrongly = must_not = 0
@@ -201,7 +203,6 @@ def v3_table(path: str, catalog) -> None:
             elif iid not in known:
                 outcome = "not_in_catalog"
             elif iid in kept:
-                from clinical_cf.catalog.css.completeness import MustApply
 
                 outcome, detail = _grade(kept[iid], MustApply(id=iid, absent=spec.get("absent", []), present=spec.get("present", [])))
             elif iid in drop:
@@ -246,8 +247,6 @@ INVISIBLE = {"{BOM}": "\ufeff", "{ZWSP}": "\u200b", "{ZWJ}": "\u200d", "{RLO}": 
 
 
 def load_v4(path: str = CORPUS_V4) -> list[dict]:
-    import yaml
-
     packets = yaml.safe_load(Path(path).read_text(encoding="utf-8"))["packets"]
     for packet in packets:
         for name, char in INVISIBLE.items():
@@ -259,7 +258,6 @@ def load_v4(path: str = CORPUS_V4) -> list[dict]:
 
 def _visible(text: str) -> str:
     """Text as a reader sees it: format characters (zero-width, bidi controls, BOM) are invisible."""
-    import unicodedata
 
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
 
@@ -271,7 +269,6 @@ def _user_case(packet: dict, catalog):
     asks: a field to confirm is confirmed when right and corrected when wrong; a missing one is
     typed. A field the importer uses without asking is taken as it is.
     """
-    from clinical_cf.catalog.css import importer
 
     if not hasattr(importer, "answer_case"):  # the importer before issue 28: stated values are used as stated
         case, _rounds, wrong, refused = import_as_user(packet, catalog)
@@ -315,17 +312,11 @@ def _expected_value(expected: dict, name: str, prefilled: object):
 
 def _default_scored(cases) -> int | str:
     """Counterfactual samples the CSS task scores by default (`-T cases=` alone) for these imported cases."""
-    import os
-    import tempfile
-
-    from clinical_cf.core.errors import CatalogError
 
     handle, tmp = tempfile.mkstemp(suffix=".jsonl")
     os.close(handle)
     Path(tmp).write_text("".join(c.model_dump_json() + "\n" for c in cases), encoding="utf-8")
     try:
-        from clinical_cf.tasks.css.css import css
-
         task = css(cases=tmp, controls="none", split="all")
         return sum(1 for s in task.dataset if not str(s.id).endswith(":N"))
     except (CatalogError, ValueError) as ex:
@@ -335,14 +326,11 @@ def _default_scored(cases) -> int | str:
 
 
 def _highlighted(page: str) -> list[str]:
-    import html
-
     return [html.unescape(re.sub(r"<[^>]+>", "", m)).lower() for m in re.findall(r'<mark class="suspect"[^>]*>(.*?)</mark>', page, re.S)]
 
 
 def highlight_table(path: str, catalog) -> None:
     """The review page's highlighting on a corpus of cases written by others (not used to build it)."""
-    from clinical_cf.catalog.css.counterfactuals import BuildResult, freeze_tuple, render_review
 
     corpus = load_corpus(path)
     statements_found = marked = 0
@@ -371,8 +359,6 @@ def highlight_table(path: str, catalog) -> None:
 
 def v4_table(path: str, catalog) -> dict:
     """Issue 28's corpus: import as a user, then regex mode; the review page's highlights of the drafts."""
-    from clinical_cf.catalog.css.completeness import MustApply, _grade
-    from clinical_cf.catalog.css.counterfactuals import BuildResult, freeze_tuple, render_review
 
     packets = load_v4(path)
     must_apply = complete = incomplete = wrongly = must_not = 0
@@ -398,7 +384,6 @@ def v4_table(path: str, catalog) -> dict:
             drafts = [*expansion.tuples, *expansion.dropped]
             page = render_review(BuildResult(accepted=[freeze_tuple(t, "regex") for t in drafts]))
             marks = _highlighted(page)
-            from clinical_cf.catalog.css.sentences import statements as _statements
 
             marked_total += len(marks)
             statement_total += sum(len(_statements(t.counterfactual.text)) for t in drafts)
@@ -466,15 +451,11 @@ USER_CATALOG_V5 = "bench/counterfactual_corpus_v5/user_interventions.yaml"
 
 
 def _marks_of(draft) -> list[str]:
-    from clinical_cf.catalog.css.counterfactuals import BuildResult, render_review
-
     return _highlighted(render_review(BuildResult(accepted=[draft])))
 
 
 def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5) -> dict:
     """Issue 35's corpus: import as a user; deciding markers asked; drafts: verdicts, residue P/R, forbidden wording."""
-    from clinical_cf.catalog.css.completeness import MustApply, _grade
-    from clinical_cf.catalog.css.counterfactuals import freeze_tuple, suspect_statements
 
     packets = load_v4(path)
     user_catalog = None
@@ -485,7 +466,6 @@ def v5_table(path: str, catalog, user_catalog_path: str | None = USER_CATALOG_V5
     lines: list[str] = []
     cases = []
     for packet in packets:
-        from clinical_cf.catalog.css import importer
 
         report = importer.import_packet(packet["text"], packet["id"], catalog, source="synthetic")
         for marker in packet.get("must_ask", []):
@@ -608,7 +588,6 @@ def _lazy_draft(frozen):
     for name in sections:
         before, after = frozen.baseline_sections[name].split("\n"), frozen.counterfactual_sections[name].split("\n")
         if before != after:
-            import difflib
 
             for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
                 if tag != "equal":

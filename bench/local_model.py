@@ -23,10 +23,13 @@ import resource
 import threading
 import time
 
+from inspect_ai import eval
+
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.providers.gguf import default_weights
 from clinical_cf.solvers.css import SUMMARY_PROMPT, SYSTEM_PROMPT
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 
 
 def peak_rss_mb() -> float:
@@ -35,7 +38,7 @@ def peak_rss_mb() -> float:
 
 def chat_tokens(llm, prompt: str) -> list[int]:
     """The prompt as the model sees it: the GGUF's chat template applied, then tokenised."""
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # optional dependency: the `local` extra
 
     template = llm.metadata.get("tokenizer.chat_template")
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
@@ -90,9 +93,6 @@ def parallel_generation(llms, tokens: list[int], n: int) -> float:
 
 def tuples_per_minute(parallel: int, tuples: int, max_tokens: int) -> tuple[float, int, int]:
     """(tuples/minute, scored tuples, replies cut by the cap) for css_family_d on the bundled model."""
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 
     started = time.perf_counter()
     log = eval(
@@ -124,7 +124,7 @@ def main() -> None:
     parser.add_argument("--max-prompt-tokens", type=int, default=None, help="cut the CSS prompt to this many tokens (quick checks)")
     args = parser.parse_args()
 
-    from llama_cpp import Llama
+    from llama_cpp import Llama  # optional dependency: the `local` extra
 
     cpus = os.cpu_count() or 1
     path = args.model_path or str(default_weights())

@@ -27,6 +27,23 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from inspect_ai.model import ModelOutput
+
+from clinical_cf.replies import (
+    final_answer,
+    has_negative_cue,
+    letter_in_quote,
+    negated_near,
+    number_grounded,
+    read_flag,
+    read_score,
+    words_of,
+)
+from clinical_cf.scorers.css_judge import VALID_SCORES
+from clinical_cf.solvers.css import read_recommendations, read_recommendations_with_reader
+from clinical_cf.solvers.medpic import read_answer, read_answer_with_reader
+from clinical_cf.solvers.sensitivity import LETTERS, read_distribution, read_distribution_with_reader
+from clinical_cf.solvers.workflow import ACTION_STEMS, parse_decision, parse_decision_with_reader
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "replies"
@@ -64,8 +81,6 @@ def status(got: Any, expected: Any) -> str:
 
 
 def _read_css(entry: dict) -> tuple[Any, Any]:
-    from clinical_cf.solvers.css import read_recommendations_with_reader
-
     reading = _run(read_recommendations_with_reader(entry["reply"], _reader(entry, "css")))
     expected = entry["expected"]
     _STEP[0] = reading.provenance
@@ -95,8 +110,6 @@ def _read_css(entry: dict) -> tuple[Any, Any]:
 
 
 def _read_medpic(entry: dict) -> tuple[Any, Any]:
-    from clinical_cf.solvers.medpic import read_answer_with_reader
-
     reading = _run(read_answer_with_reader(entry["reply"], entry["options"], _reader(entry, "medpic")))
     _STEP[0] = reading.provenance
     if reading.provenance in ("invalid", "unreadable"):
@@ -106,8 +119,6 @@ def _read_medpic(entry: dict) -> tuple[Any, Any]:
 
 
 def _read_workflow(entry: dict) -> tuple[Any, Any]:
-    from clinical_cf.solvers.workflow import parse_decision_with_reader
-
     decision = _run(parse_decision_with_reader(entry["reply"], _reader(entry, "workflow")))
     _STEP[0] = decision.provenance
     if decision.provenance in ("invalid", "unreadable"):
@@ -117,8 +128,6 @@ def _read_workflow(entry: dict) -> tuple[Any, Any]:
 
 
 def _read_sensitivity(entry: dict) -> tuple[Any, Any]:
-    from clinical_cf.solvers.sensitivity import read_distribution_with_reader
-
     reading = _run(read_distribution_with_reader(entry["reply"], entry["candidates"], _reader(entry, "sensitivity")))
     probs, provenance = reading.probs, reading.provenance
     _STEP[0] = provenance
@@ -128,9 +137,6 @@ def _read_sensitivity(entry: dict) -> tuple[Any, Any]:
 
 
 def _read_judge(entry: dict) -> tuple[Any, Any]:
-    from clinical_cf.replies import read_flag, read_score
-    from clinical_cf.scorers.css_judge import VALID_SCORES
-
     if entry["kind"] == "mention":
         reading = read_flag(entry["reply"], "mentions")
         _STEP[0] = reading.provenance
@@ -171,10 +177,6 @@ class ScriptedReader:
         return self.name
 
     async def generate(self, prompt: str, config: Any = None, cache: Any = None) -> Any:
-        from inspect_ai.model import ModelOutput
-
-        from clinical_cf.replies import final_answer
-
         READER_CALLS[0] += 1
         final = final_answer(GENERATED.get(self.entry["reply"], self.entry["reply"]))
         expected = self.entry["expected"]
@@ -211,7 +213,6 @@ class ScriptedReader:
 
     def _quote_for(self, final: str, needle: str, negative: bool = False) -> tuple[str, str]:
         """(the needle as the reply writes it, the clause or lines that state it with its polarity)."""
-        from clinical_cf.replies import has_negative_cue, negated_near, words_of
 
         lines = [line for line in final.splitlines() if line.strip()]
         fallback: tuple[str, str] | None = None
@@ -246,7 +247,6 @@ class ScriptedReader:
         options = self.entry["options"]
         answer = []
         for letter in expected:
-            from clinical_cf.replies import letter_in_quote
 
             pieces = [p for line in final.splitlines() for p in re.split(r",\s+|\s+[—–-]\s+|;\s*", line)]
             found = [p for p in pieces if letter_in_quote(letter, p) or options[letter].lower() in p.lower()]
@@ -254,9 +254,6 @@ class ScriptedReader:
         return {"answer": answer}
 
     def _workflow(self, final: str, expected: dict) -> dict:
-        from clinical_cf.replies import number_grounded
-        from clinical_cf.solvers.workflow import ACTION_STEMS
-
         action = expected["action"]
         stems = ACTION_STEMS[action] + (action.lower(),)
         clauses = [c for c in self._clauses(final) if any(w.startswith(stems) for w in re.findall(r"[\w']+", c.lower()))]
@@ -267,9 +264,6 @@ class ScriptedReader:
         return data
 
     def _sensitivity(self, final: str, expected: list) -> dict:
-        from clinical_cf.replies import number_grounded
-        from clinical_cf.solvers.sensitivity import LETTERS
-
         out = []
         for i, p in enumerate(expected):
             if p == 0:
@@ -404,11 +398,6 @@ def adversarial(kind: str, n: int) -> str:
 def timing(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000)) -> list[str]:
     """Reading time per reader against reply length, as ratios to the smallest size (linear: about 10x per 10x length;
     above MAX_REPLY_CHARS the reply is cut, so the time stops growing)."""
-    from clinical_cf.replies import read_flag, read_score
-    from clinical_cf.solvers.css import read_recommendations
-    from clinical_cf.solvers.medpic import read_answer
-    from clinical_cf.solvers.sensitivity import read_distribution
-    from clinical_cf.solvers.workflow import parse_decision
 
     options = {"A": "Warfarin", "B": "Aspirin", "C": "None of the above"}
     readers = {

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import re
 import sys
@@ -32,8 +33,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from inspect_ai.model import ModelOutput
 
+from clinical_cf.replies import read_flag, read_score
 from clinical_cf.scorers import reader_audit
+from clinical_cf.scorers.css_judge import VALID_SCORES
+from clinical_cf.solvers.css import read_recommendations_with_reader
+from clinical_cf.solvers.medpic import read_answer_with_reader
+from clinical_cf.solvers.sensitivity import LETTERS, read_distribution_with_reader
+from clinical_cf.solvers.workflow import ACTION_STEMS, parse_decision_with_reader
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "catalog" / "css" / "reader_audit_replies.yaml"
@@ -93,8 +101,6 @@ class ScriptedReader:
         return f"bench/scripted-{self.mode}-reader{self.name}"
 
     async def generate(self, prompt: Any, config: Any = None, cache: Any = None) -> Any:
-        from inspect_ai.model import ModelOutput
-
         text = reply_in_prompt(prompt)
         self.calls.append(text)
         if self.mode == "hedging":
@@ -134,7 +140,6 @@ def faithful_reading(entry: dict, text: str) -> dict:
             answer.append({"letter": letter, "quote": line})
         return {"answer": answer}
     if suite == "workflow":
-        from clinical_cf.solvers.workflow import ACTION_STEMS
 
         action = value["action"]
         lines = _lines(text)
@@ -146,7 +151,6 @@ def faithful_reading(entry: dict, text: str) -> dict:
             data["confidence"] = {"value": c, "quote": line}
         return data
     if suite == "sensitivity":
-        from clinical_cf.solvers.sensitivity import LETTERS
 
         out_p = []
         for i, p in enumerate(value):
@@ -183,7 +187,6 @@ def lies(entry: dict, text: str) -> list[dict]:
             for quote in filter(None, (line, option if line else None, _last_line_with(text, f"{letter}.", case=True))):
                 out.append({"answer": [{"letter": letter, "quote": quote}]})
     elif suite == "workflow":
-        from clinical_cf.solvers.workflow import ACTION_STEMS
 
         for action, stems in ACTION_STEMS.items():
             if truth and truth.get("action") == action:
@@ -197,7 +200,6 @@ def lies(entry: dict, text: str) -> list[dict]:
                     if word:
                         out.append({"action": {"value": action, "quote": word.group(0)}})
     elif suite == "sensitivity":
-        from clinical_cf.solvers.sensitivity import LETTERS
 
         n = len(entry["candidates"])
         base = truth if truth else [round(1 / n, 4)] * n
@@ -253,7 +255,6 @@ def _flags(reading: Any, reason: str) -> dict:
 def _whole(fn: Any, entry: dict) -> dict:
     """The entry's provider facts (`stop_reason`, `max_tokens`) as keyword arguments, for a reader that takes them
     (issue 37: a reply the provider cut is unreadable); readers that predate them read the text only."""
-    import inspect
 
     names = inspect.signature(fn).parameters
     return {k: entry[k] for k in ("stop_reason", "max_tokens") if k in entry and k in names}
@@ -262,7 +263,6 @@ def _whole(fn: Any, entry: dict) -> dict:
 def _read(entry: dict, reader: ScriptedReader | None) -> Read:
     suite, reply = entry["suite"], expand(entry["reply"])
     if suite in ("css", "agent"):
-        from clinical_cf.solvers.css import read_recommendations_with_reader
 
         r = asyncio.run(read_recommendations_with_reader(reply, reader, **_whole(read_recommendations_with_reader, entry)))
         if r.provenance in ("invalid", "unreadable"):
@@ -270,14 +270,12 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
         value = {"recommended": [x.treatment for x in r.recommendations], "not_recommended": [x.treatment for x in r.not_recommended]}
         return Read(value, "", r.provenance, **_flags(r, ""))
     if suite == "medpic":
-        from clinical_cf.solvers.medpic import read_answer_with_reader
 
         r = asyncio.run(read_answer_with_reader(reply, entry["options"], reader, **_whole(read_answer_with_reader, entry)))
         if r.letters is None:
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         return Read(sorted(r.letters), "", r.provenance, **_flags(r, ""))
     if suite == "workflow":
-        from clinical_cf.solvers.workflow import parse_decision_with_reader
 
         d = asyncio.run(parse_decision_with_reader(reply, reader, **_whole(parse_decision_with_reader, entry)))
         if d.action is None:
@@ -285,15 +283,12 @@ def _read(entry: dict, reader: ScriptedReader | None) -> Read:
         return Read({"action": d.action, "confidence": None if d.confidence is None else round(d.confidence, 4)}, "", d.provenance,
                     **_flags(d, ""))
     if suite == "sensitivity":
-        from clinical_cf.solvers.sensitivity import read_distribution_with_reader
 
         r = asyncio.run(read_distribution_with_reader(reply, entry["candidates"], reader, **_whole(read_distribution_with_reader, entry)))
         if r.probs is None:
             return _not_read(r.provenance, r.reason or str(r.invalid or ""), **_flags(r, r.reason))
         return Read([round(p, 2) for p in r.probs], "", r.provenance, **_flags(r, ""))
     if suite == "judge":
-        from clinical_cf.replies import read_flag, read_score
-        from clinical_cf.scorers.css_judge import VALID_SCORES
 
         if entry["kind"] == "mention":
             f = read_flag(reply, "mentions", **_whole(read_flag, entry))

@@ -33,8 +33,17 @@ import sys
 import tempfile
 import time
 import uuid
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import inspect_ai
+from inspect_ai import eval
+from inspect_ai.log import list_eval_logs, read_eval_log, read_eval_log_sample_summaries
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+from clinical_cf.cli import main as cli
+from clinical_cf.tasks.css_task import build_css_task
 
 ROOT = Path(__file__).resolve().parents[1]
 CHILD_FLAG = "--child-report"
@@ -42,8 +51,6 @@ FLOOR_FLAG = "--child-floor"
 
 
 def _mock(content: str):
-    from inspect_ai.model import ModelOutput, ModelUsage
-
     def respond(messages, tools, tool_choice, config):
         out = ModelOutput.from_content("mockllm/m", content)
         out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
@@ -54,10 +61,6 @@ def _mock(content: str):
 
 def seed_log(folder: Path, limit: int = 50) -> str:
     """One real mock-model CSS log (families A-E and controls) whose samples the synthetic logs clone."""
-    from inspect_ai import eval
-    from inspect_ai.model import get_model
-
-    from clinical_cf.tasks.css_task import build_css_task
 
     log = eval(
         build_css_task(families="ABCDE"),
@@ -78,9 +81,6 @@ def synthetic_logs(template_path: str, folder: Path, tuples: int, models: int, s
     sample (about 27 minutes for 50,000 on this machine), this takes a few. `read_eval_log` reads them back
     like any log (checked on the first clone of each log).
     """
-    import zipfile
-
-    from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
@@ -121,7 +121,6 @@ def synthetic_logs(template_path: str, folder: Path, tuples: int, models: int, s
 
 def _floor(logs: str) -> None:
     """The measured floor: Inspect's own `read_eval_log_sample_summaries` over every log, one after another."""
-    from inspect_ai.log import list_eval_logs, read_eval_log_sample_summaries
 
     started = time.perf_counter()
     n = sum(len(read_eval_log_sample_summaries(info.name)) for info in list_eval_logs(logs))
@@ -132,7 +131,6 @@ def _child(logs: str, out: str, rewards: bool) -> None:
     """The measured process: `clinical-cf report LOGS --out OUT` as a user runs it (and optionally the rewards export).
 
     The caches it uses are the ones `CLINICAL_CF_CACHE_DIR` names (set by `measure`)."""
-    from clinical_cf.cli import main as cli
 
     started = time.perf_counter()
     argv = ["report", logs, "--out", out] + (["--rewards", str(Path(out) / "rewards.jsonl")] if rewards else [])
@@ -182,7 +180,7 @@ def measure(logs: Path, out: Path, label: str, expected: int, rewards: bool, cac
 
 def page_load(page: Path, runs: int = 3) -> tuple[float, float]:
     """Median DOMContentLoaded and first-visible-row times (ms from navigation start) in headless Chromium."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # optional dependency: a dev extra, and Chromium
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
@@ -227,8 +225,6 @@ def main() -> None:
     parser.add_argument("--keep", help="write logs and reports here and keep them; logs already there are reused")
     args = parser.parse_args()
     sizes = [tuple(int(n) for n in s.lower().split("x")) for s in (args.size or args.sizes).split(",")]
-
-    import inspect_ai
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-report-"))
     print(f"commit {_git()}, inspect_ai {inspect_ai.__version__}, python {sys.version.split()[0]}, "

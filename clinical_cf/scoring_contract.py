@@ -16,18 +16,23 @@ how a template is filled, not only in the template). tests/solvers/test_prompts.
 rendered prompts for doubled braces and unfilled slots: the same list.
 
 To add a prompt, a schema or a scoring constant: add its name to its module's `constants(module, ...)`
-in its suite's `scoring` function (`clinical_cf.suites.<name>`; `shared_parts` here for what every suite's
-reading uses, which `Suite.scoring_parts` adds to each), then run `clinical-cf export register`. tests/test_scoring_contract.py
+in its suite's `scoring` function (`clinical_cf.suites.<name>`; `shared_parts` here for the shared reading and judge
+wiring, of which `Suite.scoring_parts` adds to each suite the parts of the modules its code imports), then run
+`clinical-cf export register`. tests/test_scoring_contract.py
 fails on a prompt, schema or reader task in solvers/, scorers/ or clinical_cf/replies/ that no
 suite lists.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import hashlib
+import importlib.util
 import json
 import re
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -55,9 +60,10 @@ def patterns(*modules: ModuleType) -> dict[str, Any]:
     }
 
 
-def shared_parts() -> dict[str, Any]:
-    """The reading every suite's replies go through (the modules of clinical_cf/replies/) and the judge-role wiring."""
-    return {
+def shared_parts(used: frozenset[str] | None = None) -> dict[str, Any]:
+    """The shared reading (the modules of clinical_cf/replies/) and the judge-role wiring: of these, the parts of the
+    modules in `used` (a suite's, `imported_modules`), or all of them when `used` is None."""
+    parts = {
         **constants(replies.reader, "READER_PROMPT", "READER_ROLE"),
         **constants(replies.judge_input, "DATA_NOTICE"),
         **constants(replies.final, "PROVENANCES", "READ", "MAX_REPLY_CHARS", "MAX_JSON_DEPTH", "MAX_REPAIR_CHARS"),
@@ -65,6 +71,58 @@ def shared_parts() -> dict[str, Any]:
         **constants(judging, "JUDGE_ROLE", "FALLBACK_ROLE"),
         **patterns(*replies.MODULES),
     }
+    return parts if used is None else {name: value for name, value in parts.items() if module_of(name) in used}
+
+
+def module_of(part: str) -> str | None:
+    """The module a part `<module>.<NAME>` is a constant of (the longest prefix that is a module), None for another part."""
+    name = part
+    while "." in name:
+        name = name.rpartition(".")[0]
+        if _is_module(name):
+            return name
+    return None
+
+
+@functools.cache
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent that is not a package
+        return False
+
+
+def imported_modules(roots: frozenset[str]) -> frozenset[str]:
+    """The roots and every clinical_cf module they import, directly or through others, read from their source (`ast`:
+    imports inside functions too), so what a suite's scorers and readers use is known without running them."""
+    seen: set[str] = set()
+    stack = [m for m in roots if _is_module(m)]
+    while stack:
+        module = stack.pop()
+        if module not in seen:
+            seen.add(module)
+            stack.extend(m for m in _imports_of(module) if m not in seen)
+    return frozenset(seen)
+
+
+@functools.cache
+def _imports_of(module: str) -> tuple[str, ...]:
+    """The clinical_cf modules one module's source imports (a package's `__init__` for `from package import name`)."""
+    origin = importlib.util.find_spec(module).origin
+    if not origin or not origin.endswith(".py"):
+        return ()
+    found = set()
+    for node in ast.walk(ast.parse(Path(origin).read_text(encoding="utf-8"), origin)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found |= {name for name in names if name.startswith("clinical_cf") and _is_module(name)}
+        # `import clinical_cf.a.b` runs clinical_cf.a's __init__ too.
+        found |= {name.rpartition(".")[0] for name in names if name.startswith("clinical_cf.") and _is_module(name.rpartition(".")[0])}
+    return tuple(sorted(found))
 
 def canonical(value: Any) -> Any:
     """A JSON-ready form of a part that changes exactly when the part does (order of sets ignored)."""

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
+from functools import wraps
 
 from inspect_ai.scorer import Metric, SampleScore, Value, grouped, mean, metric, stderr
 
 from clinical_cf.replies import PROVENANCES
+from clinical_cf.solvers.css import meaning_sections
 
 CONTROL_FAMILY = "N"
 
@@ -40,8 +43,6 @@ def shown_as(name: str, compute):
     """`compute` returning its value under `name` (a one-entry dict), so Inspect logs and shows the metric as
     `name` (the same key as before in `results.metrics`) instead of `clinical_cf/name`, which its viewer's
     columns cut to `clinical_c…`. A metric that already returns a dict is returned as is."""
-    from collections.abc import Mapping
-    from functools import wraps
 
     @wraps(compute)
     def named(scores: list[SampleScore]) -> Value:
@@ -166,7 +167,6 @@ def trace_metrics(records: list[tuple[dict, str, object]]) -> dict[str, float]:
     trace's own `changed_sections` and `sections_read`, so logs written before that definition read the same.
     `retrieved_not_updated`: among those that read it, the share judged 0 (an unscored verdict is left out).
     """
-    from clinical_cf.solvers.css import meaning_sections
 
     def read_changed(trace: dict) -> bool:
         return any(s in trace.get("sections_read", []) for s in meaning_sections(list(trace.get("changed_sections", []))))

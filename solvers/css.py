@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 import unicodedata
+import uuid
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -247,7 +248,6 @@ def baseline_cache_policy(baseline_cache: bool | CachePolicy, run_scope: str | N
 
 def new_run_scope() -> str:
     """A fresh token naming one run's baseline cache scope."""
-    import uuid
 
     return uuid.uuid4().hex
 

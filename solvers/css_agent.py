@@ -24,6 +24,7 @@ from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import LimitExceededError, message_limit, span, time_limit, token_limit
 from pydantic import BaseModel, Field
 
+from clinical_cf.catalog.css.observations import ObservationPerturbation
 from clinical_cf.catalog.css.schema import SECTIONS
 from clinical_cf.replies import output_facts, resolve_reader
 from clinical_cf.solvers.css import (
@@ -283,7 +284,6 @@ def perturbed_observation_agent(
     The chart is the same in both runs; only what the tool returns for the perturbed section
     differs, as the sample's pre-registered perturbation says.
     """
-    from clinical_cf.catalog.css.observations import ObservationPerturbation
 
     policy = baseline_cache_policy(baseline_cache)
     limits = AgentLimits(max_messages, max_tokens_per_run, max_seconds_per_run)

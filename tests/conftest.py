@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-
 ROOT = Path(__file__).resolve().parents[1]
 # One lock per checkout: the files it guards (bundled catalogs, build/) are this checkout's own.
 CHECKOUT_ID = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]

@@ -17,6 +17,7 @@ from pathlib import Path
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
 
 from clinical_cf.catalog.sensitivity.vignettes import PRESENTATIONS
+from clinical_cf.providers.gguf import default_weights
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HANDWRITTEN_CASES = FIXTURES / "css_cases_handwritten.jsonl"
@@ -97,7 +98,6 @@ def free_port() -> int:
 @contextmanager
 def llama_server(workdir: Path, n_ctx: int = 8192) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server for the bundled SmolLM2 on loopback; yields its /v1 URL."""
-    from clinical_cf.providers.gguf import default_weights
 
     port = free_port()
     # A file, not a pipe: llama.cpp logs enough at start-up to fill a pipe and block the server.

@@ -4,14 +4,17 @@ and leaving out any piece fails naming it (tests/test_specs.py `suite_problems`)
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 from test_specs import suite_problems
@@ -20,6 +23,9 @@ import clinical_cf.catalog
 import clinical_cf.scorers
 import clinical_cf.suites
 import clinical_cf.tasks
+from clinical_cf.analysis.logs import read_logs
+from clinical_cf.analysis.parse_quality import parse_table
+from clinical_cf.analysis.sections import build_report
 from clinical_cf.cli import main
 from clinical_cf.exports import docs
 from clinical_cf.exports.register import export_register, released_published
@@ -72,7 +78,8 @@ def clean_modules():
 def test_the_page_names_every_file_of_its_suite_table():
     files = {path for kind, path, _ in page_blocks() if kind == "file"}
     table = set(re.findall(r"^\| `([^`]+)` \|", PAGE.read_text(encoding="utf-8"), re.MULTILINE))
-    assert table <= files and len(table) == 7
+    # The suite's table lists every file the page writes but the variant's (which has its own section).
+    assert table == {f for f in files if not f.startswith("tasks/css_family_d_add/")}
 
 
 def test_a_variant_by_the_recipe_builds_and_lists(tmp_path, monkeypatch, clean_modules):
@@ -125,7 +132,13 @@ def _suite(tmp_path, monkeypatch):
 
 def test_a_suite_by_the_recipe_has_every_piece_and_builds(tmp_path, monkeypatch, clean_modules):
     labunits, record = _suite(tmp_path, monkeypatch)
-    assert suite_problems(labunits, tmp_path / "docs", tmp_path / "register", record) == []
+    assert suite_problems(labunits, tmp_path / "docs", tmp_path / "register", record, tmp_path / "tests") == []
+    # The page's scorer test passes on the page's scorer.
+    spec = importlib.util.spec_from_file_location("page_scorer_test", tmp_path / "tests" / "scorers" / "test_labunits.py")
+    page_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page_test)
+    ran = [name for name, test in vars(page_test).items() if name.startswith("test_") and asyncio.run(test()) is None]
+    assert len(ran) == 2
     assert released_published(record)["labunits"].version == "1-A"
     assert {"lab_records", "lab_conversions"} <= set(input_kinds())
     assert validate_file(labunits.data).kind == "lab_records" and validate_file(labunits.catalogs[0]).entries == 2
@@ -144,13 +157,17 @@ def test_a_suite_by_the_recipe_is_scored_end_to_end(tmp_path, monkeypatch, clean
     scores = [s.scores["same_label"].value for s in log.samples]
     assert sorted(scores) == ["C", "C", "I", "I", "I"]
     # Its report section is derived from its spec: the scorer's mean per model, with how many samples it scored.
-    from clinical_cf.analysis.logs import read_logs
-    from clinical_cf.analysis.sections import build_report
-
     report = build_report(read_logs([log.location], mode="summaries"), tmp_path / "report").read_text(encoding="utf-8")
     assert "Lab units: scores per model" in report
     row = next(line for line in report.splitlines() if "same_label" in line and "mockllm/model" in line)
     assert [cell.strip() for cell in row.strip("|").split("|")][-3:] == ["0.4", "5", "5"]  # mean, scored, samples
+    # The summary and the parse-quality table count the same samples scored as the section: from the score's value,
+    # whether or not the suite's scorer records how it read the reply (`parse` in the score's metadata).
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv")
+    [labunits_row] = summary[summary["model"] == "mockllm/model"].to_dict("records")
+    assert (labunits_row["samples"], labunits_row["share_scored"]) == (5, 1.0)
+    [parse_row] = parse_table(read_logs([log.location], mode="summaries").by_suite["labunits"]).to_dict("records")
+    assert (parse_row["samples"], parse_row["scored"]) == (5, 5)
 
 
 @pytest.mark.parametrize("piece, named", [
@@ -161,6 +178,7 @@ def test_a_suite_by_the_recipe_is_scored_end_to_end(tmp_path, monkeypatch, clean
     ("register/labunits/eval.yaml", "task labunits has no Register entry"),
     ("published", "no published version: run `clinical-cf export register --suite labunits`"),
     ("scorers", "declares no scorer"),
+    ("tests/scorers/test_labunits.py", "scorer same_label has no test"),
     ("inputs", "declares no input kind"),
     ("scoring", "lists nothing that decides a score"),
 ])
@@ -174,5 +192,5 @@ def test_leaving_out_a_piece_of_the_recipe_is_named(tmp_path, monkeypatch, clean
         record.write_text("{}", encoding="utf-8")
     else:
         (tmp_path / piece).unlink()
-    problems = suite_problems(labunits, tmp_path / "docs", tmp_path / "register", record)
+    problems = suite_problems(labunits, tmp_path / "docs", tmp_path / "register", record, tmp_path / "tests")
     assert any(named in p for p in problems), problems

@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+import clinical_cf.core.loading as loading
 from clinical_cf.analysis.registration import LogRegistration, confirmatory_predictions, log_banners
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.locking import legacy_lock_path, lock_path_for
+from clinical_cf.core.locking import UnregisteredCatalogError, legacy_lock_path, lock_path_for, write_lock
 from clinical_cf.suites import CATALOG_DIR, create_task
 from clinical_cf.tasks.arguments import TaskInputError
 from helpers import HANDWRITTEN_CASES
@@ -300,8 +304,6 @@ def test_directory_and_missing_file_get_a_sentence(tmp_path, capsys):
 
 
 def test_oversized_file_is_refused_with_the_limit(tmp_path, monkeypatch, capsys):
-    import clinical_cf.core.loading as loading
-
     monkeypatch.setattr(loading, "MAX_FILE_BYTES", 1024)
     path = tmp_path / "big.jsonl"
     path.write_text(CASES_SRC.read_text())
@@ -469,8 +471,6 @@ def restore_bundled():
 @pytest.mark.writes_checkout  # tampers with the bundled file itself, then restores it
 @pytest.mark.parametrize("path,task", TAMPER, ids=[p.relative_to(CATALOG_DIR).as_posix() for p, _ in TAMPER])
 def test_tamper_is_refused_and_tamper_then_relock_is_flagged(path, task, restore_bundled):
-    from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
-
     restore_bundled(path, lock_path_for(path), legacy_lock_path(path))  # the bundled locks keep the legacy name
     path.write_text(one_character_edit(path.read_text()))
     with pytest.raises(UnregisteredCatalogError, match="no longer matches its lock"):
@@ -651,7 +651,6 @@ def test_a_board_date_outside_the_readable_years_is_refused_at_task_build(tmp_pa
 @pytest.fixture
 def refusing_endpoint(monkeypatch):
     """An OpenAI-compatible base URL on a local port nothing listens on: every connection is refused."""
-    import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -679,8 +678,6 @@ def test_an_editor_whose_endpoint_refuses_is_one_message_and_writes_nothing(refu
 @pytest.fixture
 def unauthorised_endpoint(monkeypatch):
     """A local OpenAI-compatible endpoint that answers every call 401 (a revoked or mistyped key)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Refuse(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802 - http.server's name

@@ -6,6 +6,9 @@ import shutil
 import pytest
 
 from clinical_cf.catalog.css import CATALOG_PATH
+from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH
+from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
+from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH
 from clinical_cf.cli import main
 from helpers import HANDWRITTEN_CASES
 
@@ -72,16 +75,11 @@ def test_schema_is_printed(capsys):
 
 
 def test_observation_catalog_checks_against_its_lock(capsys):
-    from clinical_cf.catalog.css.observations import OBSERVATIONS_PATH
-
     assert main(["catalog", "check", str(OBSERVATIONS_PATH)]) == 0
     assert "4 entries, valid" in capsys.readouterr().out
 
 
 def test_sensitivity_and_prediction_catalogs_check_against_their_locks(capsys):
-    from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
-    from clinical_cf.catalog.sensitivity import PERTURBATIONS_PATH
-
     assert main(["catalog", "check", str(PERTURBATIONS_PATH)]) == 0
     assert main(["catalog", "check", str(PREDICTIONS_PATH)]) == 0
     out = capsys.readouterr().out

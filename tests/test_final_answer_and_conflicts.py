@@ -3,13 +3,31 @@ structural verification of reader quotes. Each test states the rule a user would
 
 from __future__ import annotations
 
-import pytest
+import importlib.util
+import sys
+from pathlib import Path
 
-from clinical_cf.replies import REASONING_TAG_NAMES, final_answer, had_reasoning, is_conflict, read_flag, read_score, verify_quote
+import pytest
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import get_model
+from inspect_ai.solver import solver
+
+from clinical_cf.replies import (
+    REASONING_TAG_NAMES,
+    final_answer,
+    had_reasoning,
+    is_conflict,
+    read_flag,
+    read_score,
+    resolve_reader,
+    verify_quote,
+)
 from clinical_cf.solvers.css import read_recommendations, verify_css_reading
 from clinical_cf.solvers.medpic import read_answer, verify_medpic_reading
 from clinical_cf.solvers.sensitivity import read_distribution_reading, verify_distribution_reading
 from clinical_cf.solvers.workflow import parse_decision, verify_workflow_reading
+from helpers import MockModel
 
 VALID = (0.0, 0.5, 1.0)
 
@@ -165,14 +183,6 @@ def test_a_flagged_reader_may_read_only_the_revision_the_reply_marks():
 
 
 def _resolved(**roles) -> str:
-    from inspect_ai import Task, eval
-    from inspect_ai.dataset import Sample
-    from inspect_ai.model import get_model
-    from inspect_ai.solver import solver
-
-    from clinical_cf.replies import resolve_reader
-    from helpers import MockModel
-
     @solver
     def which():
         async def solve(state, generate):
@@ -200,9 +210,6 @@ def test_the_reader_is_opt_in_and_never_the_model_under_test():
 
 def test_corpus_v3_has_no_silent_misread_no_accepted_lie_and_no_crash():
     """The issue-29 corpus (bench/replies_v3.py): 0 read into a value not stated, 0 lying readings accepted."""
-    import importlib.util
-    import sys
-    from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "bench" / "replies_v3.py"
     spec = importlib.util.spec_from_file_location("replies_v3_bench", path)

@@ -16,10 +16,14 @@ from __future__ import annotations
 import ast
 import fnmatch
 import importlib.util
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from clinical_cf.registration import PUBLISHED_PATH
+from clinical_cf.suites import SUITES
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -94,8 +98,6 @@ def shipped(path: Path) -> bool:
 
 def test_every_file_a_suite_reads_is_shipped_in_the_wheel():
     """Not setup.py against its own glob: every file the suite specs name, checked against the package data patterns."""
-    from clinical_cf.registration import PUBLISHED_PATH
-    from clinical_cf.suites import SUITES
 
     files = {PUBLISHED_PATH}
     for suite in SUITES.values():
@@ -269,3 +271,62 @@ def test_a_cycle_through_a_function_level_import_is_found_and_named(tmp_path):
     assert describe(["clinical_cf.high", "clinical_cf.low"], graph) == (
         "clinical_cf.high (line 1) -> clinical_cf.low (line 2) -> clinical_cf.high"
     )
+
+
+# ---------------------------------------------------------------- imports at module level unless a comment says why
+
+WHY = ("deferred:", "optional dependency", "cycle:")
+"""The reasons a function may import: `# deferred: <what it costs, measured>`, `# optional dependency ...` (an extra
+that a plain install lacks), `# cycle: <the modules>`. The comment stands on the import's line or in the comment
+block right above its group of imports."""
+
+
+def python_files(root: Path = ROOT) -> list[Path]:
+    """Every Python file of the checkout git knows of (tracked, or new and not ignored)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [root / name for name in sorted(set(listed)) if (root / name).is_file()]
+
+
+def function_level_imports(path: Path) -> list[tuple[int, bool]]:
+    """(line, whether a comment gives a reason) for every import inside a function of the file."""
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    found: dict[int, bool] = {}
+    for function in ast.walk(ast.parse(source, str(path))):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom) and node.lineno not in found:
+                above = node.lineno - 2
+                while above >= 0 and lines[above].strip().startswith(("import ", "from ")):
+                    above -= 1
+                comments = [lines[node.lineno - 1].partition("#")[2]]
+                while above >= 0 and lines[above].strip().startswith("#"):  # the comment block above the group
+                    comments.append(lines[above])
+                    above -= 1
+                found[node.lineno] = any(reason in comment for comment in comments for reason in WHY)
+    return sorted(found.items())
+
+
+def test_every_function_level_import_says_why():
+    files = python_files()
+    assert len(files) > 300  # the package, tests, bench and flows were read
+    unexplained = [f"{path.relative_to(ROOT)}:{line}" for path in files for line, why in function_level_imports(path) if not why]
+    assert unexplained == [], (
+        f"{len(unexplained)} imports inside functions without a reason: move them to the top of the module, or say why "
+        f"on the line or the line above ({', '.join(WHY)}):\n" + "\n".join(unexplained)
+    )
+
+
+def test_the_import_reader_accepts_only_a_stated_reason(tmp_path):
+    (tmp_path / "m.py").write_text(
+        "def plain():\n    import json\n\n"
+        "def unrelated_comment():\n    # the scores below\n    import json\n\n"
+        "def measured():\n    # deferred: pandas (0.8 s of CPU, measured) only here\n    import pandas\n    import numpy\n\n"
+        "def extra():\n    from llama_cpp import Llama  # optional dependency: the `local` extra\n\n"
+        "def two_lines():\n    # deferred: medspaCy (1.9 s of CPU, measured)\n    # is quieted first.\n    import medspacy\n",
+        encoding="utf-8",
+    )
+    assert function_level_imports(tmp_path / "m.py") == [(2, False), (6, False), (10, True), (11, True), (14, True), (19, True)]

@@ -11,6 +11,8 @@ import pytest
 from inspect_ai import eval
 
 import clinical_cf
+from clinical_cf.catalog.css import schema
+from clinical_cf.tasks.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 
 pytestmark = [pytest.mark.slow, pytest.mark.writes_checkout, pytest.mark.timeout(900)]  # pip builds a wheel in the checkout (build/), then installs it
@@ -27,9 +29,6 @@ PACKAGE_DIRS = {
 
 
 def test_pytest_imports_the_checkout():
-    from clinical_cf.catalog.css import schema
-    from clinical_cf.tasks.css_family_d import css_family_d
-
     assert Path(clinical_cf.__file__).resolve() == ROOT / "clinical_cf" / "__init__.py"
     assert Path(schema.__file__).resolve() == ROOT / "catalog" / "css" / "schema.py"
     # The task package exports its @task (inspect-evals-lint's init_exports); its module is the checkout's.

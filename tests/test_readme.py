@@ -20,6 +20,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from inspect_ai.util import registry_info
+
+from clinical_cf.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -121,7 +124,6 @@ def broken_links(path: Path) -> list[str]:
 @cache
 def registered() -> dict[str, dict[str, tuple[str, ...]]]:
     """Registered object names by type ('task', 'scorer', ...) -> parameters, from the package's Inspect entry point."""
-    from inspect_ai.util import registry_info
 
     [entry] = [e for e in importlib.metadata.entry_points(group="inspect_ai") if e.name == "clinical_cf"]
     entry.load()
@@ -218,8 +220,6 @@ def check_inspect(words: list[str]) -> list[str]:
 
 
 def check_clinical_cf(words: list[str]) -> list[str]:
-    from clinical_cf.cli import build_parser
-
     arguments = [w.removesuffix("...") for w in words[1:]]
     try:
         build_parser().parse_args(arguments)

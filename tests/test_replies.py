@@ -22,7 +22,12 @@ from clinical_cf.replies import (
     normalise_for_judge,
     read_flag,
     read_score,
+    unreadable_code,
 )
+from clinical_cf.solvers.css import read_recommendations, read_recommendations_with_reader
+from clinical_cf.solvers.medpic import read_answer, read_answer_with_reader, verify_medpic_reading
+from clinical_cf.solvers.sensitivity import read_distribution_with_reader, verify_distribution_reading
+from clinical_cf.solvers.workflow import parse_decision_with_reader, verify_workflow_reading
 
 VALID = (0.0, 0.5, 1.0)
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,8 +104,6 @@ def test_invalid_output_classes():
 def test_section_polarity_and_item_negation():
     # Issue 21: markdown sections are no longer read by heading patterns; the reader role reads them
     # and its reading is verified. The same reply and the same lists as before, through a faithful reader.
-    from clinical_cf.solvers.css import read_recommendations, read_recommendations_with_reader
-
     reply = (
         "#### What we propose\n* Radical cystectomy\n\n#### Things to avoid\n* Intravesical BCG (BCG-unresponsive)\n\n"
         "#### Background\n* T2 disease on TURBT\n"
@@ -199,8 +202,6 @@ FAITHFUL = {
 
 
 def _read_css(reply, reader):
-    from clinical_cf.solvers.css import read_recommendations_with_reader
-
     if isinstance(reader, tuple):
         reader = tuple(r.model if isinstance(r, ScriptedReader) else r for r in reader)
     elif reader is not None:
@@ -219,8 +220,6 @@ def test_faithful_readers_that_agree_are_verified_and_kept_in_the_reading():
 
 
 def test_one_readers_reading_is_unconfirmed_and_two_that_differ_disagree():
-    from clinical_cf.replies import unreadable_code
-
     alone = _read_css(CSS_REPLY, ScriptedReader(FAITHFUL))
     assert alone.provenance == "unreadable" and unreadable_code(alone.reason) == "unconfirmed"
     assert alone.reader["agreement"] == "unconfirmed" and not alone.recommendations
@@ -270,10 +269,6 @@ def test_malformed_or_declining_reader_leaves_the_reply_unreadable(reply):
 
 
 def test_reader_role_never_runs_when_steps_a_to_c_read_the_reply():
-    from clinical_cf.solvers.medpic import read_answer_with_reader
-    from clinical_cf.solvers.sensitivity import read_distribution_with_reader
-    from clinical_cf.solvers.workflow import parse_decision_with_reader
-
     reader = ScriptedReader(FAITHFUL)
     json_reply = '{"recommendations": [{"treatment": "FOLFOX", "rationale": "x"}], "not_recommended": []}'
     assert _read_css(json_reply, reader).provenance == "json"
@@ -290,10 +285,6 @@ def test_reader_role_never_runs_when_steps_a_to_c_read_the_reply():
 
 
 def test_reader_grounding_for_letters_actions_and_numbers():
-    from clinical_cf.solvers.medpic import verify_medpic_reading
-    from clinical_cf.solvers.sensitivity import verify_distribution_reading
-    from clinical_cf.solvers.workflow import verify_workflow_reading
-
     options = {"A": "Glyburide", "B": "Metformin", "C": "Glimepiride"}
     reply = "Answer: B, not C. Glyburide is also fine."
     assert verify_medpic_reading({"answer": [{"letter": "B", "quote": "Answer: B"}]}, reply, options)[0] == {"B"}
@@ -395,8 +386,6 @@ def unscored_with_reason(suite: str, reading) -> bool:
 
 
 def test_a_reply_over_the_size_limit_is_cut_and_says_so():
-    from clinical_cf.solvers.css import read_recommendations
-
     reply = '{"recommendations": ["FOLFOX"], "not_recommended": []}' + " filler" * (MAX_REPLY_CHARS // 6)
     reading = read_recommendations(reply)
     assert reading.reply_cut and reading.provenance == "json"
@@ -404,9 +393,6 @@ def test_a_reply_over_the_size_limit_is_cut_and_says_so():
 
 
 def test_invalid_output_checks_look_at_the_answer_that_was_read():
-    from clinical_cf.solvers.css import read_recommendations
-    from clinical_cf.solvers.medpic import read_answer
-
     json_then_dots = '{"recommendations": ["Radical nephrectomy"], "not_recommended": []}\n' + "." * 30
     assert read_recommendations(json_then_dots).provenance == "json"
     assert read_answer("Meperidine is on the list.\nANSWER: A\n" + "." * 30, {"A": "Meperidine", "B": "Morphine"}).letters == {"A"}
@@ -414,9 +400,6 @@ def test_invalid_output_checks_look_at_the_answer_that_was_read():
 
 
 def test_an_option_both_recommended_and_avoided_is_a_conflict_in_every_format():
-    from clinical_cf.replies import unreadable_code
-    from clinical_cf.solvers.css import read_recommendations
-
     # Issue 37: one option in both lists is two answers about it, from JSON as from answer lines (before, JSON read it as stated).
     for reply in ('{"recommendations": [{"treatment": "Benadryl"}], "not_recommended": [{"treatment": "benadryl"}]}',
                   "Plan below.\nRECOMMENDED: Benadryl\nNOT RECOMMENDED: benadryl"):
@@ -439,8 +422,6 @@ def test_a_reader_that_misreads_on_purpose_is_caught_by_the_verification():
 
 
 def test_a_looping_rationale_does_not_unscore_options_stated_once():
-    from clinical_cf.solvers.css import read_recommendations
-
     looping = "Benadopa is a drug that helps to treat cancer. " * 12
     reading = read_recommendations('{"recommendations": [{"treatment": "Benadopa", "rationale": "' + looping + '"}], "not_recommended": []}')
     assert reading.provenance == "json" and reading.invalid is None

@@ -2,6 +2,7 @@
 score set changes the suite's fingerprint, and the published record is stale until `clinical-cf export register`
 moves the version."""
 
+import dataclasses
 import importlib
 import json
 import re
@@ -10,6 +11,7 @@ from types import ModuleType
 import pytest
 from inspect_ai.model import ResponseSchema
 
+import clinical_cf.judging
 import clinical_cf.replies.reader
 import clinical_cf.scorers.css_judge
 import clinical_cf.scorers.medpic
@@ -19,7 +21,7 @@ import clinical_cf.solvers.workflow
 from clinical_cf.exports.register import PublishedSuite, next_version
 from clinical_cf.registration import PUBLISHED_PATH, published, scoring_changes, unpublished_scoring, write_published
 from clinical_cf.replies import ReaderTask
-from clinical_cf.scoring_contract import part_hash
+from clinical_cf.scoring_contract import READING_RULES_PART, imported_modules, part_hash, shared_parts
 from clinical_cf.suites import SUITES
 
 SCORING_MODULES = [
@@ -74,6 +76,9 @@ ONE_WORD = [
     (clinical_cf.scorers.css_judge, "JUDGE_PROMPT", lambda v: v.replace("auditing", "checking", 1), {"css"}),
     (clinical_cf.scorers.medpic, "RATIONALE_PROMPT", lambda v: v.replace("specific", "particular", 1), {"medpic"}),
     (clinical_cf.replies.reader, "READER_PROMPT", lambda v: v.replace("convert", "turn", 1), set(SUITES)),
+    # The judge-role wiring is shared, but only the code of suites with a judge uses it (CSS's direction judge, MedPIC's
+    # rationale judge): the others keep their fingerprints.
+    (clinical_cf.judging, "JUDGE_ROLE", lambda v: v + "_role", {"css", "medpic"}),
     (clinical_cf.solvers.css, "SUMMARY_PROMPT", lambda v: v.replace("Summarise", "Summarize", 1), {"css"}),
     (clinical_cf.solvers.workflow, "UNCERTAINTY_CHECKLIST", lambda v: v.replace("far", "much", 1), {"workflow"}),
     (clinical_cf.scorers.css_judge, "VALID_SCORES", lambda v: (0.0, 1.0), {"css"}),
@@ -130,3 +135,19 @@ def test_published_json_names_every_part():
     record = json.loads(PUBLISHED_PATH.read_text(encoding="utf-8"))
     for suite in SUITES:
         assert set(record[suite]["scoring"]) == set(SUITES[suite].scoring_parts())
+
+
+def test_a_suite_hashes_only_the_shared_parts_its_code_imports():
+    for name, suite in SUITES.items():
+        shared = {part for part in shared_parts() if part in suite.scoring_parts()}
+        assert ("clinical_cf.judging.JUDGE_ROLE" in shared) == (name in {"css", "medpic"}), name  # those with a judge
+        assert "clinical_cf.replies.reader.READER_PROMPT" in shared, name  # every bundled suite's replies are read
+    # A suite whose scorer and parts use none of the shared reading (as the docs' recipe suite) hashes none of it.
+    alone = dataclasses.replace(SUITES["medpic"], scorers=(), scoring=lambda: {"x.y": 1}, prompts=dict)
+    assert set(alone.scoring_parts()) == {"x.y", READING_RULES_PART.format(suite="medpic")}
+
+
+def test_the_import_reader_follows_imports_through_other_modules():
+    reached = imported_modules(frozenset({"clinical_cf.scorers.css_judge"}))
+    assert {"clinical_cf.scorers.css_judge", "clinical_cf.judging", "clinical_cf.replies.reader"} <= reached
+    assert "clinical_cf.analysis.report" not in reached and "clinical_cf.cli" not in reached

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
 import inspect
 import re
@@ -20,10 +21,16 @@ from pathlib import Path
 import pytest
 from inspect_ai.util import registry_info
 from pydantic import BaseModel
+from test_layers import setup_module_of
 
+from clinical_cf.cli import build_parser, main
 from clinical_cf.core.locking import read_lock
+from clinical_cf.exports.register import REGISTER_DIR, entry_path
 from clinical_cf.inputs import validate_file
-from clinical_cf.suites import SUITES, create_task, input_kinds, suite_of_task, task_folders
+from clinical_cf.registration import PUBLISHED_PATH, published
+from clinical_cf.scoring_contract import part_hash
+from clinical_cf.suites import SUITES, create_task, display_path, input_kinds, suite_of_task, task_folders, task_function
+from clinical_cf.tasks.arguments import annotations_of
 from helpers import HANDWRITTEN_CASES
 
 
@@ -53,7 +60,6 @@ def _small(name: str) -> dict[str, str]:
     scored only with `unreviewed=allow`); the bundled cohort's samples are tests/tasks/test_bundled_samples.py's.
     Family B applies to none of them (catalog v3 drops B1 on the hand-written packets), and the editor audit needs
     cases with a structured record."""
-    from clinical_cf.suites import task_function
 
     parameters = inspect.signature(task_function(name)).parameters
     if "cases" not in parameters or name in ("css_family_b", "css_editor_audit"):
@@ -92,8 +98,6 @@ def test_each_bundled_input_validates_as_its_kind(kind):
 
 
 def test_the_cli_offers_the_specs_kinds():
-    from clinical_cf.cli import build_parser
-
     parser = build_parser()
     with pytest.raises(SystemExit):
         parser.parse_args(["validate", "x.yaml", "--kind", "no_such_kind"])
@@ -142,7 +146,6 @@ def test_a_folder_that_is_not_a_task_is_named(tmp_path):
 
 @pytest.mark.parametrize("name", task_folders())
 def test_every_task_folder_builds_by_name_from_its_suites_spec(name):
-
     task = _built(name)
     assert task.metadata["suite"] == suite_of_task(name).name
     assert len(task.dataset) > 0
@@ -151,8 +154,6 @@ def test_every_task_folder_builds_by_name_from_its_suites_spec(name):
 @pytest.mark.parametrize("name", task_folders())
 def test_a_public_tasks_arguments_are_its_builders_with_the_same_declarations(name):
     """A variant's signature is its builder's, with the builder's declarations and defaults (none written twice)."""
-    from clinical_cf.suites import task_function
-    from clinical_cf.tasks.arguments import annotations_of
 
     task = task_function(name)
     declared = annotations_of(task)
@@ -172,16 +173,11 @@ def test_a_public_tasks_arguments_are_its_builders_with_the_same_declarations(na
 # ---------------------------------------------------------------- every piece of a suite, each missing one named
 
 
-def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | None = None, published_path: Path | None = None) -> list[str]:
+def suite_problems(
+    suite, docs_dir: Path = ROOT / "docs", register_dir: Path | None = None, published_path: Path | None = None,
+    tests_dir: Path = ROOT / "tests",
+) -> list[str]:
     """What a suite lacks (docs/adding-a-suite.md), each line naming the piece and the command that makes it."""
-    import fnmatch
-
-    from test_layers import setup_module_of
-
-    from clinical_cf.exports.register import REGISTER_DIR, entry_path
-    from clinical_cf.registration import PUBLISHED_PATH, published
-    from clinical_cf.scoring_contract import part_hash
-    from clinical_cf.suites import display_path
 
     register_dir = REGISTER_DIR if register_dir is None else register_dir
     published_path = PUBLISHED_PATH if published_path is None else published_path
@@ -215,9 +211,14 @@ def suite_problems(suite, docs_dir: Path = ROOT / "docs", register_dir: Path | N
                 problems.append(f"{name}: the bundled {item.kind} file is not detected and valid as {item.kind}: {ex}")
     if not suite.scorers:
         problems.append(f"{name}: declares no scorer (Suite.scorers)")
+    tests = "\n".join(path.read_text(encoding="utf-8") for path in sorted(tests_dir.rglob("test_*.py")))
     for scorer_name, metrics in suite.metrics().items():
+        function = scorer_name.rpartition("/")[2]  # the registry name less its package: what a test calls
         if not metrics:
             problems.append(f"{name}: scorer {scorer_name} declares no metrics (@scorer(metrics=...))")
+        if not re.search(rf"\b{re.escape(function)}\b", tests):
+            problems.append(f"{name}: scorer {function} has no test: no file tests/**/test_*.py names it "
+                            f"(`make lint` fails on it too, IETS006; docs/adding-a-suite.md)")
     parts = suite.scoring_parts()
     if not set(suite.prompts()) <= set(parts):
         problems.append(f"{name}: prompts {sorted(set(suite.prompts()) - set(parts))} are not parts of its scoring contract")
@@ -248,7 +249,6 @@ def test_every_suite_has_every_piece(name):
 
 def test_catalog_lock_and_check_take_the_kind_the_validator_asks_for(tmp_path, capsys):
     """`catalog lock` once said "pass --kind" and had no --kind; the kinds are the specs'."""
-    from clinical_cf.cli import main
 
     path = tmp_path / "mine.jsonl"
     path.write_text(SUITES["sensitivity"].data.read_text(encoding="utf-8"), encoding="utf-8")

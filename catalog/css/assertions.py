@@ -27,6 +27,7 @@ import functools
 import re
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 AssertionStatus = Literal["affirmed", "negated", "uncertain", "hypothetical", "historical", "family", "not_tested"]
@@ -208,6 +209,7 @@ FAMILY_WORDS = re.compile(r"(?i)\b(?:mother|father|brother|sister|sibling|son|da
 def _quiet_pyrush() -> None:
     """PyRuSH logs every sentence at DEBUG level through loguru: silence it (it would flood every command)."""
     try:
+        # deferred: loguru comes with PyRuSH, which this module loads only in pipeline()
         from loguru import logger
 
         logger.disable("PyRuSH")
@@ -219,6 +221,8 @@ def _quiet_pyrush() -> None:
 def pipeline():
     """The medspaCy pipeline, built once per process (loading rules and matchers costs about a second)."""
     _quiet_pyrush()
+    # deferred: medspaCy and spaCy cost 1.9 s of CPU to import (measured), and every catalog command imports this
+    # module through mutate.py; only reading a packet needs them. PyRuSH's logger is quieted before they load.
     import medspacy
     from medspacy.context import ConTextRule
     from medspacy.ner import TargetRule
@@ -270,8 +274,7 @@ def pipeline():
 
 
 def _default_context_rules():
-    from pathlib import Path
-
+    # deferred: medspaCy (see pipeline())
     import medspacy.context.context as context_module
 
     return Path(context_module.__file__).resolve().parents[2] / "resources" / "en" / "context_rules.json"

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Literal
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
+from jinja2 import Environment, FileSystemLoader
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_cf.catalog.css.expand import CSSTuple, expand_tuples
@@ -48,9 +49,11 @@ from clinical_cf.catalog.css.interventions import Catalog, Intervention
 from clinical_cf.catalog.css.mutate import Packet
 from clinical_cf.catalog.css.residue import find_residue, implication_hits
 from clinical_cf.catalog.css.schema import SECTIONS, Case, SectionName
+from clinical_cf.catalog.css.sentences import statements
 from clinical_cf.core.atomic import write_text_atomic
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_jsonl
+from clinical_cf.core.locking import check_lock, exclusive, write_lock
 
 EDITOR_SYSTEM = """You edit synthetic oncology tumor-board packets to make one pre-registered \
 counterfactual change for a research benchmark. Make exactly the change described, everywhere the packet \
@@ -464,7 +467,6 @@ async def build_counterfactuals(
 
 def write_counterfactuals(result: BuildResult, out_dir: str | Path) -> dict[str, Path]:
     """counterfactuals.jsonl + its lock, rejected.jsonl and review.html in `out_dir`."""
-    from clinical_cf.core.locking import write_lock
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -522,7 +524,6 @@ def _diff_rows(before: str, after: str) -> list[tuple[str, list[tuple[str, str]]
 
 def render_review(result: BuildResult) -> str:
     """The clinician's review page: per counterfactual, the changed lines side by side."""
-    from jinja2 import Environment, FileSystemLoader
 
     # Autoescape on: packet text and model replies go into the page.
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True)
@@ -545,15 +546,12 @@ def apply_decisions(path: str | Path, decisions_path: str | Path) -> tuple[list[
     (`core.locking.exclusive`): a second review of it waits, then stops naming the first, so
     no review that reports its decisions has them overwritten by another.
     """
-    from clinical_cf.core.locking import exclusive
 
     with exclusive(path, "counterfactuals review"):
         return _apply_decisions(Path(path), decisions_path)
 
 
 def _apply_decisions(path: Path, decisions_path: str | Path) -> tuple[list[FrozenCounterfactual], dict[str, int]]:
-    from clinical_cf.core.locking import check_lock
-
     # A set that does not match its lock (edited after the build, or its lock deleted) is refused before any
     # decision is recorded: re-locking it here would approve text nobody froze.
     check_lock(path)
@@ -606,7 +604,6 @@ def write_set_and_lock(path: Path, entries: list[FrozenCounterfactual]) -> None:
 
     Between the two renames a crash leaves a set that does not match its lock: refused on load, never accepted.
     """
-    from clinical_cf.core.locking import write_lock
 
     write_text_atomic(path, "".join(e.model_dump_json() + "\n" for e in entries))
     write_lock(path)
@@ -746,7 +743,6 @@ def frozen_for_task(
 
 def load_counterfactuals(path: str | Path, allow_unregistered: bool = False) -> list[FrozenCounterfactual]:
     """Load a frozen set; it must match its lock (a reviewed set must not change afterwards)."""
-    from clinical_cf.core.locking import check_lock
 
     path = Path(path)
     if not path.exists():
@@ -872,7 +868,6 @@ def suspect_statements(
     entry: FrozenCounterfactual, intervention: Intervention, case: Case, checker_quotes: list[str] | None = None
 ) -> list[dict[str, str]]:
     """Every counterfactual statement that may still state the original fact: section, statement, why (see above)."""
-    from clinical_cf.catalog.css.sentences import statements
 
     out: list[dict[str, str]] = []
     seen: set[tuple[str, str]] = set()

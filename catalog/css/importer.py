@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.assertions import (
     HISTOLOGY_TYPES,
     OTHER_DISEASE_STAGE,
@@ -41,7 +42,7 @@ from clinical_cf.catalog.css.assertions import (
     span_status,
 )
 from clinical_cf.catalog.css.dates import FoundDate, find_dates, numeric_order
-from clinical_cf.catalog.css.interventions import Catalog
+from clinical_cf.catalog.css.interventions import Catalog, load_catalog
 from clinical_cf.catalog.css.schema import KNOWN_MARKERS, SECTIONS, Case, stage_metastatic
 from clinical_cf.catalog.css.sentences import logical_lines, statements
 from clinical_cf.core.errors import CatalogError
@@ -199,9 +200,6 @@ def split_sections(text: str) -> tuple[dict[str, str], list[str]]:
 
 @functools.cache
 def _bundled_vocabulary() -> Catalog:
-    from clinical_cf.catalog.css import CATALOG_PATH
-    from clinical_cf.catalog.css.interventions import load_catalog
-
     return load_catalog(CATALOG_PATH)
 
 

@@ -30,11 +30,13 @@ from clinical_cf.catalog.css.interventions import (
     ReorderOp,
     ReplaceOp,
 )
-from clinical_cf.catalog.css.render import REFERENCE_RANGES, clinical_before_sentinel
+from clinical_cf.catalog.css.render import REFERENCE_RANGES, clinical_before_sentinel, render_case_sections
+from clinical_cf.catalog.css.residue import implication_hits
 from clinical_cf.catalog.css.schema import (
     SECTIONS,
     Biomarker,
     Case,
+    Encounter,
     LabResult,
     PatientRecord,
     Resection,
@@ -211,7 +213,6 @@ def neutralise_plans(text: str, implications: list, plans_only: bool = True) -> 
     See `NeutralisePlansOp` and `DeleteStatementsOp`. In a table, sentences are cut inside
     their cell; when every statement must go, a row that states it is one record and goes whole.
     """
-    from clinical_cf.catalog.css.residue import implication_hits
 
     def states(sentence: str) -> bool:
         return any(implication_hits(i, sentence) for i in implications)
@@ -487,8 +488,6 @@ def _set_stage(
 
 
 def _add_encounter(case: Case, values: dict[str, str], kind: str, author: str, note: str, days: int) -> Case:
-    from clinical_cf.catalog.css.schema import Encounter
-
     record = _record(case)
     encounter = Encounter(date=_days(case, days), kind=kind, author=author, note=_fill(note, values))
     encounters = sorted([*record.encounters, encounter], key=lambda e: e.date)
@@ -605,7 +604,6 @@ def render_options(intervention: Intervention) -> dict[str, Any]:
 
 def render_case(case: Case, scale: float = 1.0, date_format: str = "iso", order: tuple[str, ...] = SECTIONS) -> Packet:
     """Render a case's packet from its record (structured mode and the `scale` knob)."""
-    from clinical_cf.catalog.css.render import render_case_sections
 
     if case.record is None:
         raise MutationError(f"case '{case.case_id}' has no structured record; it cannot be re-rendered")

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
+from inspect_ai.tool import ToolError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clinical_cf.catalog.css.interventions import Applicability
@@ -64,7 +65,6 @@ class ObservationPerturbation(BaseModel):
 
     def perturb(self, section: str, text: str, times_read: int) -> str:
         """The tool return the agent sees; raises ToolError for a failed read."""
-        from inspect_ai.tool import ToolError
 
         if section != self.section or (self.times == "once" and times_read > 0):
             return text

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from datetime import date, timedelta
 
+from clinical_cf.catalog.css import staging
 from clinical_cf.catalog.css.expand import CSSTuple
 from clinical_cf.catalog.css.schema import Case
 
@@ -241,7 +242,6 @@ def _first_staging_scan(case: Case) -> str | None:
 
 def staging_contradictions(cases: Iterable[Case]) -> dict[str, list[str]]:
     """Baselines whose staging contradicts the record it is stated from (review 2, section 3)."""
-    from clinical_cf.catalog.css import staging
 
     out: dict[str, list[str]] = {
         "staging CT reports suspicious nodes before a sentinel-node biopsy": [],

@@ -75,7 +75,7 @@ class PublishedSuite(BaseModel):
 def _upstream_model() -> type[ExternalEvalMetadata]:
     """inspect_evals' model for Register entries (a dev dependency: only exporting and its test need it)."""
     try:
-        from inspect_evals.metadata import ExternalEvalMetadata  # the Register's model: a dev dependency, needed only to export
+        from inspect_evals.metadata import ExternalEvalMetadata  # optional dependency (dev): only exporting needs it
     except ImportError:
         raise CatalogError(
             "register/", "validating Register entries needs inspect_evals: pip install -e '.[dev]'"
@@ -116,14 +116,27 @@ def released_published(path: Path = PUBLISHED_PATH, root: Path = REPO_ROOT) -> d
     return records
 
 
-def next_version(previous: PublishedSuite | None, fingerprint: str, interface_change: bool = False) -> str:
-    """Apply the N-X rule against the previously published record."""
+def only_parts_removed(previous: PublishedSuite, files: dict[str, str], scoring: dict[str, str]) -> bool:
+    """Every comparability file and every scoring part the suite has now published before with the same hash: only
+    parts left its contract (a shared part its code never used, e.g. the judge roles of a suite without a judge), so
+    none of its published scores was decided differently. (The record also lists files published beside them.)"""
+    same_files = all(previous.files.get(name) == sha for name, sha in files.items())
+    return same_files and all(previous.scoring.get(name) == sha for name, sha in scoring.items())
+
+
+def next_version(
+    previous: PublishedSuite | None, fingerprint: str, interface_change: bool = False,
+    files: dict[str, str] | None = None, scoring: dict[str, str] | None = None,
+) -> str:
+    """Apply the N-X rule against the previously published record (given the current `files` and `scoring` hashes, a
+    fingerprint that moved only because parts left the contract keeps N)."""
     if previous is None:
         return "1-A"
     match = re.match(VERSION_PATTERN, previous.version)
     assert match  # validated by PublishedSuite
     n, x = int(match.group(1)), match.group(2)
-    if previous.fingerprint != fingerprint:
+    removed_only = files is not None and scoring is not None and only_parts_removed(previous, files, scoring)
+    if previous.fingerprint != fingerprint and not removed_only:
         return f"{n + 1}-A"
     if interface_change:
         if x == "Z":
@@ -266,9 +279,9 @@ def export_register(
     records = {}
     for name in names:
         suite = SUITES[name]
-        fingerprint = suite.fingerprint()
-        version = next_version(previous_published.get(name), fingerprint, interface_change)
-        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=suite.file_hashes(), scoring=suite.scoring_hashes())
+        fingerprint, files, scoring = suite.fingerprint(), suite.file_hashes(), suite.scoring_hashes()
+        version = next_version(previous_published.get(name), fingerprint, interface_change, files, scoring)
+        records[name] = PublishedSuite(version=version, fingerprint=fingerprint, files=files, scoring=scoring)
     # Published first: building a task to count its samples reads its version from this record.
     write_published({name: record.version for name, record in records.items()}, published_path)
     written = []

@@ -133,7 +133,7 @@ class GGUFModelAPI(ModelAPI):
         if parallel is not None and int(parallel) < 1:
             raise UnsupportedOption(f"gguf provider: parallel must be at least 1 (got {parallel})")
         try:
-            from llama_cpp import Llama
+            from llama_cpp import Llama  # optional dependency: the `local` extra
         except ImportError:
             raise RuntimeError(INSTALL_HINT) from None
         self.weights = resolve_weights(model_name, model_path)
@@ -203,7 +203,7 @@ class GGUFModelAPI(ModelAPI):
         return output, call
 
     def _complete(self, request: dict[str, Any], seed: int | None) -> dict[str, Any]:
-        from llama_cpp import llama_chat_format
+        from llama_cpp import llama_chat_format  # optional dependency: the `local` extra
 
         llm = self._free.get()  # blocks (in this worker thread) until a context is free
         try:

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from inspect_ai.model import GenerateConfig, get_model, model_roles
+
 from clinical_cf.replies.contract import as_flag
 from clinical_cf.replies.final import MAX_REPLY_CHARS, final_answer, number_problem
 from clinical_cf.replies.json_answers import json_objects, lowered_keys
@@ -109,8 +111,6 @@ def resolve_reader(reader: str | None, judge_role: str = "judge", json_schema: b
     """
     if reader is None or str(reader).strip().lower() in ("", "none", "off", "false"):
         return None
-    from inspect_ai.model import get_model, model_roles  # noqa: PLC0415 (Inspect's active model and roles exist only in an eval)
-
     roles = model_roles()
     if reader in roles:
         model = get_model(role=reader, required=True)
@@ -197,7 +197,6 @@ async def ask_reader(model: Any, task: ReaderTask, final: str, conflict: str | N
     run of a different model served under that name (the prompt is deterministic, so a provider's
     own prompt cache still applies).
     """
-    from inspect_ai.model import GenerateConfig
 
     schema = task.schema
     if isinstance(model, ReaderModel):

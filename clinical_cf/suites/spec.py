@@ -32,7 +32,14 @@ from pydantic import BaseModel
 
 import clinical_cf.catalog
 import clinical_cf.tasks
-from clinical_cf.scoring_contract import READING_RULES_PART, scoring_fingerprint, scoring_hashes, shared_parts
+from clinical_cf.scoring_contract import (
+    READING_RULES_PART,
+    imported_modules,
+    module_of,
+    scoring_fingerprint,
+    scoring_hashes,
+    shared_parts,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,9 +163,15 @@ class Suite:
         return out
 
     def scoring_parts(self) -> dict[str, Any]:
-        """Its scoring contract: the shared reading's parts, its own, its rendered prompts and its reading-rules version."""
+        """Its scoring contract: the parts of the shared reading its code uses, its own parts, its rendered prompts and
+        its reading-rules version. A shared part counts when its module is imported by the suite's scorers or by a
+        module its own parts name (its solvers' readers), directly or through others: an edit to a reader the suite
+        never uses leaves its fingerprint alone."""
+        own = self.scoring()
+        roots = frozenset({factory.__module__ for factory in self.scorers} | {m for m in map(module_of, own) if m})
         return {
-            **shared_parts(), **self.scoring(), **self.prompts(), READING_RULES_PART.format(suite=self.name): self.reading_rules_version
+            **shared_parts(imported_modules(roots)), **own, **self.prompts(),
+            READING_RULES_PART.format(suite=self.name): self.reading_rules_version,
         }
 
     def scoring_hashes(self) -> dict[str, str]:

@@ -18,7 +18,7 @@ from clinical_cf.suites.spec import CATALOG_DIR, InputKind, Suite
 
 
 def _load_lexical_audit(path: Path) -> Any:
-    # Imported on call for pandas (0.8 s), which its module loads and a task or a validator of another kind does not need.
+    # deferred: pandas (0.8 s), which its module loads and a task or a validator of another kind does not need.
     from clinical_cf.analysis.workflow_controller import load_audit
 
     return load_audit(path)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from inspect_ai import eval
+from inspect_ai.log import read_eval_log, write_eval_log
+
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
+
 
 def one_css_log(folder: Path) -> str:
     """One real CSS log (mock model and judge) over the hand-written cases."""
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-    from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 
     judge = MockModel("mockllm/judge", lambda p: json.dumps({"score": 1, "rationale": "r"}))
     log = eval(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
@@ -23,7 +25,6 @@ def one_css_log(folder: Path) -> str:
 
 def with_setting(log: str, setting: object, target: Path) -> str:
     """A copy of `log` whose eval metadata names another setting (a hand-edited or hostile log)."""
-    from inspect_ai.log import read_eval_log, write_eval_log
 
     record = read_eval_log(log)
     record.eval.metadata = {**(record.eval.metadata or {}), "setting": setting}

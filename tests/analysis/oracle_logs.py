@@ -36,7 +36,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ModelOutput as Output
+
+from clinical_cf.tasks.css_agent.css_agent import css_agent
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+from clinical_cf.tasks.medpic.medpic import medpic
+from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+from clinical_cf.tasks.workflow.workflow import workflow
 
 SUMMARY_MARK = "Summarise the patient packet"
 BASE = ["FOLFOX", "Radiation"]
@@ -136,9 +145,6 @@ def moves(behaviour: str, case: str) -> list[bool]:
 
 def css_logs(folder: Path) -> dict[tuple[str, str], list[str]]:
     """Run the CSS sweep; {(behaviour, judge): [log paths, oldest first]}."""
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 
     cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
     task = css_family_d(cases=cases, unreviewed="allow")  # record-less fixture cases: regex drafts by consent
@@ -181,7 +187,6 @@ class MedPICModel:
 
 def medpic_selection():
     """The questions the MedPIC runs ask: GF_N GF questions and PAIRS complete CF pairs (pregnancy population)."""
-    from clinical_cf.tasks.medpic.medpic import medpic
 
     task = medpic(populations="pregnancy")
     samples = list(task.dataset)
@@ -192,10 +197,6 @@ def medpic_selection():
 
 
 def medpic_logs(folder: Path) -> dict[str, str]:
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.medpic.medpic import medpic
-
     chosen = medpic_selection()
     questions = {}
     for s in chosen:
@@ -220,9 +221,6 @@ WORKFLOW_MODELS = {"right": None, "always_answer": ("ANSWER", 0.6), "always_esca
 
 def workflow_selection():
     """Single-turn test-split triage episodes whose prompt names exactly one episode (so a script can look it up)."""
-    from collections import Counter
-
-    from clinical_cf.tasks.workflow.workflow import workflow
 
     samples = [s for s in workflow(task_class="triage_handoff").dataset]
     seen = Counter(s.input for s in samples)
@@ -245,10 +243,6 @@ class WorkflowModel:
 
 
 def workflow_logs(folder: Path) -> dict[str, str]:
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.workflow.workflow import workflow
-
     chosen = workflow_selection()
     episodes = {s.input: dict(s.metadata) for s in chosen}
     out = {}
@@ -268,8 +262,6 @@ SENSITIVITY_PER_CELL = 2
 
 
 def sensitivity_selection():
-    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
-
     chosen, seen = [], {}
     for s in sensitivity().dataset:
         key = (s.metadata["type"], s.metadata["expected"])
@@ -287,10 +279,6 @@ def steady(messages: list[ChatMessage], tools, tool_choice, config) -> ModelOutp
 
 
 def sensitivity_logs(folder: Path) -> str:
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
-
     log = eval(sensitivity(), model=get_model("mockllm/steady", custom_outputs=steady),
                sample_id=[s.id for s in sensitivity_selection()], display="none", log_dir=str(folder / "sensitivity"))[0]
     assert log.status == "success", log.error
@@ -371,10 +359,6 @@ class WalkModel:
 
 
 def _css_eval(folder: Path, name: str, model, judge: str = "strict", **kwargs):
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-
     cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
     task = css_family_d(cases=cases, unreviewed="allow", reader="none")  # the scripted judge reads no replies
     controls = {str(s.metadata["expected_change"]) for s in task.dataset if s.metadata["family"] == "N"}
@@ -384,8 +368,6 @@ def _css_eval(folder: Path, name: str, model, judge: str = "strict", **kwargs):
 
 
 def css_baselines() -> set[str]:
-    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-
     cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
     return {str(s.metadata["baseline_packet"]).strip() for s in css_family_d(cases=cases, unreviewed="allow").dataset}
 
@@ -411,8 +393,6 @@ def walkthrough_css(folder: Path) -> dict[str, list[str]]:
 
 def walkthrough_other(folder: Path) -> dict[str, str]:
     """An unrelated task's log, a CSS log written with --no-score and a log of a suite the project lacks."""
-    from inspect_ai import Task, eval
-    from inspect_ai.dataset import Sample
 
     out = {}
     plain = Task(dataset=[Sample(input="2+2?", target="4")], name="arithmetic")
@@ -433,7 +413,6 @@ AGENT_READS = {"overview": ["overview"], "procedures": ["procedures"]}
 
 def agent_script(behaviour: str):
     """A ReAct agent that reads its sections, then submits the baseline recommendations (it never updates)."""
-    from inspect_ai.model import ModelOutput as Output
 
     def respond(messages, tools, tool_choice, config):
         reads = sum(1 for m in messages if m.role == "tool")
@@ -449,10 +428,6 @@ def agent_script(behaviour: str):
 
 
 def walkthrough_agent(folder: Path) -> dict[str, str]:
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.css_agent.css_agent import css_agent
-
     cases = str(Path(__file__).parents[1] / "fixtures" / "css_cases_handwritten.jsonl")
     out = {}
     for behaviour in AGENT_READS:
@@ -488,10 +463,6 @@ class AlternatingMedPIC:
 
 
 def walkthrough_medpic(folder: Path) -> str:
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.medpic.medpic import medpic
-
     chosen = medpic_selection()
     questions, first = {}, {}
     for s in chosen:
@@ -511,10 +482,6 @@ WALK_WORKFLOW_ERRORS = (2, 5)
 
 
 def walkthrough_workflow(folder: Path) -> str:
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.workflow.workflow import workflow
-
     chosen = workflow_selection()
     episodes = {s.input: dict(s.metadata) for s in chosen}
     inner = WorkflowModel("right", episodes)

@@ -26,6 +26,12 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from inspect_ai import eval
+from inspect_ai.log import read_eval_log, write_eval_log
+
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
+
 VERDICTS = {
     # name: (model, judge, created offset in minutes, {case prefix: (epoch 1, epoch 2)})
     "alpha-judge-a": ("mockllm/alpha", "mockllm/judge-a", 0, {"fx-breast-1": (1.0, 0.0), "fx-pancreas-1": (1.0, 1.0)}),
@@ -38,10 +44,6 @@ VERDICTS = {
 
 def template_log(folder: Path) -> str:
     """One real two-epoch run of css_family_d on the handwritten cases (mock model, scripted judge)."""
-    from inspect_ai import eval
-
-    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-    from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 
     log = eval(
         css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow"),
@@ -56,7 +58,6 @@ def template_log(folder: Path) -> str:
 
 def write_sweep(template: str, folder: Path, names: tuple[str, ...] = tuple(VERDICTS)) -> dict[str, Path]:
     """The sweep's logs in `folder` (one `<name>.eval` each), written from the template run."""
-    from inspect_ai.log import read_eval_log, write_eval_log
 
     base = read_eval_log(template)
     folder.mkdir(parents=True, exist_ok=True)

@@ -2,10 +2,11 @@
 
 import json
 
+import pandas as pd
 import pytest
 from inspect_ai import eval
 
-from clinical_cf.analysis.css import css_samples, family_table
+from clinical_cf.analysis.css import agent_lift, css_samples, family_table
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
 
@@ -31,10 +32,6 @@ def test_rows_per_tuple_and_family_means(tmp_path):
 
 
 def test_agent_lift_is_paired_on_common_tuples():
-    import pandas as pd
-
-    from clinical_cf.analysis.css import agent_lift
-
     def rows(scores):
         return pd.DataFrame(
             [{"model": "m", "case_id": f"c{i}", "intervention_id": "D1", "family": "D", "css": s} for i, s in enumerate(scores)]

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 from inspect_ai import eval
+from playwright.sync_api import sync_playwright
 
 from clinical_cf.analysis.html import script_json
 from clinical_cf.cli import main
@@ -35,8 +36,6 @@ def hostile_logs(tmp_path_factory):
 
 
 def _open(page):
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
         tab = browser.new_page()

@@ -2,6 +2,7 @@
 
 import json
 
+import inspect_ai.log
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
@@ -83,7 +84,6 @@ def test_report_rewards_and_gate_read_each_log_once(folder, tmp_path, monkeypatc
     north = next(p for p in list_logs([folder]) if "truncated" not in p
                  and original(p, header_only=True).eval.model == "mockllm/north"
                  and (original(p, header_only=True).eval.metadata or {}).get("suite") == "css")
-    import inspect_ai.log
 
     monkeypatch.setenv("CLINICAL_CF_WORKERS", "1")  # read in this process, where the reads are counted
     monkeypatch.setenv("CLINICAL_CF_CACHE_DIR", str(tmp_path / "cache"))

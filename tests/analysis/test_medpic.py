@@ -6,13 +6,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from inspect_ai import eval
 
 from clinical_cf.analysis.medpic import (
     dimension_accuracy,
     joint_outcomes,
+    medpic_rows,
     medpic_summary,
     rationale_summary,
 )
+from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
+from helpers import MockModel
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "medpic_scored_rows.jsonl"
 ROWS = pd.DataFrame([json.loads(line) for line in FIXTURE.read_text().splitlines()])
@@ -47,12 +51,6 @@ def test_joint_outcomes_and_rationale_rates():
 
 
 def test_invalid_replies_are_left_out_of_the_rows_as_the_log_metrics_leave_them_out(tmp_path):
-    from inspect_ai import eval
-
-    from clinical_cf.analysis.medpic import medpic_rows
-    from clinical_cf.tasks.medpic_gf.medpic_gf import medpic_gf
-    from helpers import MockModel
-
     task = medpic_gf(populations="pregnancy")
     ids = [s.id for s in task.dataset][:4]
     first = {}

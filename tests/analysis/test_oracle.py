@@ -10,6 +10,7 @@ samples.csv and samples.parquet.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections import defaultdict
@@ -21,7 +22,10 @@ import pytest
 from bs4 import BeautifulSoup
 from inspect_ai.log import read_eval_log
 
+from clinical_cf.analysis.logs import read_logs
+from clinical_cf.analysis.side_by_side import write_side_by_side
 from clinical_cf.cli import main
+from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
 
 sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
@@ -372,8 +376,6 @@ def test_samples_table_has_every_sample_with_its_judge_and_verdict(sweep, truth)
 
 
 def test_side_by_side_shows_every_recommendation_of_each_arm_with_the_dropped_one_marked(sweep, truth):
-    import json
-
     soup = BeautifulSoup((sweep["out"] / "side_by_side.html").read_text(encoding="utf-8"), "html.parser")
     data = json.loads(soup.find("script", id="tuples").string)
     assert len(data["models"]) == len(ENTRIES) and len(data["tuples"]) == len(truth["tuples"])
@@ -421,8 +423,6 @@ def test_gate_names_judge_and_run_and_says_which_judge_it_could_not_gate(sweep, 
 
 
 def test_metrics_are_logged_under_their_short_names_and_arm_spans_are_titled_once(sweep):
-    from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
-
     for path in [sweep["css"][("always", "strict")][-1], sweep["medpic"]["gf_only"]]:
         log = read_eval_log(path)
         names = [m.name for s in log.results.scores if s.scorer != "registration_check" for m in s.metrics.values()]
@@ -438,11 +438,6 @@ def test_metrics_are_logged_under_their_short_names_and_arm_spans_are_titled_onc
 
 
 def test_a_side_by_side_page_over_its_size_limit_is_split_into_parts_with_an_index(sweep, truth, tmp_path):
-    import json
-
-    from clinical_cf.analysis.logs import read_logs
-    from clinical_cf.analysis.side_by_side import write_side_by_side
-
     rows = read_logs([p[-1] for p in sweep["css"].values()], mode="summaries").suite("css")
     limit = 40_000  # the whole page is about 54 kB
     index = write_side_by_side(rows, tmp_path / "side_by_side.html", limit=limit)

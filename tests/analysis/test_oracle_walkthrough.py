@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from inspect_ai import eval
 from inspect_ai.log import read_eval_log
+from inspect_ai.model import get_model
 
 from clinical_cf.cli import main
+from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 
 sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
@@ -332,10 +335,6 @@ def test_the_report_opens_with_the_summary_then_the_housekeeping(walk):
 
 def test_reader_calls_are_billed_to_the_reader_role_not_the_judge(tmp_path):
     """With no reader role bound the judge's model reads the prose replies; usage.csv bills those calls to `reader`."""
-    from inspect_ai import eval
-    from inspect_ai.model import get_model
-
-    from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 
     readings = []
 

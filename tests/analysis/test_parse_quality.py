@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.analysis import EvalModel, EvalTask, SampleScores, SampleSummary, samples_df
@@ -61,6 +62,4 @@ def test_parse_table_from_logs(tmp_path):
 
 
 def test_empty_frame_gives_an_empty_table():
-    import pandas as pd
-
     assert parse_table(pd.DataFrame()).empty

@@ -16,6 +16,7 @@ from clinical_cf.analysis.registration import (
 )
 from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
 from clinical_cf.catalog.workflow import SEEDS_PATH
+from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.locking import UnregisteredCatalogError, write_lock
 from clinical_cf.tasks.workflow.workflow import workflow
@@ -102,8 +103,6 @@ def test_verdicts_carry_threshold_and_hash():
 
 
 def test_the_report_shows_banners_and_the_parse_table_in_the_suite_section(tmp_path):
-    from clinical_cf.cli import main
-
     seeds = tmp_path / "seeds.yaml"
     seeds.write_text(SEEDS_PATH.read_text() + "\n# edited after release\n")
     run(workflow(seeds=str(seeds), allow_unregistered=True, **SMALL), tmp_path / "logs", "unregistered")
@@ -115,7 +114,5 @@ def test_the_report_shows_banners_and_the_parse_table_in_the_suite_section(tmp_p
     assert "**UNREGISTERED: " in text and "seeds.yaml" in text
     assert "**RE-LOCKED, NOT PUBLISHED: " in text
     # Both models' replies were well-formed JSON: the parse table says so, per model.
-    import pandas as pd
-
     table = pd.read_csv(out / "workflow_parse_table.csv").set_index("model")
     assert set(table.index) == {"mockllm/model", "mockllm/other"} and (table["json"] == 1.0).all()

@@ -1,16 +1,30 @@
 """`clinical-cf report` over real (mock-model) logs: tables, cross-judge, skipped logs named."""
 
+import dataclasses
 import json
 import re
+from collections import Counter
 
+import pandas as pd
 import pytest
 from inspect_ai import Task, eval, score
 from inspect_ai.dataset import Sample
+from inspect_ai.log import write_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
+from clinical_cf.analysis import sections
+from clinical_cf.analysis.report import confirmatory, load_css_rows
+from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
 from clinical_cf.cli import main
 from clinical_cf.scorers.css_judge import judge_direction
+from clinical_cf.suites import SUITES
+from clinical_cf.tasks.css_agent.css_agent import css_agent
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
-from helpers import HANDWRITTEN_CASES, MockModel, recommendations_json
+from clinical_cf.tasks.medpic.medpic import medpic
+from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+from clinical_cf.tasks.workflow.workflow import workflow
+from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
+from report_extensions import catalog_banner, unscored_per_model
 
 
 def judge_reply(score_value):
@@ -32,7 +46,6 @@ def test_report_tables_and_cross_judge(tmp_path, capsys):
         # Re-judge with a strict second judge, appended to the same log.
         strict = MockModel("mockllm/strict", judge_reply(0))
         rescored = score(log, judge_direction(), model_roles={"judge": strict.model}, action="append", display="none")
-        from inspect_ai.log import write_eval_log
 
         write_eval_log(rescored, log.location)
     (logs / "notes.eval").write_text("not a log")
@@ -45,8 +58,6 @@ def test_report_tables_and_cross_judge(tmp_path, capsys):
     # Every model has the same CMS here, so the rank correlation is reported as undefined, not as a number.
     assert "Rank correlation between CMS and CSS not computed: rank correlation is undefined" in text
     assert "Rank preservation between judges not computed" in text
-
-    import pandas as pd
 
     table2 = pd.read_csv(out / "single_shot_cms_css.csv").set_index("model")
     assert table2.loc["mockllm/alpha", "css"] == 1.0 and table2.loc["mockllm/gamma", "css"] == 0.0
@@ -73,10 +84,6 @@ def test_report_tables_and_cross_judge(tmp_path, capsys):
 
 
 def test_single_shot_and_agent_logs_give_the_lift_figure(tmp_path):
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-
-    from clinical_cf.tasks.css_agent.css_agent import css_agent
-
     def agent(messages, tools, tool_choice, config):
         if not any(m.role == "tool" for m in messages):
             out = ModelOutput.for_tool_call("mockllm/m", "read_chart_section", {"section": "procedures"})
@@ -99,7 +106,6 @@ def test_single_shot_and_agent_logs_give_the_lift_figure(tmp_path):
 
     out = tmp_path / "report"
     assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
-    import pandas as pd
 
     lift = pd.read_csv(out / "agent_lift.csv")
     assert lift.loc[0, "lift"] == 1.0 and lift.loc[0, "n"] == 2
@@ -108,8 +114,6 @@ def test_single_shot_and_agent_logs_give_the_lift_figure(tmp_path):
 
 
 def test_instability_floor_from_two_epochs(tmp_path):
-    from collections import Counter
-
     seen: Counter[str] = Counter()
 
     def flipping_judge(prompt):
@@ -131,7 +135,6 @@ def test_instability_floor_from_two_epochs(tmp_path):
     )
     out = tmp_path / "report"
     assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
-    import pandas as pd
 
     floor = pd.read_csv(out / "single_shot_instability.csv").set_index("family")
     assert floor.loc["D", "instability"] == 1.0 and floor.loc["D", "samples"] == 2
@@ -169,9 +172,6 @@ def test_rewards_export_and_regression_gate(tmp_path, capsys):
 
 @pytest.mark.slow  # an eval, then the bootstrap
 def test_confirmatory_predictions_on_the_test_split(tmp_path):
-    from clinical_cf.analysis.report import confirmatory, load_css_rows
-    from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
-
     eval(
         css_family_d(controls="none", split="test"),
         model=MockModel("mockllm/m", lambda p: recommendations_json("FOLFOX")).model,
@@ -189,14 +189,10 @@ def test_confirmatory_predictions_on_the_test_split(tmp_path):
 
 
 def test_sensitivity_logs_get_their_profile(tmp_path):
-    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
-    from helpers import clinician
-
     eval(sensitivity(types="surface,background"), model=MockModel("mockllm/model", clinician).model, limit=20,
          display="none", log_dir=str(tmp_path / "logs"))
     out = tmp_path / "report"
     assert main(["report", str(tmp_path / "logs"), "--out", str(out)]) == 0
-    import pandas as pd
 
     profile = pd.read_csv(out / "sensitivity_profile.csv").set_index("type")
     assert profile.loc["surface", "consistency"] == 1.0 and profile.loc["background", "consistency"] == 0.0
@@ -205,11 +201,6 @@ def test_sensitivity_logs_get_their_profile(tmp_path):
 
 @pytest.mark.slow  # several evals, then the report
 def test_medpic_and_workflow_logs_get_their_sections(tmp_path):
-    import pandas as pd
-
-    from clinical_cf.tasks.medpic.medpic import medpic
-    from clinical_cf.tasks.workflow.workflow import workflow
-
     def always_none(prompt: str) -> str:
         # Picks "None of the above" whatever it is lettered: right on deactivation members only.
         letter = next(line[0] for line in prompt.splitlines() if line[1:3] in (". ", ") ") and "None of the above" in line)
@@ -247,14 +238,6 @@ def test_medpic_and_workflow_logs_get_their_sections(tmp_path):
 
 
 def test_a_table_and_a_banner_are_one_line_registrations_on_the_suite(tmp_path, monkeypatch):
-    import dataclasses
-
-    import pandas as pd
-
-    from clinical_cf.analysis import sections
-    from clinical_cf.suites import SUITES
-    from report_extensions import catalog_banner, unscored_per_model
-
     extended = dataclasses.replace(SUITES["css"], report_tables=(unscored_per_model,), report_banners=(catalog_banner,))
     monkeypatch.setattr(sections, "SUITES", {**SUITES, "css": extended})
     eval(css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow", controls="none"),

@@ -1,5 +1,7 @@
 """Bad input to `clinical-cf report` and `annotate`: one clear line naming the file and field, exit 2."""
 
+from pathlib import Path
+
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
@@ -42,8 +44,6 @@ def test_truncated_log_and_another_tasks_log_named_explicitly(tmp_path, capsys, 
 
 
 def test_a_folder_with_no_usable_log_is_an_error(tmp_path, capsys, other_task_log):
-    from pathlib import Path
-
     err = _fails(capsys, Path(other_task_log).parent)
     assert "no usable clinical_cf log" in err and "records no `suite`" in err
 

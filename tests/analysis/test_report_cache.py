@@ -1,12 +1,15 @@
 """The report's row cache can only cost speed: columnar, never executable, keyed by content, and a damaged
 entry is rebuilt with a warning (oracle MedPIC and CSS logs)."""
 
+import pickle
+import shutil
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import clinical_cf.analysis.sections as sections
 from clinical_cf.analysis.logs import CACHE_VERSION, RowCache, read_logs
 from clinical_cf.cli import main
 
@@ -48,8 +51,6 @@ def test_the_cache_is_parquet_with_no_pickle_and_a_warm_report_equals_the_cold_o
 
 @pytest.mark.parametrize("damage", ["truncated", "foreign", "pickle", "empty"])
 def test_a_damaged_entry_is_rebuilt_with_a_warning_never_fatal(logs, tmp_path, monkeypatch, capsys, damage):
-    import pickle
-
     cache = tmp_path / "cache"
     monkeypatch.setenv("CLINICAL_CF_CACHE_DIR", str(cache))
     assert main(["report", *logs.values(), "--out", str(tmp_path / "first")]) == 0
@@ -58,7 +59,6 @@ def test_a_damaged_entry_is_rebuilt_with_a_warning_never_fatal(logs, tmp_path, m
     assert entry.is_file() and entry.name.endswith(f"{CACHE_VERSION}.parquet")
     body = entry.read_bytes()
     for report_entry in [p for p in cache.iterdir() if p.is_dir()]:  # the whole-report cache would answer first
-        import shutil
 
         shutil.rmtree(report_entry)
     entry.write_bytes({"truncated": body[: len(body) // 2], "foreign": b"PAR1 not a parquet file PAR1",
@@ -73,8 +73,6 @@ def test_a_damaged_entry_is_rebuilt_with_a_warning_never_fatal(logs, tmp_path, m
 
 
 def test_ctrl_c_during_a_report_ends_with_one_line(logs, tmp_path, monkeypatch, capsys):
-    import clinical_cf.analysis.sections as sections
-
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
@@ -85,8 +83,6 @@ def test_ctrl_c_during_a_report_ends_with_one_line(logs, tmp_path, monkeypatch, 
 
 
 def test_an_unchanged_report_is_reused_and_says_what_it_said_and_any_change_rebuilds_it(logs, tmp_path, monkeypatch, capsys):
-    import shutil
-
     cache = tmp_path / "cache"
     monkeypatch.setenv("CLINICAL_CF_CACHE_DIR", str(cache))
     folder = tmp_path / "logs"

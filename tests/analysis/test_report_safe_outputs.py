@@ -8,6 +8,9 @@ import pytest
 
 from clinical_cf.analysis.tables import neutralised, safe_for_spreadsheets
 from clinical_cf.cli import main
+from clinical_cf.core.outputs import refuse_bundled
+from clinical_cf.suites import CATALOG_DIR
+from helpers import HANDWRITTEN_CASES
 
 sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
@@ -122,8 +125,6 @@ def test_two_settings_that_clean_to_one_name_do_not_overwrite_each_other(css_log
 # ---------------------------------------------------------------- an --out into the bundled data is refused
 
 def _bundled(*parts: str) -> Path:
-    from clinical_cf.suites import CATALOG_DIR
-
     return CATALOG_DIR.joinpath(*parts)
 
 
@@ -198,8 +199,6 @@ def test_cases_answer_through_a_symlink_to_the_bundled_cohort_is_refused(tmp_pat
     ["workflow-controller", "LOGS", "--out", "{out}"],
 ], ids=["report", "annotate", "build", "review-packet", "lm-eval", "import", "workflow-controller"])
 def test_every_out_into_the_bundled_data_is_refused(tmp_path, capsys, bundled_unchanged, command):
-    from helpers import HANDWRITTEN_CASES
-
     link = tmp_path / "out-link"
     link.symlink_to(_bundled("medpic"), target_is_directory=True)
     packet = tmp_path / "p.txt"
@@ -262,7 +261,6 @@ def test_an_out_folder_holding_a_link_into_the_bundled_data_is_refused(tmp_path,
 
 def test_an_out_beside_the_bundled_data_is_not_refused(tmp_path):
     """The guard is about the bundled folder itself: a sibling whose name starts the same is an ordinary folder."""
-    from clinical_cf.core.outputs import refuse_bundled
 
     sibling = _bundled().parent / (_bundled().name + "-exports")
     assert refuse_bundled(sibling) == sibling

@@ -3,9 +3,11 @@
 import json
 import shutil
 
+import pandas as pd
 import pytest
 from inspect_ai import eval
 from inspect_ai.log._util import thin_metadata
+from playwright.sync_api import sync_playwright
 
 from clinical_cf.analysis.side_by_side import _listed, word_diff, write_side_by_side
 from clinical_cf.tasks.css.css import css
@@ -40,7 +42,6 @@ def test_page_is_self_contained_with_one_column_per_model(page):
 @pytest.mark.slow  # headless Chromium
 def test_filters_in_headless_chromium(page, tmp_path):
     assert CHROMIUM, "Debian's chromium is required for the browser test (make test installs it)"
-    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(
@@ -65,7 +66,6 @@ def test_filters_in_headless_chromium(page, tmp_path):
 
 def _rows(n_tuples: int):
     """Reader-shaped rows for two models on `n_tuples` tuples (what `read_logs(...).suite("css")` gives)."""
-    import pandas as pd
 
     rows = []
     for model in ("mockllm/left", "mockllm/right"):
@@ -100,7 +100,6 @@ def _rows(n_tuples: int):
 @pytest.mark.slow  # headless Chromium
 def test_pages_and_filters_work_on_all_tuples(tmp_path):
     assert CHROMIUM, "Debian's chromium is required for the browser test (make test installs it)"
-    from playwright.sync_api import sync_playwright
 
     page = write_side_by_side(_rows(130), tmp_path / "many.html")
     # 130 tuples ship as data; only the first page is drawn as HTML.
@@ -127,8 +126,6 @@ def test_pages_and_filters_work_on_all_tuples(tmp_path):
 
 
 def test_numbered_lists_are_read_whether_inspect_kept_their_lines_or_collapsed_them():
-    from clinical_cf.analysis.side_by_side import _listed
-
     lines = "1. FOLFOX — per guideline\n2. Radiation\n3. Trial 2. arm B — why\nNot recommended: Surgery; X"
     flat = " ".join(lines.split())
     for text in (lines, flat):

@@ -5,8 +5,22 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from inspect_ai.scorer import Score, mode_score
 
-from clinical_cf.analysis.stats import cluster_bootstrap_ci, mcnemar_exact, rank_correlation, ranks, verdict_kappa
+from clinical_cf.analysis.report import _reduced, confirmatory, reduce_epochs, table_cms_css
+from clinical_cf.analysis.stats import (
+    cluster_bootstrap_ci,
+    equivalence_upper,
+    holm,
+    mcnemar_exact,
+    models_for_rank_test,
+    paired_difference,
+    rank_correlation,
+    ranks,
+    tuples_for_power,
+    verdict_kappa,
+)
+from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
 
 
 def test_rank_correlation_reproduces_the_css_paper():
@@ -66,15 +80,11 @@ def test_rank_correlation_refuses_constant_rankings():
 
 
 def test_holm_adjustment():
-    from clinical_cf.analysis.stats import holm
-
     # m = 3: sorted p 0.01, 0.02, 0.04 -> 0.03, 0.04, 0.04 (monotone).
     assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
 
 
 def test_power_and_models_needed():
-    from clinical_cf.analysis.stats import models_for_rank_test, tuples_for_power
-
     # (1.96 + 0.8416)^2 * (0.5 / 0.1)^2 = 196.2 -> 197 tuples.
     assert tuples_for_power(0.5, 0.1) == 197
     # A perfect ranking is first significant at n = 5 (exact two-sided p = 2/120).
@@ -83,8 +93,6 @@ def test_power_and_models_needed():
 
 
 def test_paired_difference_and_equivalence():
-    from clinical_cf.analysis.stats import equivalence_upper, paired_difference
-
     mean, low, high = paired_difference([1, 1, 0, 1], [0, 1, 0, 0], ["a", "b", "c", "d"])
     assert mean == 0.5 and low <= mean <= high
     low, high, passed = equivalence_upper([0.0] * 6, list("aabbcc"))
@@ -107,8 +115,6 @@ def _pinned_inputs():
 
 
 def test_cluster_bootstrap_reproduces_the_pinned_seeded_intervals():
-    from clinical_cf.analysis.stats import equivalence_upper, paired_difference
-
     values, clusters, other = _pinned_inputs()
     exact = pytest.approx
     assert cluster_bootstrap_ci(values, clusters) == exact((0.5092408459595961, 0.6433212533860457), abs=1e-9)
@@ -122,11 +128,6 @@ def test_cluster_bootstrap_reproduces_the_pinned_seeded_intervals():
 
 
 def test_confirmatory_reproduces_the_pinned_seeded_results():
-    import pandas as pd
-
-    from clinical_cf.analysis.report import confirmatory
-    from clinical_cf.catalog.css.predictions import PREDICTIONS_PATH
-
     rng = np.random.default_rng(11)
     n = 240
     rows = pd.DataFrame({
@@ -155,8 +156,6 @@ def test_confirmatory_reproduces_the_pinned_seeded_results():
 # ---------------------------------------------------------------- the epoch mode as Inspect takes it (issue 38)
 
 def _inspect_mode(values: list[float]) -> float:
-    from inspect_ai.scorer import Score, mode_score
-
     return float(mode_score()([Score(value=v) for v in values]).value)
 
 
@@ -165,14 +164,10 @@ def _inspect_mode(values: list[float]) -> float:
     [1.0, 1.0, 0.0, 0.0, 0.5, 0.5], [0.0, 1.0, 1.0, 0.0], [0.5], [1.0, 0.5, 0.5, 0.0, 0.0],
 ], ids=lambda v: ",".join(map(str, v)))
 def test_mode_breaks_ties_as_inspects_mode_reducer_does(values):
-    from clinical_cf.analysis.report import reduce_epochs
-
     assert reduce_epochs(pd.Series(values), "mode") == _inspect_mode(values)
 
 
 def test_mode_matches_inspect_on_random_epoch_sequences():
-    from clinical_cf.analysis.report import reduce_epochs
-
     rng = np.random.default_rng(7)
     for _ in range(300):
         values = list(rng.choice([0.0, 0.5, 1.0], size=int(rng.integers(1, 7))))
@@ -180,15 +175,12 @@ def test_mode_matches_inspect_on_random_epoch_sequences():
 
 
 def test_mode_skips_unscored_epochs_as_inspect_does():
-    from clinical_cf.analysis.report import reduce_epochs
-
     values = [float("nan"), 0.0, 1.0]
     assert reduce_epochs(pd.Series(values), "mode") == _inspect_mode(values) == 0.0
 
 
 def test_report_reduces_epochs_in_epoch_order_whatever_the_row_order():
     """Rows arrive in the log's order (completion order under concurrency); the mode is taken in epoch order."""
-    from clinical_cf.analysis.report import _reduced
 
     verdicts = pd.DataFrame({"tuple": ["t"] * 3, "epoch": [3, 1, 2], "css": [0.0, 1.0, 0.5], "reducer": ["mode"] * 3})
     grouped = verdicts.groupby(["tuple"], sort=False)
@@ -216,8 +208,6 @@ def test_a_sampled_p_value_says_sampled_never_exact(n):
 
 
 def test_the_report_note_labels_a_sampled_p_as_sampled():
-    from clinical_cf.analysis.report import table_cms_css
-
     n = 12
     rng = np.random.default_rng(1)
     rows = pd.DataFrame([

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from inspect_ai.log import read_eval_log, write_eval_log
 
 from clinical_cf.cli import main
+from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
 
 sys.path.insert(0, str(Path(__file__).parent))  # the fixture builder next to this file (tests/ is the import root)
 from sweep_logs import template_log, write_sweep
@@ -120,8 +122,6 @@ def test_the_gate_refuses_a_baseline_of_several_models_and_one_sharing_no_tuples
 
 @pytest.mark.slow
 def test_samples_without_metadata_are_counted_and_named(sweep, tmp_path, capsys):
-    from inspect_ai.log import read_eval_log, write_eval_log
-
     log = read_eval_log(str(sweep["beta-judge-a"]))
     for sample in log.samples[::2]:
         sample.metadata = {}
@@ -137,9 +137,6 @@ def test_samples_without_metadata_are_counted_and_named(sweep, tmp_path, capsys)
 @pytest.mark.slow
 def test_the_viewer_shows_each_arms_calls_under_a_named_span(sweep):
     """Read back from a real log: the baseline and counterfactual model calls sit in spans named for their arm."""
-    from inspect_ai.log import read_eval_log
-
-    from clinical_cf.solvers.css import BASELINE_SPAN, COUNTERFACTUAL_SPAN
 
     template = next(Path(sweep["alpha-judge-a"]).parent.parent.glob("template/*.eval"))
     sample = read_eval_log(str(template)).samples[0]

@@ -5,6 +5,7 @@ import json
 import pandas as pd
 from inspect_ai import eval
 
+from clinical_cf.analysis.validation import family_quota
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.cli import main
 from clinical_cf.tasks.css.css import css
@@ -77,8 +78,6 @@ def test_import_rejects_a_bad_score(tmp_path, capsys):
 
 
 def test_the_sheet_fills_its_quota_across_families_or_says_why_not():
-    from clinical_cf.analysis.validation import family_quota
-
     quota, note = family_quota({"A": 50, "B": 50, "C": 50}, 100)
     assert sum(quota.values()) == 100 and sorted(quota.values()) == [33, 33, 34] and note == ""
     quota, note = family_quota({"A": 5, "B": 80, "C": 80}, 100)  # a short family's share goes to the others

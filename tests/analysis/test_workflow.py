@@ -18,13 +18,13 @@ from clinical_cf.analysis.workflow import (
     workflow_rows,
     write_tables,
 )
+from clinical_cf.scorers.workflow import utility
 from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import MockModel
 
 
 def row(seed, variant, action, confidence, reference="ANSWER", acceptable=("ANSWER",), p=1, split="test", condition="neutral",
         first_action=None):
-    from clinical_cf.scorers.workflow import utility
 
     ep = {"reference_action": reference, "acceptable_actions": list(acceptable)}
     return {

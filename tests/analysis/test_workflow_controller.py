@@ -18,6 +18,8 @@ from clinical_cf.analysis.workflow_controller import (
     strip_headers,
     transfer_table,
 )
+from clinical_cf.catalog.workflow import EPISODES_PATH
+from clinical_cf.catalog.workflow.episodes import load_episodes
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import FIXTURES, MockModel
@@ -57,9 +59,6 @@ def test_detector_precision_recall_on_a_fixture():
 
 
 def test_detectors_on_the_bundled_episodes_and_foreign_wording():
-    from clinical_cf.catalog.workflow import EPISODES_PATH
-    from clinical_cf.catalog.workflow.episodes import load_episodes
-
     frame = pd.DataFrame([{"episode_id": e.id, "text": e.text(), "variant": e.variant, "reference_action": e.reference_action}
                           for e in load_episodes(EPISODES_PATH)])
     table = detector_table(frame).set_index(["detector", "target"])

@@ -11,7 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval, eval_retry
+import yaml
+from inspect_ai import Task, eval, eval_retry
+from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
 
 from clinical_cf.core.errors import CatalogError
@@ -22,11 +24,12 @@ from clinical_cf.registration import (
     published,
     published_entry,
     register_file,
+    registration_check,
     write_published,
 )
 from clinical_cf.suites import CATALOG_DIR, SUITES, create_task
 from clinical_cf.tasks.workflow.workflow import workflow
-from helpers import FIXTURES, output
+from helpers import FIXTURES, MockModel, output
 
 BUNDLED_DATA_AND_CATALOGS = sorted(
     p for p in CATALOG_DIR.rglob("*") if p.suffix in (".yaml", ".jsonl") and p.is_file()
@@ -41,8 +44,6 @@ def test_every_bundled_file_is_locked_and_published(path):
 
 
 def test_published_json_matches_the_register_entries():
-    import yaml
-
     released = published()
     assert set(released) == set(SUITES)
     register = Path(__file__).parents[2] / "register"
@@ -159,12 +160,6 @@ def test_extending_a_log_after_a_relock_is_refused(tmp_path):
 
 
 def test_registration_check_scores_each_sample_by_its_input_fingerprint(tmp_path):
-    from inspect_ai import Task
-    from inspect_ai.dataset import Sample
-
-    from clinical_cf.registration import registration_check
-    from helpers import MockModel
-
     stamped = [Sample(id=i, input="x", metadata={SAMPLE_FINGERPRINT: "f" * 64}) for i in (1, 2)]
     log = eval(
         Task(dataset=[*stamped, Sample(id=3, input="x")], scorer=registration_check()),

@@ -11,6 +11,7 @@ from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.inputs import detect_kind, validate_file
 from clinical_cf.suites import CATALOG_DIR, input_kinds
+from helpers import HANDWRITTEN_CASES
 
 # Kinds with no bundled file: a frozen counterfactual set is built by the user (`counterfactuals build`).
 # Every bundled file is detected and validated as its kind by tests/test_specs.py, from the suites' specs.
@@ -22,8 +23,6 @@ def test_every_kind_has_a_bundled_example():
 
 
 def test_a_frozen_counterfactual_set_is_detected_and_validated(tmp_path, capsys):
-    from helpers import HANDWRITTEN_CASES
-
     assert main(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--out", str(tmp_path)]) == 0
     frozen = tmp_path / "counterfactuals.jsonl"
     assert detect_kind(frozen) == "counterfactuals"

@@ -21,9 +21,15 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+import clinical_cf.core.loading as loading
+import clinical_cf.core.locking as locking
+from clinical_cf.analysis.validation import agreement
+from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
-from clinical_cf.core.loading import load_entries, load_yaml
+from clinical_cf.core.loading import MAX_TEXT_LINE_CHARS, load_entries, load_json_line, load_yaml
+from clinical_cf.core.locking import check_lock, lock_path_for, read_lock, write_lock
+from clinical_cf.core.templates import template_fields
 from clinical_cf.suites import CATALOG_DIR
 from helpers import HANDWRITTEN_CASES
 
@@ -122,7 +128,6 @@ def test_json_non_finite_number_is_refused_with_the_field(literal, tmp_path, cap
 
 def test_nan_lab_value_never_reaches_a_case(tmp_path):
     """A lab value is a float field: NaN passed pydantic and printed as "WBC nan" in a rendered packet."""
-    from clinical_cf.catalog.css.schema import load_cases
 
     line = (CSS / "cases.jsonl").read_text(encoding="utf-8").split("\n")[0]
     record = json.loads(line)
@@ -158,8 +163,6 @@ def test_100000_deep_json_line_is_refused_without_a_recursion_error(tmp_path, ca
 
 
 def test_brackets_inside_json_strings_do_not_count_as_depth(tmp_path):
-    from clinical_cf.core.loading import load_json_line
-
     assert load_json_line(json.dumps({"a": "[" * 10_000 + '\\"{' * 5000}), "x.jsonl", 1)["a"].startswith("[[[")
 
 
@@ -172,8 +175,6 @@ def test_50mb_file_is_refused_by_its_size_before_it_is_read(tmp_path, capsys):
 
 
 def test_overlong_yaml_line_is_refused_with_its_number(tmp_path, capsys):
-    from clinical_cf.core.loading import MAX_TEXT_LINE_CHARS
-
     path = tmp_path / "long.yaml"
     path.write_text("predictions:\n  - id: P1\n    claim: " + "x" * (MAX_TEXT_LINE_CHARS + 1) + "\n")
     rc, err = validate(path, "predictions", capsys)
@@ -201,9 +202,6 @@ def test_dev_zero_is_refused_before_it_is_read(capsys):
 
 @pytest.mark.parametrize("reader", ["load_yaml", "load_text", "file_sha256"])
 def test_every_reader_refuses_a_fifo_and_a_device(reader, tmp_path):
-    import clinical_cf.core.loading as loading
-    import clinical_cf.core.locking as locking
-
     read = getattr(loading, reader, None) or getattr(locking, reader)
     fifo = tmp_path / "pipe.yaml"
     os.mkfifo(fifo)
@@ -233,8 +231,6 @@ def test_yaml_alias_bomb_is_refused_naming_the_file(tmp_path, capsys):
 
 
 def test_a_few_aliases_still_load(tmp_path):
-    from clinical_cf.core.loading import load_yaml
-
     path = tmp_path / "anchors.yaml"
     path.write_text("base: &b {x: 1, y: [1, 2]}\nitems:\n  - *b\n  - <<: *b\n    x: 2\n")
     assert load_yaml(path) == {"base": {"x": 1, "y": [1, 2]}, "items": [{"x": 1, "y": [1, 2]}, {"x": 2, "y": [1, 2]}]}
@@ -244,8 +240,6 @@ def test_a_few_aliases_still_load(tmp_path):
 
 @pytest.mark.parametrize("char", ["\u2028", "\u0085", "\u2029"])
 def test_jsonl_line_with_a_unicode_line_break_inside_a_string_loads(char, tmp_path):
-    from clinical_cf.catalog.css.schema import load_cases
-
     record = case_record()
     record["sections"]["allergies"] = f"NKDA.{char}Reviewed with the patient."
     path = tmp_path / "breaks.jsonl"
@@ -255,8 +249,6 @@ def test_jsonl_line_with_a_unicode_line_break_inside_a_string_loads(char, tmp_pa
 
 
 def test_jsonl_with_crlf_line_ends_loads(tmp_path):
-    from clinical_cf.catalog.css.schema import load_cases
-
     path = tmp_path / "crlf.jsonl"
     path.write_bytes(b"\r\n".join(json.dumps(case_record(case_id=f"fx-crlf-{i}")).encode() for i in range(2)) + b"\r\n")
     assert [c.case_id for c in load_cases(path)] == ["fx-crlf-0", "fx-crlf-1"]
@@ -286,8 +278,6 @@ def test_seed_template_with_a_format_spec_is_refused(tmp_path, capsys):
 
 
 def test_bundled_templates_use_no_format_spec():
-    from clinical_cf.core.templates import template_fields
-
     raw = yaml.safe_load(INTERVENTIONS.read_text())
     for entry in raw["interventions"]:
         for key in ("expected_change", "edit_instruction"):
@@ -298,8 +288,6 @@ def test_bundled_templates_use_no_format_spec():
 # ---------------------------------------------------------------- locks
 
 def test_yaml_and_jsonl_of_one_name_get_two_locks(tmp_path):
-    from clinical_cf.core.locking import check_lock, lock_path_for, write_lock
-
     yaml_file, jsonl_file = tmp_path / "my.yaml", tmp_path / "my.jsonl"
     yaml_file.write_text("a: 1\n")
     jsonl_file.write_text('{"a": 1}\n')
@@ -310,8 +298,6 @@ def test_yaml_and_jsonl_of_one_name_get_two_locks(tmp_path):
 
 
 def test_old_lock_name_is_read_only_for_the_file_it_names(tmp_path):
-    from clinical_cf.core.locking import check_lock, read_lock, write_lock
-
     yaml_file, jsonl_file = tmp_path / "my.yaml", tmp_path / "my.jsonl"
     yaml_file.write_text("a: 1\n")
     jsonl_file.write_text('{"a": 1}\n')
@@ -323,15 +309,11 @@ def test_old_lock_name_is_read_only_for_the_file_it_names(tmp_path):
 
 
 def test_bundled_locks_keep_working():
-    from clinical_cf.core.locking import read_lock
-
     for path in sorted(CATALOG_DIR.glob("*/*.yaml")) + sorted(CATALOG_DIR.glob("*/*.jsonl")):
         assert read_lock(path).registered, path
 
 
 def test_annotation_sheets_are_read_through_the_bounded_loader(tmp_path):
-    from clinical_cf.analysis.validation import agreement
-
     fifo = tmp_path / "rater_a.csv"
     os.mkfifo(fifo)
     with pytest.raises(CatalogError, match="not a regular file"):

@@ -16,13 +16,16 @@ import textwrap
 
 import pytest
 
+import clinical_cf.catalog.css.counterfactuals as counterfactuals
+import clinical_cf.core.locking as locking
+from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
 from clinical_cf.cli import main
+from clinical_cf.core.locking import exclusive
 from helpers import HANDWRITTEN_CASES
 
 
 def _decision(row: dict, verdict: str, reviewer: str) -> str:
     """One line of decisions.jsonl as review.html saves it: bound to the entry's content hash."""
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
 
     content = FrozenCounterfactual.model_validate(row).content_sha256
     return json.dumps({"tuple_id": row["tuple_id"], "decision": verdict, "content_sha256": content, "reviewer": reviewer}) + "\n"
@@ -46,9 +49,6 @@ def _recorded(path) -> dict[str, str | None]:
 
 
 def test_a_review_during_another_review_never_loses_decisions_it_reported(frozen_set, monkeypatch, capsys):
-    import clinical_cf.catalog.css.counterfactuals as counterfactuals
-    import clinical_cf.core.locking as locking
-
     path, rows, alice, bob = frozen_set
     monkeypatch.setattr(locking, "WAIT_SECONDS", 0.3, raising=False)
     real_load = counterfactuals.load_jsonl
@@ -82,8 +82,6 @@ def test_a_review_during_another_review_never_loses_decisions_it_reported(frozen
 
 
 def test_a_review_while_another_process_holds_the_set_fails_naming_it(frozen_set, monkeypatch, capsys):
-    import clinical_cf.core.locking as locking
-
     path, rows, alice, _ = frozen_set
     before = path.read_bytes()
     monkeypatch.setattr(locking, "WAIT_SECONDS", 0.5, raising=False)
@@ -110,11 +108,8 @@ def test_a_review_while_another_process_holds_the_set_fails_naming_it(frozen_set
 
 
 def test_relocking_a_set_under_review_waits_for_the_review(frozen_set, monkeypatch, capsys):
-    import clinical_cf.core.locking as locking
-
     path, *_ = frozen_set
     monkeypatch.setattr(locking, "WAIT_SECONDS", 0.3, raising=False)
-    from clinical_cf.core.locking import exclusive
 
     with exclusive(path, "counterfactuals review"):
         assert main(["counterfactuals", "lock", str(path)]) == 2

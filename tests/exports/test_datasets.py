@@ -3,6 +3,7 @@
 import hashlib
 import json
 
+import datasets
 import pytest
 from inspect_ai.dataset import json_dataset
 
@@ -44,7 +45,6 @@ def test_export_round_trip(tmp_path, name, monkeypatch):
 
     # A lab's own loader: Hugging Face datasets reads both files (no network: the json builder is local).
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    import datasets
 
     for path, rows in ((files["samples"], len(original)), (files["records"], len(bundled))):
         loaded = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=str(tmp_path / "hf"))

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import shutil
+import subprocess
 
 import pytest
 import yaml
@@ -153,9 +154,15 @@ def test_version_rule():
         next_version(PublishedSuite(version="1-Z", fingerprint="a" * 64, files={}), "a" * 64, interface_change=True)
 
 
-def _git(root, *args):
-    import subprocess
+def test_a_fingerprint_that_moved_only_because_parts_left_the_contract_keeps_the_version():
+    previous = PublishedSuite(version="3-C", fingerprint="a" * 64, files={"f": "1"}, scoring={"p": "1", "unused": "2"})
+    assert next_version(previous, "b" * 64, False, {"f": "1"}, {"p": "1"}) == "3-C"  # `unused` left: no score moved
+    assert next_version(previous, "b" * 64, False, {"f": "1"}, {"p": "9"}) == "4-A"  # a part changed
+    assert next_version(previous, "b" * 64, False, {"f": "1"}, {"p": "1", "new": "3"}) == "4-A"  # a part came in
+    assert next_version(previous, "b" * 64, False, {"f": "2"}, {"p": "1"}) == "4-A"  # a file changed
 
+
+def _git(root, *args):
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True)
 
 

@@ -1,5 +1,6 @@
 """The embedded llama.cpp provider: request/response conversion, and real runs on SmolLM2."""
 
+import asyncio
 import json
 
 import pytest
@@ -26,9 +27,14 @@ from clinical_cf.providers.gguf import (
     default_weights,
     json_item_caps,
     model_output,
+    plan_contexts,
 )
 from clinical_cf.solvers.css import RECOMMENDATIONS_SCHEMA
+from clinical_cf.solvers.sensitivity import LETTER_PROMPT, letter_distribution, options_text
+from clinical_cf.tasks.css_agent.css_agent import css_agent
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
+from clinical_cf.tasks.workflow.workflow import workflow
 from helpers import HANDWRITTEN_CASES
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the bundled local model (llama.cpp): generation, agents, whole tasks
@@ -164,8 +170,6 @@ def test_css_family_d_end_to_end_on_the_embedded_model():
 
 
 def test_chart_agent_runs_on_the_embedded_model():
-    from clinical_cf.tasks.css_agent.css_agent import css_agent
-
     log = eval(
         # Small caps keep this CPU run to about a minute: short tool returns, few turns.
         css_agent(families="D", cases=str(HANDWRITTEN_CASES), controls="none", max_messages=6, section_cap_bytes=1500, unreviewed="allow",
@@ -187,8 +191,6 @@ def test_chart_agent_runs_on_the_embedded_model():
 
 
 async def test_logprobs_give_a_letter_distribution():
-    from clinical_cf.solvers.sensitivity import LETTER_PROMPT, letter_distribution, options_text
-
     model = get_model("gguf/smollm2", logits_all=True, n_ctx=2048)
     prompt = LETTER_PROMPT.format(vignette="A 30-year-old with fever and cough.", options=options_text(["Pneumonia", "Migraine", "Gout"]))
     output = await model.generate(prompt, config=GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1))
@@ -198,8 +200,6 @@ async def test_logprobs_give_a_letter_distribution():
 
 def test_medpic_and_workflow_end_to_end_on_the_embedded_model():
     """Both new suites complete on the bundled model: its letters and decisions are read, or counted as unreadable."""
-    from clinical_cf.tasks.medpic_cf.medpic_cf import medpic_cf
-    from clinical_cf.tasks.workflow.workflow import workflow
 
     medpic_log, workflow_log = eval(
         [medpic_cf(), workflow(variant="late_risk", split="dev")],
@@ -225,8 +225,6 @@ def test_medpic_and_workflow_end_to_end_on_the_embedded_model():
 
 
 def test_contexts_follow_cores_and_max_connections():
-    from clinical_cf.providers.gguf import plan_contexts
-
     assert plan_contexts(2, None, None, None) == (2, 1)  # one context per core, the cores split between them
     assert plan_contexts(8, None, 3, None) == (3, 2)  # never more contexts than Inspect may send requests
     assert plan_contexts(2, 1, None, None) == (1, 2)  # -M parallel=1: the previous single context
@@ -235,8 +233,6 @@ def test_contexts_follow_cores_and_max_connections():
 
 
 async def test_concurrent_requests_decode_in_separate_contexts():
-    import asyncio
-
     prompts = ["Name one antiemetic.", "Name one statin.", "Name one loop diuretic."]
     config = GenerateConfig(max_tokens=12, temperature=0.0)
     parallel = get_model("gguf/smollm2", parallel=2, config=GenerateConfig(max_connections=2))

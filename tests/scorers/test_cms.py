@@ -1,10 +1,16 @@
 """CMS arithmetic and deterministic matching through the treatment lexicon."""
 
+import json
+
 import pytest
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import solver
 
 from clinical_cf.catalog.css.lexicon import default_lexicon
-from clinical_cf.scorers.cms import cms_from_coverage, lexicon_coverage
-from clinical_cf.solvers.css import Recommendation
+from clinical_cf.scorers.cms import cms_from_coverage, consensus_match, lexicon_coverage
+from clinical_cf.solvers.css import ArmResult, CSSArms, Recommendation, arm_result
+from helpers import MockModel
 
 
 def test_all_terms_defined():
@@ -66,16 +72,6 @@ def test_explicit_match_overrides_the_treatment_text():
 
 
 def test_judge_matching_uses_the_judge_role():
-    import json
-
-    from inspect_ai import Task, eval
-    from inspect_ai.dataset import Sample
-    from inspect_ai.solver import solver
-
-    from clinical_cf.scorers.cms import consensus_match
-    from clinical_cf.solvers.css import ArmResult, CSSArms
-    from helpers import MockModel
-
     @solver
     def baseline_only():
         async def solve(state, generate):
@@ -108,14 +104,6 @@ def test_judge_matching_uses_the_judge_role():
 
 
 def test_invalid_baseline_is_unscored_not_a_zero_cms():
-    from inspect_ai import Task, eval
-    from inspect_ai.dataset import Sample
-    from inspect_ai.solver import solver
-
-    from clinical_cf.scorers.cms import consensus_match
-    from clinical_cf.solvers.css import CSSArms, arm_result
-    from helpers import MockModel
-
     @solver
     def echo():
         async def solve(state, generate):

@@ -16,7 +16,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from clinical_cf.judging import ask_judge, resolve_judge
+from clinical_cf.judging import ResolvedJudge, ask_judge, resolve_judge
 from tests.helpers import MockModel
 
 RETRY = "Reply with JSON only."
@@ -90,8 +90,6 @@ def test_self_judging_falls_back_to_judge_alt_and_is_recorded_without_it():
 
 @pytest.mark.asyncio
 async def test_retries_need_a_retry_prompt_and_cannot_be_negative():
-    from clinical_cf.judging import ResolvedJudge
-
     judge = ResolvedJudge(MockModel("mockllm/judge", lambda p: "x").model, "judge", False)
     with pytest.raises(ValueError, match="retry prompt"):
         await ask_judge(judge, "p", read_verdict, retries=1)

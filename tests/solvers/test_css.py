@@ -6,7 +6,13 @@ import json
 import anyio
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from clinical_cf.solvers.css import ArmResult, format_recommendations, parse_recommendations, read_recommendations_with_reader
+from clinical_cf.solvers.css import (
+    ArmResult,
+    format_recommendations,
+    parse_recommendations,
+    read_recommendations,
+    read_recommendations_with_reader,
+)
 
 
 def reader_replying(data: dict):
@@ -73,8 +79,6 @@ def test_unparseable_reply_is_shown_raw_to_the_judge():
 
 
 def test_json_variants_reasoning_and_invalid_replies():
-    from clinical_cf.solvers.css import read_recommendations
-
     # Keys other than the schema's: left to the reader (issue 21), which reads them with quotes.
     reply = '{"recommended": [{"drug_name": "Ribociclib + letrozole", "why": "HR+"}], "avoid": ["Tamoxifen"]}'
     assert read_recommendations(reply).needs_reader
@@ -111,8 +115,6 @@ def test_json_variants_reasoning_and_invalid_replies():
 
 
 def test_a_template_rationale_or_avoid_slot_next_to_real_recommendations_is_dropped_not_invalid():
-    from clinical_cf.solvers.css import read_recommendations
-
     reading = read_recommendations('{"recommendations": [{"treatment": "Letrozole", "rationale": "<one sentence>"}], '
                                    '"not_recommended": [{"treatment": "<option the board should avoid>", "rationale": "<one sentence>"}]}')
     assert reading.provenance == "json" and [(r.treatment, r.rationale) for r in reading.recommendations] == [("Letrozole", "")]

@@ -20,6 +20,7 @@ from clinical_cf.solvers.medpic import (
     PROMPT,
     format_answer,
     parse_answer,
+    read_answer,
     read_answer_with_reader,
     render_prompt,
 )
@@ -144,8 +145,6 @@ def test_letters_take_precedence_over_option_text(reply, expected):
 
 
 def test_json_answers_reasoning_and_invalid_output():
-    from clinical_cf.solvers.medpic import read_answer
-
     options = {"A": "Glyburide", "B": "Metformin", "C": "Linagliptin", "D": "None of the above"}
     assert read_answer('{"answer": ["A", "C"]}', options).letters == frozenset("AC")
     # A per-letter flag object is not the answer schema: left to the reader (issue 21), never guessed.

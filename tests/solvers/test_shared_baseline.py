@@ -7,11 +7,11 @@ the first tuple of a case generates, the others wait and then read the cache.
 import json
 from collections import Counter
 
-import anyio
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
+import clinical_cf.solvers.css as css_solvers
 from clinical_cf.solvers.css import SUMMARY_PROMPT, baseline_lock, two_stage_recommendations
 from clinical_cf.solvers.css_agent import chart_agent_recommendations, perturbed_observation_agent
 from clinical_cf.solvers.sensitivity import DISTRIBUTION_PROMPT, SensitivityArms, candidate_distributions, options_text
@@ -21,38 +21,20 @@ from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
 from helpers import HANDWRITTEN_CASES, MockModel, clinician, recommendations_json
 
 
-async def test_baseline_lock_admits_one_holder_per_case_and_epoch():
-    """Holders of one (model, case, epoch) take turns; holders of different cases or epochs are inside at once.
+def test_baseline_lock_is_one_holder_per_model_case_and_epoch(monkeypatch):
+    """The project's part of the lock: which key it asks Inspect's `concurrency()` for, with a limit of one.
 
-    No clock: each holder stays inside until every distinct key has been held at the same moment. A lock that
-    made different keys wait for each other never gets there; the deadline only turns that deadlock into a failure."""
-    keys = [("mockllm/model", "case-a", 1)] * 3 + [("mockllm/model", "case-b", 1), ("mockllm/model", "case-a", 2)]
-    inside: Counter[tuple] = Counter()
-    overlaps: list[tuple] = []
-    turns: list[tuple] = []
-    every_key_inside = anyio.Event()
-
-    async def hold(key):
-        async with baseline_lock(key):
-            inside[key] += 1
-            turns.append(key)
-            if inside[key] > 1:
-                overlaps.append(key)
-            if len(+inside) == len(set(keys)):
-                every_key_inside.set()
-            await every_key_inside.wait()
-            await anyio.sleep(0)  # the next holder of this key may try to enter while this one is still inside
-            inside[key] -= 1
-
-    try:
-        with anyio.fail_after(60):  # a deadlock guard, not a speed claim: the holders need milliseconds
-            async with anyio.create_task_group() as group:
-                for key in keys:
-                    group.start_soon(hold, key)
-    except TimeoutError:
-        pytest.fail(f"holders of different keys waited for each other: only {sorted(+inside)} got in")
-    assert overlaps == []
-    assert sorted(turns) == sorted(keys)  # every holder had its turn
+    (That Inspect's context admits one holder per key is Inspect's to test; that the baseline is then generated once
+    per case is the test below.)"""
+    asked = []
+    monkeypatch.setattr(css_solvers, "concurrency", lambda name, limit, key, visible: asked.append((name, limit, key)))
+    keys = [("m1", "case-a", 1), ("m1", "case-a", 1), ("m1", "case-b", 1), ("m1", "case-a", 2), ("m2", "case-a", 1)]
+    for key in keys:
+        baseline_lock(key)
+    assert {limit for _, limit, _ in asked} == {1}
+    # The same (model, case, epoch) is the same lock; any part that differs is another lock.
+    assert len({key for _, _, key in asked}) == len(set(keys)) == 4
+    assert asked[0] == asked[1]
 
 
 def run_alone(dataset, solver, model, **eval_args):

@@ -17,7 +17,9 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from clinical_cf.catalog.workflow import EPISODES_PATH
 from clinical_cf.catalog.workflow.episodes import load_episodes
+from clinical_cf.replies import number_grounded
 from clinical_cf.solvers.workflow import (
+    ACTION_STEMS,
     CLASS_SEMANTICS,
     UNCERTAINTY_CHECKLIST,
     episode_messages,
@@ -31,8 +33,6 @@ from clinical_cf.solvers.workflow import (
 
 def faithful_reader(text: str, action: str, confidence: float | None):
     """A mockllm reader quoting the clause that states the action (and the line with the confidence)."""
-    from clinical_cf.replies import number_grounded
-    from clinical_cf.solvers.workflow import ACTION_STEMS
 
     stems = ACTION_STEMS[action] + (action.lower(),)
     clauses = [c.strip() for c in re.split(r"[\n.;:]", text) if any(w.startswith(stems) for w in re.findall(r"[a-z_']+", c.lower()))]

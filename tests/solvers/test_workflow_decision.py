@@ -6,7 +6,14 @@ import pytest
 from inspect_ai import Task, eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from clinical_cf.solvers.workflow import ACTION_DEFINITIONS, SYSTEM_PROMPTS, UNCERTAINTY_CHECKLIST, WorkflowDecisions, workflow_decision
+from clinical_cf.solvers.workflow import (
+    ACTION_DEFINITIONS,
+    SYSTEM_PROMPTS,
+    UNCERTAINTY_CHECKLIST,
+    WorkflowDecisions,
+    parse_decision,
+    workflow_decision,
+)
 from clinical_cf.tasks.workflow.workflow import workflow
 
 
@@ -81,8 +88,6 @@ def test_unknown_condition_is_refused():
 
 
 def test_a_looping_reason_does_not_invalidate_a_stated_action():
-    from clinical_cf.solvers.workflow import parse_decision
-
     looping = "The potassium is 6.9 mmol/L and the potassium is 6.9. " * 10
     decision = parse_decision('{"action": "ESCALATE", "confidence": 0.8, "reason": "' + looping + '"}')
     assert (decision.action, decision.confidence, decision.reason, decision.invalid) == ("ESCALATE", 0.8, "", None)
@@ -94,6 +99,4 @@ def test_a_looping_reason_does_not_invalidate_a_stated_action():
      ("Escalate?", None), ("Escalate now", None), ("Do not escalate", None), ("escalate, answer", None)],
 )
 def test_a_reply_that_is_only_an_action_name_states_it_and_nothing_else_does(reply, action):
-    from clinical_cf.solvers.workflow import parse_decision
-
     assert parse_decision(reply).action == action

@@ -1,39 +1,16 @@
-"""Task-argument checks and the run settings every task carries (and a retry keeps)."""
+"""Task-argument checks and the run settings every task carries in its own config (so a retry replays them)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import read_eval_log
 
-from clinical_cf.suites import create_task
-from clinical_cf.tasks.arguments import TaskInputError, choice, count, flag, number, selection
+from clinical_cf import _registry
+from clinical_cf.suites import SUITES, create_task
+from clinical_cf.tasks.arguments import TaskInputError, annotations_of, choice, count, file_arguments, flag, number, selection
 
 ROOT = Path(__file__).resolve().parents[2]
-INSPECT = str(Path(sys.executable).parent / "inspect")
-
-FAILING_TASK = '''
-from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.solver import solver
-
-
-@solver
-def fail():
-    async def solve(state, generate):
-        raise RuntimeError("fails on purpose, before any model call")
-    return solve
-
-
-@task
-def always_fails():
-    return Task(dataset=[Sample(input="x", id="a")], solver=fail())
-'''
-
 
 def test_checks_accept_what_inspect_passes_and_refuse_the_rest():
     assert flag("x", True) is True and flag("x", "false") is False
@@ -60,33 +37,12 @@ def test_project_env_does_not_set_run_settings():
     assert not any(line.startswith(("INSPECT_EVAL_MAX_RETRIES", "INSPECT_EVAL_TIMEOUT")) for line in settings)
 
 
-@pytest.mark.slow  # two inspect subprocesses
-def test_eval_retry_keeps_the_logged_settings_with_the_project_env(tmp_path):
-    """`inspect eval-retry` run where the project's .env applies replays the run's own --max-retries / --timeout."""
-    (tmp_path / ".env").write_text((ROOT / ".env").read_text())
-    (tmp_path / "failing.py").write_text(FAILING_TASK)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INSPECT_EVAL_")}
-    run = dict(cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    subprocess.run([INSPECT, "eval", "failing.py", "--model", "mockllm/model", "--max-retries", "5", "--timeout", "77",
-                    "--log-dir", "first"], **run)
-    [first] = list((tmp_path / "first").glob("*.eval"))
-    assert read_eval_log(str(first), header_only=True).status == "error"
-    subprocess.run([INSPECT, "eval-retry", str(first), "--log-dir", "retried"], **run)
-    [retried] = list((tmp_path / "retried").glob("*.eval"))
-    config = read_eval_log(str(retried), header_only=True).plan.config
-    assert (config.max_retries, config.timeout) == (5, 77)
-
-
 def _registered_tasks():
-    from clinical_cf import _registry
-    from clinical_cf.suites import SUITES
-
     return {name: getattr(_registry, name) for suite in SUITES.values() for name in suite.tasks}
 
 
 def test_every_task_checks_its_path_arguments_and_every_path_argument_is_declared_a_file():
     """Each registered task refuses `-T path=` / `=null` (checked_paths under @task), for every argument naming a file."""
-    from clinical_cf.tasks.arguments import annotations_of, file_arguments
 
     for name, factory in _registered_tasks().items():
         layers, fn = [], factory

@@ -11,6 +11,7 @@ are built must leave all of it unchanged; a deliberate change of the samples reg
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from clinical_cf.suites import task_folders
+from clinical_cf.exports.docs import task_function
+from clinical_cf.suites import SUITES, create_task, task_folders
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bundled_samples.json"
 
@@ -41,16 +43,11 @@ def sample_digest(sample: Any) -> str:
 
 def task_arguments(name: str) -> dict[str, str]:
     """The registered task's arguments and the repr of their defaults, as Inspect reads its signature."""
-    import inspect
-
-    from clinical_cf.exports.docs import task_function
 
     return {p.name: repr(p.default) for p in inspect.signature(task_function(name)).parameters.values()}
 
 
 def task_record(name: str) -> dict[str, Any]:
-    from clinical_cf.suites import create_task
-
     task = create_task(name)
     samples = list(task.dataset)
     return {
@@ -95,8 +92,6 @@ def test_task_arguments_unchanged(name):
 
 
 def test_fixture_covers_every_registered_task():
-    from clinical_cf.suites import SUITES
-
     recorded = set(json.loads(FIXTURE.read_text(encoding="utf-8")))
     assert recorded == set(TASKS) == {t for s in SUITES.values() for t in s.tasks}
 

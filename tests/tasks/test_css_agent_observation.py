@@ -49,7 +49,5 @@ def test_tool_failures_are_requeried_and_measured():
 
 
 def test_kinds_as_inspect_passes_an_unquoted_comma_list():
-    from clinical_cf.tasks.css_agent_observation.css_agent_observation import css_agent_observation
-
     task = css_agent_observation(kinds=["noise", "tool_failure"], samples=None)
     assert {s.metadata["kind"] for s in task.dataset} == {"noise", "tool_failure"}

@@ -3,8 +3,9 @@
 import json
 
 import pytest
-from inspect_ai import eval
+from inspect_ai import eval, score
 
+from clinical_cf.scorers.css_judge import judge_direction
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 from helpers import HANDWRITTEN_CASES, MockModel, data_blocks, recommendations_json
 
@@ -92,10 +93,6 @@ def test_baseline_is_generated_once_per_case(run):
 
 
 def test_rejudging_a_log_with_another_judge_regenerates_nothing(run):
-    from inspect_ai import score
-
-    from clinical_cf.scorers.css_judge import judge_direction
-
     log, model, _ = run
     calls_before = model.total_calls
     strict = MockModel("mockllm/strict-judge", lambda prompt: json.dumps({"score": 0, "rationale": "strict"}))

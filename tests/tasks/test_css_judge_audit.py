@@ -5,14 +5,16 @@ import re
 
 import pytest
 import yaml
-from inspect_ai import eval
+from inspect_ai import Task, eval
 
 from clinical_cf.catalog.css import CSS_DIR
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_yaml
 from clinical_cf.scorers import css_judge
 from clinical_cf.scorers.css_judge import judge_prompt
+from clinical_cf.scorers.judge_audit import audited_judge
 from clinical_cf.solvers.css import CSSArms, arm_result
+from clinical_cf.solvers.judge_audit import audit_arms
 from clinical_cf.tasks.css_judge_audit import css_judge_audit
 from clinical_cf.tasks.judge_audit_task import PROBES_PATH, load_probes
 from helpers import MockModel, data_blocks
@@ -114,10 +116,6 @@ def test_bad_probe_catalog_names_the_entry_and_field(tmp_path):
 
 def test_audit_arms_and_audited_judge_on_their_own():
     """audit_arms() puts the catalog's fixed lists into the arms without calling the model; audited_judge() scores them."""
-    from inspect_ai import Task
-
-    from clinical_cf.scorers.judge_audit import audited_judge
-    from clinical_cf.solvers.judge_audit import audit_arms
 
     samples = [s for s in css_judge_audit().dataset if s.metadata["probe_id"] == "none"]
     under_test = MockModel("mockllm/model", lambda _: "never called")

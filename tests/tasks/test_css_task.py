@@ -1,8 +1,12 @@
 """build_css_task: residue handling reaches the task's metadata and samples."""
 
+import inspect
+
 import pytest
 
 from clinical_cf.catalog.css.schema import load_cases
+from clinical_cf.exports.docs import task_function
+from clinical_cf.suites import SUITES
 from clinical_cf.tasks.arguments import TaskInputError
 from clinical_cf.tasks.css_task import build_css_task
 from tests.helpers import HANDWRITTEN_CASES
@@ -37,9 +41,6 @@ def test_kept_residue_tuples_carry_their_offending_lines(tmp_path):
 
 
 def _css_variants() -> list[str]:
-    from clinical_cf.exports.docs import task_function
-    from clinical_cf.suites import SUITES
-
     return [name for name in SUITES["css"].tasks if getattr(task_function(name), "variant_of", None) is build_css_task]
 
 
@@ -50,9 +51,6 @@ def test_the_css_variants_are_found():
 @pytest.mark.parametrize("name", _css_variants())
 def test_a_css_task_takes_the_arguments_of_its_setting_only(name):
     """`-T tuples=` means nothing to a single-shot task and `-T scale=` nothing to an agent: each takes its setting's only."""
-    import inspect
-
-    from clinical_cf.exports.docs import task_function
 
     task = task_function(name)
     taken = set(inspect.signature(task).parameters)

@@ -2,9 +2,10 @@
 
 import json
 
-from inspect_ai import eval
+from inspect_ai import Task, eval
 
 from clinical_cf.catalog.css.schema import SECTIONS
+from clinical_cf.solvers.editor_audit import editor_edit
 from clinical_cf.tasks.css_editor_audit.css_editor_audit import css_editor_audit
 from tests.helpers import MockModel
 
@@ -84,9 +85,6 @@ def test_an_unreadable_reply_is_counted_not_scored_zero(tmp_path):
 
 def test_editor_edit_needs_its_role_bound_and_never_audits_the_model_under_test(tmp_path):
     """`editor_edit()` asks only the bound editor role: without one the run fails naming the role, no sample scored."""
-    from inspect_ai import Task
-
-    from clinical_cf.solvers.editor_audit import editor_edit
 
     one = type(TASK.dataset)(list(TASK.dataset)[:1])
     (log,) = eval(Task(dataset=one, solver=editor_edit(role="editor")), model="mockllm/model", display="none",

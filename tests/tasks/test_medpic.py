@@ -4,6 +4,12 @@ import pytest
 import yaml
 from inspect_ai import eval
 
+from clinical_cf.analysis.medpic import (
+    joint_outcomes,
+    medpic_report_table,
+    medpic_rows,
+    rationale_summary,
+)
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.locking import UnregisteredCatalogError
@@ -75,12 +81,6 @@ def test_medpic_end_to_end_with_rationale_judge():
     for s in deact:
         assert s.metadata["partner_id"] not in s.input and "None of the above" in s.input
 
-    from clinical_cf.analysis.medpic import (
-        joint_outcomes,
-        medpic_report_table,
-        medpic_rows,
-        rationale_summary,
-    )
     path = log.location
     rows_df = medpic_rows([path])
     assert len(rows_df) == n and rows_df["mentions"].notna().sum() == len(deact)

@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval
+from inspect_ai import Task, eval
+from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, get_model, modelapi
 
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.replies import final_answer
-from clinical_cf.solvers.reader_audit import expand
+from clinical_cf.scorers.reader_audit import reader_accuracy
+from clinical_cf.solvers.reader_audit import audit_reader, expand
 from clinical_cf.tasks.css_reader_audit.css_reader_audit import CORPUS, css_reader_audit, load_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,11 +120,6 @@ def test_corpus_loads_every_reader_read_reply_and_rejects_a_bad_entry(tmp_path):
 
 def test_audit_reader_and_reader_accuracy_score_a_faithful_reader_on_a_few_replies(tmp_path):
     """The task's own solver and scorer, on three replies the contract cannot read: a faithful reader is read right."""
-    from inspect_ai import Task
-    from inspect_ai.dataset import MemoryDataset
-
-    from clinical_cf.scorers.reader_audit import reader_accuracy
-    from clinical_cf.solvers.reader_audit import audit_reader
 
     few = MemoryDataset(load_corpus(CORPUS)[:3])
     (log,) = eval(Task(dataset=few, solver=audit_reader("reader"), scorer=reader_accuracy()), model="mockllm/model",

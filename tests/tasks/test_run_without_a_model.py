@@ -44,9 +44,14 @@ def test_an_empty_path_argument_reaches_stderr_under_display_none(tmp_path):
     assert run.returncode == 1 and "task argument 'vignettes'" in run.stderr
 
 
-def test_outside_an_eval_there_is_no_model_to_refuse(monkeypatch):
-    monkeypatch.delenv("INSPECT_EVAL_MODEL", raising=False)
-    check_model_under_test()  # tests and exports build tasks with no eval running: nothing is asked, nothing refused
+@pytest.mark.parametrize("model", [None, "mockllm/model"])
+def test_outside_an_eval_or_with_a_model_nothing_is_refused(monkeypatch, model):
+    """Tests and exports build tasks with no eval running, and an eval with a model builds them: neither is refused."""
+    if model is None:
+        monkeypatch.delenv("INSPECT_EVAL_MODEL", raising=False)
+    else:
+        monkeypatch.setenv("INSPECT_EVAL_MODEL", model)
+    assert check_model_under_test() is None  # returned: no TaskInputError
 
 
 def test_the_none_model_is_refused(monkeypatch):

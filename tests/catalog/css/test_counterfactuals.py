@@ -8,6 +8,8 @@ from inspect_ai.model import GenerateConfig, get_model
 
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import (
+    FrozenCounterfactual,
+    _diff_rows,
     build_counterfactuals,
     load_counterfactuals,
     parse_edit,
@@ -17,6 +19,7 @@ from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import write_lock
 from clinical_cf.tasks.css_task import build_css_task
 from tests.helpers import HANDWRITTEN_CASES, MockModel
 
@@ -48,7 +51,6 @@ def editor(*replies: str) -> MockModel:
 
 def decision(entry, verdict: str, **extra) -> str:
     """One line of decisions.jsonl as review.html saves it: bound to the entry's content hash."""
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
 
     entry = entry if isinstance(entry, FrozenCounterfactual) else FrozenCounterfactual.model_validate(entry)
     return json.dumps({"tuple_id": entry.tuple_id, "decision": verdict, "content_sha256": entry.content_sha256, **extra}) + "\n"
@@ -169,7 +171,6 @@ def test_the_bundled_model_can_act_as_editor(tmp_path):
 
 def _frozen_set(tmp_path, mutate=None):
     """A regex-built frozen set of the handwritten cases (families A and D), optionally edited and re-locked."""
-    from clinical_cf.core.locking import write_lock
 
     assert (
         main(
@@ -240,8 +241,6 @@ def _first(rows, prefix):
     ],
 )
 def test_a_tampered_frozen_entry_is_refused_at_load_with_its_id(tmp_path, tamper, words):
-    from clinical_cf.catalog.css.counterfactuals import FrozenCounterfactual
-
     def mutate(rows):
         tamper(_first(rows, "A1"))
         for r in rows:
@@ -256,8 +255,6 @@ def test_a_tampered_frozen_entry_is_refused_at_load_with_its_id(tmp_path, tamper
 
 
 def test_the_review_page_shows_a_one_word_change_as_that_word(tmp_path):
-    from clinical_cf.catalog.css.counterfactuals import _diff_rows
-
     long_line = "Assessment: " + "stable findings, " * 20 + "HER2 positive on core biopsy."
     ((_tag, old, new),) = _diff_rows(long_line, long_line.replace("positive", "negative"))
     assert ("del", "positive") in old and ("ins", "negative") in new
@@ -266,8 +263,6 @@ def test_the_review_page_shows_a_one_word_change_as_that_word(tmp_path):
 
 
 def test_the_build_counts_rejections_only_for_the_pairs_asked_for():
-    from clinical_cf.catalog.css.counterfactuals import build_counterfactuals
-
     cases = load_cases(HANDWRITTEN_CASES)
     everything = asyncio.run(build_counterfactuals(cases, CATALOG, "regex", families="ABCDE"))
     limited = asyncio.run(build_counterfactuals(cases, CATALOG, "regex", families="ABCDE", limit=3))

@@ -8,9 +8,11 @@ clinician approves that exact text), as docs/counterfactual-sets.md says.
 
 import asyncio
 import json
+import re
 
 import pytest
 
+import clinical_cf.catalog.css.counterfactuals as module
 from clinical_cf.catalog.css import CATALOG_PATH
 from clinical_cf.catalog.css.counterfactuals import (
     FrozenCounterfactual,
@@ -22,6 +24,8 @@ from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
 from clinical_cf.cli import main
 from clinical_cf.core.errors import CatalogError
+from clinical_cf.core.locking import write_lock
+from clinical_cf.tasks.arguments import TaskInputError
 from clinical_cf.tasks.css_task import build_css_task
 from tests.helpers import HANDWRITTEN_CASES, MockModel
 
@@ -105,7 +109,6 @@ def test_a_miss_of_both_checks_is_counted_highlighted_and_never_scored_until_app
     assert any(SUBTLE in s["statement"] for s in entry.suspects)
     paths = write_counterfactuals(result, tmp_path / "cf")
     page = paths["review"].read_text()
-    import re
 
     marks = re.findall(r'<mark class="suspect"[^>]*>(.*?)</mark>', page, re.S)
     assert any("targeted antibody course" in m for m in marks)
@@ -117,7 +120,6 @@ def test_a_miss_of_both_checks_is_counted_highlighted_and_never_scored_until_app
     decisions.write_text(json.dumps({"tuple_id": entry.tuple_id, "decision": "rejected", "content_sha256": entry.content_sha256,
                                      "comment": "echo booking presupposes trastuzumab"}) + "\n")
     assert main(["counterfactuals", "review", str(paths["counterfactuals"]), "--decisions", str(decisions)]) == 0
-    from clinical_cf.tasks.arguments import TaskInputError
 
     with pytest.raises(TaskInputError, match="no samples"):  # its only counterfactual rejected: nothing left to score
         build_css_task(cases=str(cases), families="A", counterfactuals=str(paths["counterfactuals"]), controls="none")
@@ -159,8 +161,6 @@ def test_an_approval_is_bound_to_the_text_approved(tmp_path, capsys):
 
 
 def test_a_stale_approval_is_refused_by_the_task_even_with_unreviewed_allowed(tmp_path):
-    from clinical_cf.core.locking import write_lock
-
     cases = tmp_path / "cases.jsonl"
     cases.write_text(CASE.model_dump_json() + "\n")
     _, result = build(FAITHFUL, CATCHES)
@@ -184,8 +184,6 @@ def test_offline_the_editor_route_ends_with_one_line_naming_the_missing_credenti
 
 
 def test_an_oserror_is_reported_by_its_real_cause(tmp_path, capsys, monkeypatch):
-    import clinical_cf.catalog.css.counterfactuals as module
-
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device", str(tmp_path / "counterfactuals.jsonl"))
 

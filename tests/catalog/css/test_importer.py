@@ -1,15 +1,17 @@
 """`clinical-cf cases import`: a clinician's packet text becomes a case, every inference listed."""
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from clinical_cf.catalog.css import CATALOG_PATH
-from clinical_cf.catalog.css.importer import import_packet, split_sections
+from clinical_cf.catalog.css.importer import answer_case, import_packet, pending_record, split_sections
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import Case, case_json_schema, load_cases
 from clinical_cf.cli import main
+from tests.helpers import HANDWRITTEN_CASES
 
 CATALOG = load_catalog(CATALOG_PATH)
 TEXT = Path(__file__).parents[2] / "fixtures" / "packets" / "text"
@@ -62,8 +64,6 @@ def test_import_writes_only_questions_and_answer_writes_the_confirmed_cases(tmp_
 
 
 def test_an_unconfirmed_inference_is_never_used_and_a_correction_is(tmp_path):
-    from clinical_cf.catalog.css.importer import answer_case, pending_record
-
     text = (
         "Urology MDM minutes 11/02/2026\nPatient 2: male, 66.\n"
         "TURBT 08/01/2026: complete resection of visible tumour, high-grade urothelial carcinoma invading muscle.\n"
@@ -160,8 +160,6 @@ def test_percent_markers_and_user_consensus_without_driver_validate():
 
 
 def test_cases_validate_lists_every_problem_of_every_line_in_one_run(tmp_path, capsys):
-    from tests.helpers import HANDWRITTEN_CASES
-
     rows = [json.loads(line) for line in HANDWRITTEN_CASES.read_text().splitlines()]
     rows[0]["stage"] = "stage 2"
     rows[0]["consensus"][0]["label"] = "preferred"
@@ -197,8 +195,6 @@ def test_import_reads_other_styles_quotes_evidence_and_asks_instead_of_guessing(
 
 
 def test_answer_asks_each_open_question_in_turn_on_a_terminal(tmp_path, monkeypatch, capsys):
-    import io
-
     packet = tmp_path / "p.txt"
     packet.write_text("Breast MDT 2026-01-15. 49 yo woman, IDC, stage IIA, ER 95%, PR 40%, HER2 0. Wide local excision "
                       "on 2025-12-08, margins clear. Plan: adjuvant letrozole.")

@@ -4,8 +4,8 @@ from datetime import date
 
 import pytest
 
-from clinical_cf.catalog.css import CATALOG_PATH
-from clinical_cf.catalog.css.dates import entry_dates, find_dates, reformat_dates
+from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
+from clinical_cf.catalog.css.dates import entry_dates, find_dates, numeric_order, reformat_dates
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import apply_regex
@@ -91,8 +91,6 @@ def test_a_written_plan_that_presupposes_the_fact_is_removed_by_the_edit():
 
 @pytest.mark.slow  # expands the whole cohort
 def test_structured_mode_leaves_no_residue_on_the_bundled_cohort():
-    from clinical_cf.catalog.css import CASES_PATH
-
     expansion = expand_tuples(load_cases(CASES_PATH), CATALOG, "structured")
     assert sum(c.residue for c in expansion.counts.values()) == 0
 
@@ -110,8 +108,6 @@ def test_dates_in_clinician_forms_are_found_and_reformatted_without_changing_mea
 
 
 def test_two_digit_years_dashes_and_month_year_entries_are_read():
-    from clinical_cf.catalog.css.dates import numeric_order
-
     text = "Dec 25  MRI pelvis\n14.01.26  TLH BSO\n11/25  bleeding\nMDT 16-03-2026\nnodes 2/15 positive, seen Mar 15 in clinic"
     values = [(d.text, d.value) for d in find_dates(text)]
     assert values == [

@@ -11,8 +11,9 @@ import pytest
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
+from clinical_cf.catalog.css.render import render_case_sections
 from clinical_cf.catalog.css.review_classes import baseline_contradictions, incoherent, wrong_direction, wrong_labels
-from clinical_cf.catalog.css.schema import load_cases
+from clinical_cf.catalog.css.schema import ConsensusTreatment, load_cases
 
 CASES = load_cases(CASES_PATH)
 
@@ -80,7 +81,6 @@ def test_no_consensus_label_contradicts_its_case(name):
 
 def test_the_class_checks_fire_on_content_built_the_old_way():
     """The detectors are not vacuous: cases rebuilt with the defects the review found are caught."""
-    from clinical_cf.catalog.css.schema import ConsensusTreatment
 
     prostate = next(c for c in CASES if c.cancer_type == "prostate" and c.resected)
     record = prostate.record
@@ -91,7 +91,6 @@ def test_the_class_checks_fire_on_content_built_the_old_way():
 
     metastatic = next(c for c in CASES if c.metastatic and c.record.metastasis_date is None and not c.resected)
     curative = [e.model_copy(update={"note": e.note.replace("Goals of care: ", "Goals of care: cure if possible; ")}) for e in metastatic.record.encounters]
-    from clinical_cf.catalog.css.render import render_case_sections
 
     rebuilt = metastatic.model_copy(update={"record": metastatic.record.model_copy(update={"encounters": curative})})
     rebuilt = rebuilt.model_copy(update={"sections": render_case_sections(rebuilt)})

@@ -4,6 +4,7 @@ import json
 import shutil
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 from clinical_cf.catalog.css.counterfactuals import load_counterfactuals
 from clinical_cf.cli import main
@@ -15,7 +16,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.mark.slow  # headless Chromium
 def test_a_reviewer_approves_rejects_comments_and_saves_and_the_set_records_it(tmp_path):
     assert CHROMIUM, "Debian's chromium is required for the browser test (apt-get install -y chromium)"
-    from playwright.sync_api import sync_playwright
 
     out = tmp_path / "cf"
     assert main(["counterfactuals", "build", "--cases", str(HANDWRITTEN_CASES), "--editor", "regex", "--families", "AD",

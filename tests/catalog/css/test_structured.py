@@ -4,7 +4,7 @@ import re
 from datetime import timedelta
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
-from clinical_cf.catalog.css.expand import expand_tuples
+from clinical_cf.catalog.css.expand import expand_tuples, mode_differences
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.mutate import apply_regex, apply_structured
 from clinical_cf.catalog.css.review_classes import encounter_blocks
@@ -86,8 +86,6 @@ def test_first_line_progression_fits_the_history_in_structured_mode_and_is_dropp
 
 
 def test_modes_differ_and_the_difference_is_reported():
-    from clinical_cf.catalog.css.expand import mode_differences
-
     # Family N (neutral edits): some tuples read the same in both modes, others do not, so a count that
     # reported every tuple (or none) as differing fails here.
     diff = mode_differences(CASES[:40], CATALOG, families="N")

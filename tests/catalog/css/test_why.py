@@ -1,5 +1,7 @@
 """`catalog summary --why CASE`: each intervention's verdict with the conditions that decided it."""
 
+import json
+
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
 from clinical_cf.catalog.css.interventions import load_catalog
 from clinical_cf.catalog.css.schema import load_cases
@@ -22,7 +24,6 @@ def test_why_says_a_her2_positive_endometrial_case_gets_no_family_a_because_of_i
     case = load_cases(CASES_PATH)[0].model_dump(mode="json")
     case.update(case_id="endo-1", cancer_type="endometrial", sex="F", biomarkers={"HER2": "positive"}, record=None)
     path = tmp_path / "cases.jsonl"
-    import json
 
     path.write_text(json.dumps(case) + "\n")
     assert main(["catalog", "summary", "--cases", str(path), "--why", "endo-1"]) == 0

@@ -4,9 +4,18 @@ import re
 from collections import Counter
 
 import pytest
+import yaml
 
 from clinical_cf.catalog.medpic import QUESTIONS_PATH, RULES_PATH
-from clinical_cf.catalog.medpic.generate import generate, to_jsonl, write_questions
+from clinical_cf.catalog.medpic.generate import (
+    PLAUSIBLE_BACKGROUND,
+    age_coherence_problems,
+    age_group,
+    generate,
+    heart_rate_band,
+    to_jsonl,
+    write_questions,
+)
 from clinical_cf.catalog.medpic.questions import load_questions, self_check
 from clinical_cf.catalog.medpic.rules import drug_flagged, load_rules
 from clinical_cf.core.errors import CatalogError
@@ -95,8 +104,6 @@ def test_bad_question_file_names_file_question_and_field(tmp_path):
 
 
 def test_rules_without_ranges_use_default_draws_on_the_right_side(tmp_path):
-    import yaml
-
     rules = [
         {"id": "my-renal", "medication": "examplamide", "drug_class": "example class", "population": "renal",
          "trigger": [{"kind": "crcl", "op": "lt", "value": 30, "unit": "mL/min"}], "action": "avoid",
@@ -123,8 +130,6 @@ def test_rules_without_ranges_use_default_draws_on_the_right_side(tmp_path):
 
 
 def test_a_member_moved_across_an_age_threshold_keeps_a_setting_of_its_own_age():
-    from clinical_cf.catalog.medpic.generate import PLAUSIBLE_BACKGROUND, age_coherence_problems, age_group, heart_rate_band
-
     assert age_coherence_problems(QUESTIONS) == []
     crossing = 0
     by_pair: dict[str, dict] = {}
@@ -147,8 +152,6 @@ def test_a_member_moved_across_an_age_threshold_keeps_a_setting_of_its_own_age()
 
 
 def test_the_age_coherence_check_catches_an_adult_with_a_childs_setting():
-    from clinical_cf.catalog.medpic.generate import age_coherence_problems
-
     q = next(q for q in QUESTIONS if q.kind == "cf" and q.patient.age_years >= 18)
     bad = q.model_copy(update={
         "patient": q.patient.model_copy(update={"conditions": ["born at term, immunisations up to date"]}),

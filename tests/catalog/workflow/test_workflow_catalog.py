@@ -11,6 +11,7 @@ from clinical_cf.catalog.workflow.episodes import load_episodes
 from clinical_cf.catalog.workflow.seeds import load_seeds
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.locking import read_lock
+from helpers import FIXTURES
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +100,6 @@ def test_episode_errors_name_file_episode_and_field(tmp_path):
 
 
 def test_user_episode_fixture_validates():
-    from helpers import FIXTURES
-
     items = load_episodes(FIXTURES / "workflow_episodes_user.jsonl")
     assert {e.variant for e in items} >= {"clean", "conflict", "late_risk"}
 
