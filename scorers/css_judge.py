@@ -184,8 +184,7 @@ def judge_direction(
             "parse": arm_provenance(arms),
             "read_by": read_by(*arm_provenance(arms).values()),
             **arm_reading_metadata(arms),
-            # What the report's pages need, small enough for Inspect's sample summaries (issue 45).
-            **summary_fields(arms, meta, state.input_text, state.epoch),
+            **summary_fields(arms, meta, state.input_text, state.epoch),  # the report's page fields, summary-sized
         }
         invalid = invalid_arms(arms)
         if invalid:

@@ -17,10 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from inspect_ai import eval
 from inspect_ai.log import EvalError, read_eval_log, write_eval_log
-from inspect_ai.model import ModelOutput
+from inspect_ai.model import ModelOutput, get_model
 
+from clinical_cf.analysis import side_by_side
+from clinical_cf.analysis.logs import read_logs
 from clinical_cf.cli import main
+from clinical_cf.tasks.workflow.workflow import workflow
 
 sys.path.insert(0, str(Path(__file__).parent))
 import oracle_logs as oracle  # noqa: E402
@@ -83,11 +87,6 @@ def silent_copy(source: str, target: Path) -> str:
 
 def workflow_log(folder: Path) -> str:
     """The `right` workflow model, answering in prose (no action to read) on `WORKFLOW_UNREADABLE` calls."""
-    from inspect_ai import eval
-    from inspect_ai.model import get_model
-
-    from clinical_cf.tasks.workflow.workflow import workflow
-
     chosen = oracle.workflow_selection()
     inner = oracle.WorkflowModel("right", {s.input: dict(s.metadata) for s in chosen})
     calls = Counter()
@@ -359,8 +358,6 @@ def _page_cells(tuples: dict) -> dict:
 
 
 def test_the_side_by_side_page_reads_summaries_only_and_older_logs_read_the_same(walk, tmp_path, monkeypatch):
-    from clinical_cf.analysis import side_by_side
-    from clinical_cf.analysis.logs import read_logs
 
     monkeypatch.setenv("CLINICAL_CF_CACHE_DIR", "off")
     legacy = legacy_copy(walk["thrice"], tmp_path / "legacy" / "thrice.eval")
