@@ -10,7 +10,6 @@ from pathlib import Path
 
 import matplotlib
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
 
 matplotlib.use("Agg")  # no display: figures are written to files
 
@@ -47,12 +46,13 @@ def _stacked_labels(ax, x: float, by_rank: dict[float, list[str]], ha: str, offs
                     va="center", fontsize=8)
 
 
-def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
-    """Figure 1: a slope chart from each entry's CMS rank to its CSS rank, one panel per judge (ranks are within a judge).
+def rank_figure(table2: pd.DataFrame):
+    """Figure 1 as a matplotlib figure: a slope chart from each entry's CMS rank to its CSS rank, one panel per judge
+    (ranks are within a judge).
 
-    The rank axis has whole-rank ticks (1 = best at the top); entries tied at a rank share one label.
+    The rank axis has one tick per whole rank, 1 (best) at the top, also for a one-entry panel (where a tick locator
+    would draw fractional ranks); entries tied at a rank share one label.
     """
-
     judges = list(table2.groupby("judge")) if "judge" in table2.columns else [("", table2)]
     tallest = max(len(group) for _, group in judges)
     fig, axes = plt.subplots(1, len(judges), figsize=(5.5 * len(judges), 0.5 * tallest + 2.2), squeeze=False)
@@ -67,11 +67,18 @@ def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
         _stacked_labels(ax, 1, right, "left", 6)
         ax.set_xticks([0, 1], ["CMS rank", "CSS rank"])
         ax.set_xlim(-1.2, 2.2)
-        ax.set_ylim(len(group) + 0.5, 0.5)  # rank 1 at the top
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        lowest = int(max(len(group), *[r for r in (*left, *right) if r == r]))
+        ax.set_ylim(lowest + 0.5, 0.5)  # rank 1 at the top
+        ax.set_yticks(range(1, lowest + 1))
         ax.set_ylabel("rank (1 = best)")
         ax.set_title(f"CMS vs CSS ranking{f' (judge {_short(str(judge))})' if judge else ''}", fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def rank_disagreement(table2: pd.DataFrame, path: Path) -> Path:
+    """Figure 1 (`rank_figure`) written as a PNG."""
+    fig = rank_figure(table2)
     save_png(fig, path)
     plt.close(fig)
     return path
@@ -181,6 +188,6 @@ def invariance_attributes(table: pd.DataFrame, path: Path) -> Path:
     ax.set_xlabel("movement (1 - judge score); dashed: equivalence margin; red: not equivalent", fontsize=8)
     ax.set_title("Invariance controls by attribute (90% case-clustered intervals)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_png(fig, path)
     plt.close(fig)
     return path

@@ -70,9 +70,10 @@ def anchor(text: str, seen: dict[str, int]) -> str:
     return base if seen[base] == 1 else f"{base}-{seen[base]}"
 
 
-def render_report(blocks: list[tuple[str, Any]]) -> str:
+def render_report(blocks: list[tuple[str, Any]], title: str = "clinical_cf comparison report") -> str:
     """report.html: one self-contained page, tables inline, figures as data URIs, no scripts or network;
-    a table of contents links every h2/h3 heading, and the side-by-side page and logs are linked."""
+    a table of contents links every h2/h3 heading, and the side-by-side page and logs are linked. `title` names the
+    suites the report covers (the browser tab and bookmarks show it)."""
     items = []
     toc = []
     seen: dict[str, int] = {}
@@ -95,4 +96,4 @@ def render_report(blocks: list[tuple[str, Any]]) -> str:
             items.append({"kind": "list", "entries": [str(i) for i in value]})
         else:
             items.append({"kind": kind, "text": str(value)})
-    return render("report.html.j2", items=items, toc=toc)
+    return render("report.html.j2", items=items, toc=toc, title=title)

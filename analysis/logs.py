@@ -311,7 +311,7 @@ def _read(path: str, mode: str, exclude_fields: Iterable[str], labels: dict[str,
     return _header(path, log, labels), list(log.samples or [])
 
 
-CACHE_VERSION = "rows-5"
+CACHE_VERSION = "rows-6"
 """Part of every cache key: bump it when `sample_row` changes what a row holds."""
 
 
@@ -498,8 +498,10 @@ def _summary_results(files: list[str], results: Iterator, named: set[str], known
         phases.reached("reading", str(i))
         if result[0] == "ok" and known is not None and result[1].suite not in known:
             result = ("skip", unknown_suite(result[1].suite, known))
-        elif result[0] == "ok" and not _scored(result[2]):
-            result = ("skip", NO_SCORES)
+        elif result[0] == "ok" and not _scored(result[2]) and result[1].status == "success":
+            # A log that did not complete is listed with its status, count and spend even when nothing in it was
+            # scored (every sample errored): `read_logs` holds it out of the tables as incomplete.
+            result = ("skip", no_scores(result[2]["error"].notna().all() if "error" in result[2].columns else False))
         if result[0] == "skip":
             if path in named:
                 raise CatalogError(path, result[1])
@@ -566,8 +568,8 @@ def iter_logs(
             why = "has no samples"
         elif why is None and known is not None and header.suite not in known:
             why = unknown_suite(header.suite, known)
-        elif why is None and not any(sample.scores for sample in samples):
-            why = NO_SCORES
+        elif why is None and not any(sample.scores for sample in samples) and header.status == "success":
+            why = no_scores(all(sample.error is not None for sample in samples))
         if why is not None:
             if path in named:
                 raise CatalogError(path, why)
@@ -582,8 +584,14 @@ def unknown_suite(suite: str | None, known: list[str]) -> str:
     return f"records suite {suite!r} in its eval metadata, which clinical_cf does not have (its suites: {', '.join(known)})"
 
 
-NO_SCORES = ("has no scores (written with --no-score, or every sample errored before scoring): "
-             "score it with `inspect score LOG` first")
+NO_SCORES = "has no scores (written with --no-score): score it with `inspect score LOG` first"
+ALL_ERRORED = ("has no scores: every sample errored before it could be scored (provider errors, timeouts); "
+               "rerun the failed samples with `inspect eval-retry LOG`")
+
+
+def no_scores(all_errored: bool) -> str:
+    """Why a complete log without any score is skipped, with the advice that fits: score it, or rerun it."""
+    return ALL_ERRORED if all_errored else NO_SCORES
 
 
 def _scored(frame: pd.DataFrame) -> bool:
@@ -593,7 +601,8 @@ def _scored(frame: pd.DataFrame) -> bool:
 
 
 INCOMPLETE = ("has status {status}: the eval did not complete ({samples} samples logged); not scored "
-              "(pass --include-incomplete to score its completed samples; a complete run of the same entry still wins)")
+              "(finish it with `inspect eval-retry LOG`, or pass --include-incomplete to score its completed samples; "
+              "a complete run of the same entry still wins)")
 
 
 def incomplete_reason(status: str, samples: int) -> str | None:

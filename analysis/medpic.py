@@ -110,7 +110,17 @@ def medpic_summary(rows: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -
     for model, frame in rows.groupby("model", sort=True):
         frame = _with_pair_column(frame.reset_index(drop=True))
         point = summarise(frame[["kind", "operation", "pair_id", "correct", "parsed", "epoch"]].to_dict("records"))
-        record = {"model": model, "questions": len(frame), "pairs": int(point["pairs"]), "unparseable": int(point["unparseable"])}
+        # Distinct questions and pairs (a question asked in three epochs is one question), with the epochs beside;
+        # `pair_epochs` counts complete pairs per epoch, the denominator of pair accuracy.
+        complete = frame[frame["pair_correct"].notna()]
+        questions = frame["sample_id"].nunique() if "sample_id" in frame.columns else int((frame["epoch"] == frame["epoch"].min()).sum())
+        record = {"model": model, "questions": questions, "pairs": int(complete["pair_id"].nunique()),
+                  "epochs": int(frame["epoch"].nunique()), "pair_epochs": int(point["pairs"]),
+                  "unparseable": int(point["unparseable"])}
+        # Each epoch's accuracy beside the interval: the bootstrap resamples rules, so it cannot show epoch spread.
+        for key, mask in (("accuracy", slice(None)), ("cf_accuracy", frame["kind"] == "cf")):
+            per_epoch = frame[mask].groupby("epoch")["correct"].mean()
+            record[f"{key}_by_epoch"] = [float(v) for v in per_epoch.to_numpy()]
         positions = np.arange(len(frame), dtype=float)
         clusters = frame["rule_id"].astype(str).to_numpy()
         for key in METRICS:
@@ -180,16 +190,20 @@ def _fmt(value: float, lo: float, hi: float) -> str:
     return f"{100 * value:.1f}{ci}"
 
 
-def table_medpic(rows: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """A display table for the comparison report: one row per model, metrics in % with 95 % rule-clustered CIs."""
-    summary = medpic_summary(rows, n_resamples=n_resamples, seed=seed)
+def table_medpic(rows: pd.DataFrame, n_resamples: int = 2000, seed: int = 0, summary: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A display table for the comparison report: one row per model, metrics in % with 95 % rule-clustered CIs
+    (from `summary` when the caller already computed `medpic_summary`)."""
+    summary = medpic_summary(rows, n_resamples=n_resamples, seed=seed) if summary is None else summary
     labels = {"accuracy": "overall", "gf_accuracy": "GF", "cf_accuracy": "CF", "gf_cf_gap": "GF−CF gap (pp)",
               "activation_accuracy": "activation", "deactivation_accuracy": "deactivation", "pair_accuracy": "pair"}
     out = []
     for r in summary.to_dict("records"):
-        record = {"model": r["model"], "questions": r["questions"]}
+        record = {"model": r["model"], "questions": r["questions"], "epochs": r["epochs"]}
         record.update({labels[k]: _fmt(r[k], r[f"{k}_lo"], r[f"{k}_hi"]) for k in METRICS})
-        record.update(pairs=r["pairs"], unparseable=r["unparseable"])
+        record.update(pairs=r["pairs"], pair_epochs=r["pair_epochs"], unparseable=r["unparseable"])
+        if r["epochs"] > 1:
+            record["overall by epoch"] = ", ".join(f"{100 * v:.1f}" for v in r["accuracy_by_epoch"])
+            record["CF by epoch"] = ", ".join(f"{100 * v:.1f}" for v in r["cf_accuracy_by_epoch"])
         out.append(record)
     return pd.DataFrame(out)
 

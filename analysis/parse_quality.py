@@ -137,13 +137,16 @@ def parse_table(frame: pd.DataFrame) -> pd.DataFrame:
             outcomes[key]["limit"] += 1
             continue
         column, meta = verdict_record(row, metadata_columns)
+        provenances = row_provenances(row, metadata_columns)
         if column is not None:
-            scored = not _absent(row.get(column.removesuffix("_metadata")))
+            # Scored means read: a reply the record calls unreadable or invalid is not scored, even where the scorer
+            # counts it as a wrong answer (workflow's `accuracy`), so share_scored follows the parse record.
+            scored = not _absent(row.get(column.removesuffix("_metadata"))) and not {"unreadable", "invalid"} & set(provenances)
         else:  # no score records how it read the reply (`parse`): scored when a score of the sample has a value
             scored = any(not _absent(row.get(c.removesuffix("_metadata"))) for c in _original_scores(metadata_columns))
         if scored:
             outcomes[key]["scored"] += 1
-        for provenance in row_provenances(row, metadata_columns):
+        for provenance in provenances:
             counts[key][provenance] += 1
         reasons = _reasons(meta.get("unreadable"))
         if not reasons and meta.get("parse") == "unreadable":

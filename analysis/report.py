@@ -161,7 +161,10 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
             if miss.any():
                 absent.append(key)
             lacking |= miss
-        if not present or lacking.all():
+        # A log whose every sample errored before scoring (read with --include-incomplete) has no judge score: its
+        # samples are counted as errored under its judge role, never skipped as "not a CSS log".
+        all_errored = not present and bool(column(frame, "error").notna().all()) and not lacking.all()
+        if (not present and not all_errored) or lacking.all():
             why = "no CSS judge score" if not present else f"no sample carries the CSS metadata ({', '.join(absent)})"
             skipped.append((str(path), f"is not a usable CSS log ({why})"))
             continue
@@ -184,11 +187,15 @@ def css_rows(samples: pd.DataFrame, labels_given: bool = False) -> CSSRows:
         base["outcome"] = np.where(errored, "error", np.where(limited, "limit", ""))
         base["log_complete"] = (column(frame, "status", "success").fillna("success") == "success").to_numpy()
         base["cms"] = np.where(base["complete"], pd.to_numeric(column(frame, "score_cms"), errors="coerce"), np.nan)
-        for k, col in enumerate(present):
+        for k, col in enumerate(present or [None]):
             fallback = column(frame, "judge").dropna()
             part = base.copy()
-            part["judge"] = _judge_names(frame, col, str(fallback.iloc[0]) if len(fallback) else col).to_numpy()
-            part["css"] = np.where(part["complete"], pd.to_numeric(frame[col], errors="coerce"), np.nan)
+            if col is None:  # every sample errored: no verdict, the log's judge role names the entry
+                part["judge"] = str(fallback.iloc[0]) if len(fallback) else ""
+                part["css"] = np.nan
+            else:
+                part["judge"] = _judge_names(frame, col, str(fallback.iloc[0]) if len(fallback) else col).to_numpy()
+                part["css"] = np.where(part["complete"], pd.to_numeric(frame[col], errors="coerce"), np.nan)
             part["outcome"] = np.where(part["outcome"] != "", part["outcome"], np.where(np.isnan(part["css"]), "unscored", "scored"))
             part["rejudged"] = k > 0
             frames.append(part)

@@ -21,6 +21,7 @@ Adding to a suite's section is one line on its `Suite` entry:
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from clinical_cf.analysis.logs import LogRows, score_columns, unknown_suite
 from clinical_cf.analysis.medpic import (
     dimension_accuracy,
     medpic_rows,
+    medpic_summary,
     table_medpic,
 )
 from clinical_cf.analysis.paired_pages import medpic_pairs_page, workflow_episodes_page
@@ -60,11 +62,12 @@ from clinical_cf.analysis.report import (
 )
 from clinical_cf.analysis.runs import latest_run, replaced_rows
 from clinical_cf.analysis.side_by_side import write_side_by_side
-from clinical_cf.analysis.stats import models_for_rank_test, rank_correlation
+from clinical_cf.analysis.stats import cluster_bootstrap_ci, models_for_rank_test, rank_correlation
 from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.analysis.workflow import (
     REQUIRED_METADATA,
     accuracy_by,
+    calibration_by_class,
     paired_tests,
     select_split,
     summary_table,
@@ -142,10 +145,12 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
             if log in rows.named:
                 raise CatalogError(log, why)
             skipped.append((log, why))
+    reported: list[str] = []
     for suite in SUITES.values():
         samples = rows.suite(suite.name)
         if samples.empty:
             continue
+        reported.append(suite.name)
         ctx = SectionContext(suite, samples, rows.suite_logs(suite.name), out, Path(predictions) if predictions else None)
         section: Section = SECTIONS.get(suite.name, scores_section)(ctx)
         for path, why in section.skipped:
@@ -166,7 +171,8 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
             table = function(ctx.samples)
             title = (function.__doc__ or function.__name__).strip().splitlines()[0]
             body += [("h3", title), ("table", _write(table, out, f"{suite.name}_{function.__name__}"))]
-    blocks: list[Block] = [("h1", "Comparison report"), *summary_blocks(summary, figures, out), *lead]
+    title = "clinical_cf comparison report" + (f": {', '.join(reported)}" if reported else "")
+    blocks: list[Block] = [("h1", title), *summary_blocks(summary, figures, out), *lead]
     for line in [f"{p}: {why}" for p, why in skipped] + warnings + [f"{p}: {why}" for p, why in rows.excluded.items()]:
         print(f"report: {line}", file=sys.stderr)  # named on the terminal too, not only inside the report
     if not body:
@@ -179,7 +185,7 @@ def build_report(rows: LogRows, out: Path, predictions: str | Path | None = None
         blocks += [("h2", "Left out or replaced"), ("list", warnings)]
     blocks += usage_blocks(rows, out)
     blocks += per_sample_blocks(rows, out)
-    (out / "report.html").write_text(render_report(blocks), encoding="utf-8")
+    (out / "report.html").write_text(render_report(blocks, title), encoding="utf-8")
     report = out / "report.md"
     report.write_text(render_markdown(blocks, out), encoding="utf-8")
     return report
@@ -207,7 +213,8 @@ def summary_blocks(summary: list[dict[str, Any]], figures: list[Block], out: Pat
         keep = [c for c in SUMMARY_COLUMNS if c in ("model", "judge", "run", "samples", "share_scored")
                 or (c != "suite" and part[c].map(lambda v: v is not None and v == v and v != "").any())]
         shown += [("h3", f"{suite}"), ("table", part[keep].reset_index(drop=True))]
-    return [("h2", "Summary"),
+    first = lead_sentences(summary)
+    return [("h2", "Summary"), *([("p", first)] if first else []),
             ("p", "One row per suite, setting, model, judge and run. CSS and CMS with their ranks within the judge (1 = best), "
                   "family_D = CSS on family D, controls_held = whether the negative controls passed the equivalence test, "
                   "share_scored = scored sample epochs over all sample epochs of the entry (the rest errored, hit a "
@@ -259,21 +266,33 @@ def usage_blocks(rows: LogRows, out: Path) -> list[Block]:
     for key, group in keyed.groupby(USAGE_KEYS, sort=True):
         for role in roles:
             tokens = pd.to_numeric(group[f"tokens_{role}"], errors="coerce")
-            if not tokens.notna().any():
-                continue
-            cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
             ran = key[1] if role == "model" else \
                 ", ".join(sorted({_role_model(role_models, log, role) for log in group["log"].unique()} - {""}))
+            bound = role == "model" or any((str(log), role) in role_models for log in group["log"].unique())
+            if not tokens.notna().any() and not bound:
+                continue  # a role the entry's logs never bound (a reader that read nothing)
+            cost = pd.to_numeric(column_or_none(group, f"cost_{role}"), errors="coerce")
+            reported = int(tokens.notna().sum())
+            # A role that ran but whose provider reported no usage keeps its row, marked, never left out or zero.
             records.append({**dict(zip(USAGE_KEYS, key, strict=True)), "role": role, "role_model": ran,
-                            "samples": int(tokens.notna().sum()), "tokens": int(tokens.sum()),
+                            "samples": len(group), "usage": _usage_state(reported, len(group)),
+                            "tokens": int(tokens.sum()) if reported else float("nan"),
                             # No cost is 'not reported by the provider', never zero: the cell stays blank.
                             "cost": float(cost.sum()) if cost.notna().any() else float("nan")})
-    columns = ["suite", "model", "role", "role_model", "judge", "run", "samples", "tokens", "cost"]
+    columns = ["suite", "model", "role", "role_model", "judge", "run", "samples", "usage", "tokens", "cost"]
     table = _write(pd.DataFrame(records, columns=columns), out, "usage")
     return [("h2", "Tokens and cost per suite, model, judge, run and role"),
             ("p", "Summed over samples (epochs and replaced reruns included: this is what the runs cost); `role_model` is "
-                  "the model that ran the role. A cost of 'no data' (blank in usage.csv) means the provider reported none, "
-                  "not zero."), ("table", table)]
+                  "the model that ran the role; `samples` counts every sample epoch of the entry and `usage` whether the provider "
+                  "reported the role's tokens for them (a role whose provider reported none keeps its row, tokens 'no data'). "
+                  "A cost of 'no data' (blank in usage.csv) means the provider reported none, not zero."), ("table", table)]
+
+
+def _usage_state(reported: int, samples: int) -> str:
+    """'reported', 'not reported' or 'reported for N of M samples': whether the provider said what a role spent."""
+    if reported == samples:
+        return "reported"
+    return "not reported" if reported == 0 else f"reported for {reported} of {samples} samples"
 
 
 def _role_models(logs: pd.DataFrame) -> dict[tuple[str, str], str]:
@@ -409,7 +428,7 @@ def css_section(ctx: SectionContext) -> Section:
         differ = coverage[~coverage["same_cases"]] if "same_cases" in coverage.columns else coverage.iloc[0:0]
         blocks += [
             ("h2", f"{setting.replace('_', '-')} setting"),
-            ("p", f"Logs: {_log_count(loaded.logs_read.get(setting, []), primary)}, models: {primary['model'].nunique()}, "
+            ("p", f"Logs: {_log_count(_setting_logs(ctx.logs, setting), ctx.samples, primary)}, models: {primary['model'].nunique()}, "
                   f"judges: {primary['judge'].nunique()}, tuples: {len(primary)} "
                   f"(unscored: {int(primary['css'].isna().sum())}). Each row of every table is one model, judge and run; "
                   "epochs are reduced per tuple as the log's reducer says."),
@@ -526,7 +545,9 @@ def css_summary(setting: str, t2: pd.DataFrame, t3: pd.DataFrame, controls: pd.D
         out.append({"setting": setting, **entry, "css": row.get("css"), "css_rank": row.get("css_rank"), "cms": row.get("cms"),
                     "cms_rank": row.get("cms_rank"), "family_D": _pick(t3, entry, "css", family="D"),
                     "controls_held": _pick(controls, entry, "equivalent"),
-                    "samples": len(mine), "share_scored": scored / len(mine) if len(mine) else None})
+                    "samples": len(mine), "share_scored": scored / len(mine) if len(mine) else None,
+                    LEAD: Lead(f"CSS ({setting.replace('_', '-')}, judge {entry['judge']})", "CSS", row.get("css"),
+                               row.get("css_ci_low"), row.get("css_ci_high"))})
     return out
 
 
@@ -563,13 +584,35 @@ def agent_trace_table(samples: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataF
     return pd.DataFrame(out, columns=columns)
 
 
-def _log_count(read: list[str], primary: pd.DataFrame) -> str:
-    """'9 read, 8 used (1 replaced by a later run of the same entry)': every log read is counted, none silently."""
-    used = primary["log"].nunique()
-    total = max(len(read), used)
-    if total == used:
-        return str(used)
-    return f"{total} read, {used} used ({total - used} replaced by a later run of the same entry)"
+def _setting_logs(logs: pd.DataFrame, setting: str) -> pd.DataFrame:
+    """The CSS logs read for one setting (as the task logged it), scored or not: every log the header counts."""
+    if logs.empty:
+        return logs
+    recorded = logs["eval_setting"] if "eval_setting" in logs.columns else pd.Series(None, index=logs.index, dtype=object)
+    return logs[recorded.fillna("single_shot").astype(str) == setting]
+
+
+def _log_count(read: pd.DataFrame, samples: pd.DataFrame, primary: pd.DataFrame) -> str:
+    """'9 read, 7 used (1 not scored: the eval did not complete; 1 replaced by a newer complete run of the same
+    entry)': every log read is counted, none silently, and each unused log is said for what became of it."""
+    used = set(map(str, primary["log"].unique()))
+    status = dict(zip(read["log"].astype(str), read["status"].astype(str), strict=False)) if not read.empty else {}
+    scored = set(map(str, samples["log"].unique())) if "log" in samples.columns else set()
+    unused = sorted(set(status) - used)
+    if not unused:
+        return str(len(used))
+    not_scored = [p for p in unused if p not in scored]
+    over_incomplete = [p for p in unused if p in scored and status[p] != "success"]
+    over_complete = [p for p in unused if p in scored and status[p] == "success"]
+    parts = []
+    if not_scored:
+        parts.append(f"{len(not_scored)} not scored: the eval did not complete or nothing in it was scored (see Logs read)")
+    if over_incomplete:
+        parts.append(f"{len(over_incomplete)} did not complete and {'was' if len(over_incomplete) == 1 else 'were'} "
+                     "replaced by the complete run of the same entry (a complete run always wins)")
+    if over_complete:
+        parts.append(f"{len(over_complete)} replaced by a newer complete run of the same entry")
+    return f"{len(set(status) | used)} read, {len(used)} used ({'; '.join(parts)})"
 
 
 def missing_metadata(samples: pd.DataFrame, keys: tuple[str, ...], suite: str) -> list[str]:
@@ -600,7 +643,22 @@ def with_run_in_model(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame
     return rows.assign(model=[m if not r else f"{m} · run {r}" for m, r in zip(rows["model"], run, strict=True)])
 
 
-def suite_summary(samples: pd.DataFrame, headline: dict[str, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Lead:
+    """An entry's main number for the opening sentence: its group (suite, setting, judge), metric, value, 95% CI."""
+
+    group: str
+    metric: str
+    value: Any
+    low: Any = None
+    high: Any = None
+
+
+LEAD = "_lead"
+"""The summary row key holding its `Lead` (not a column of summary.csv)."""
+
+
+def suite_summary(samples: pd.DataFrame, headline: dict[str, str], leads: dict[str, Lead] | None = None) -> list[dict[str, Any]]:
     """Summary rows of a suite keyed by model (and run): sample epochs, the share scored (not errored, not stopped
     by a limit, not unreadable) from the parse-quality count, and the suite's headline numbers per shown model."""
     out = []
@@ -608,18 +666,54 @@ def suite_summary(samples: pd.DataFrame, headline: dict[str, str]) -> list[dict[
         shown = f"{r['model']} · run {r['run']}" if r["run"] else r["model"]
         out.append({"setting": "", "model": r["model"], "judge": r["judge"], "run": r["run"], "samples": r["samples"],
                     "share_scored": r["scored"] / r["samples"] if r["samples"] else None,
-                    "headline": headline.get(shown, headline.get(r["model"], ""))})
+                    "headline": headline.get(shown, headline.get(r["model"], "")),
+                    LEAD: (leads or {}).get(shown, (leads or {}).get(r["model"]))})
     return out
 
 
-def _headline(table: pd.DataFrame, columns: list[str]) -> dict[str, str]:
-    """'col value; ...' per model of a display table (first row of each model)."""
+def _measured(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _interval(lead: Lead) -> str:
+    return f" [{_short(float(lead.low))}, {_short(float(lead.high))}]" if _measured(lead.low) and _measured(lead.high) else ""
+
+
+def lead_sentences(summary: list[dict[str, Any]]) -> str:
+    """The report's first sentence per suite (and CSS setting and judge): who leads, on what, by how much, with the
+    leader's 95% interval; a tie at the top is said as a tie, a single entry as the only one measured."""
+    groups: dict[str, list[tuple[str, Lead]]] = {}
+    for row in summary:
+        lead = row.get(LEAD)
+        if isinstance(lead, Lead) and _measured(lead.value):
+            name = str(row["model"]) + (f" (run {row['run']})" if row.get("run") else "")
+            groups.setdefault(lead.group, []).append((name, lead))
+    sentences = []
+    for group, entries in groups.items():
+        entries.sort(key=lambda e: (-float(e[1].value), e[0]))
+        top, lead = entries[0]
+        value = float(lead.value)
+        tied = [n for n, e in entries if math.isclose(float(e.value), value, abs_tol=1e-12)]
+        if len(entries) == 1:
+            sentences.append(f"{group}: only {top} was measured: {lead.metric} {_short(value)}{_interval(lead)}.")
+        elif len(tied) > 1:
+            sentences.append(f"{group}: {' and '.join(sorted(tied))} tie at {lead.metric} {_short(value)}.")
+        else:
+            second, runner = entries[1]
+            sentences.append(f"{group}: {top} leads with {lead.metric} {_short(value)}{_interval(lead)}, "
+                             f"{_short(value - float(runner.value))} ahead of {second} ({_short(float(runner.value))}).")
+    return " ".join(sentences)
+
+
+def _headline(table: pd.DataFrame, columns: list[str], suffix: str = "") -> dict[str, str]:
+    """'col value; ...' per model of a table (first row of each model), then `suffix` (the split it is on)."""
     out: dict[str, str] = {}
     if table.empty:
         return out
     for model, group in table.groupby("model", sort=False):
         row = group.iloc[0]
-        out[str(model)] = "; ".join(f"{c} {_short(row[c])}" for c in columns if c in group.columns)
+        text = "; ".join(f"{c} {_short(row[c])}" for c in columns if c in group.columns)
+        out[str(model)] = f"{text} {suffix}".strip()
     return out
 
 
@@ -637,9 +731,8 @@ def sensitivity_section(ctx: SectionContext) -> Section:
     if rows.empty:
         return Section(warnings=replaced)
     profile = _write(table_sensitivity(rows), ctx.out, "sensitivity_profile")
-    consistency = profile.groupby("model")["consistency"].mean().reset_index() if not profile.empty else profile
     invariance = _write(table_sensitivity_invariance(rows), ctx.out, "sensitivity_invariance")
-    return Section(warnings=replaced, summary=suite_summary(samples, _headline(consistency, ["consistency"])), blocks=[
+    return Section(warnings=replaced, summary=suite_summary(samples, *sensitivity_headline(rows)), blocks=[
         ("h2", "Sensitivity suite"),
         ("p", "Direction consistency per perturbation type (95% CIs clustered by vignette), flip rate, mean JS divergence "
               "(bits), relative change of the gold and entropy change."),
@@ -647,6 +740,22 @@ def sensitivity_section(ctx: SectionContext) -> Section:
         *([("h3", "Invariance changes by attribute (share of pairs that moved beyond the surface tolerance; TOST: 90% "
                   "vignette-clustered interval inside +/-0.05)"), ("table", invariance)] if not invariance.empty else []),
     ])
+
+
+def sensitivity_headline(rows: pd.DataFrame) -> tuple[dict[str, str], dict[str, Lead]]:
+    """Per model, direction consistency as Inspect's own `mean` metric computes it: the mean over every pair (each
+    sample's epochs reduced by their mean first), never the unweighted mean of the per-type rows; with its
+    vignette-clustered 95% interval for the opening sentence."""
+    out: dict[str, str] = {}
+    leads: dict[str, Lead] = {}
+    for model, group in rows.groupby("model", sort=False):
+        per_pair = group.groupby(["log", "sample_id"]).agg(consistent=("consistent", "mean"), vignette=("vignette_id", "first"))
+        value = float(per_pair["consistent"].mean())
+        low, high = (cluster_bootstrap_ci(per_pair["consistent"], per_pair["vignette"].astype(str))
+                     if per_pair["vignette"].nunique() > 1 else (None, None))
+        out[str(model)] = f"consistency {_short(value)} ({len(per_pair)} pairs)"
+        leads[str(model)] = Lead("Sensitivity", "direction consistency", value, low, high)
+    return out, leads
 
 
 def medpic_section(ctx: SectionContext) -> Section:
@@ -662,10 +771,15 @@ def medpic_section(ctx: SectionContext) -> Section:
         return Section(warnings=warnings)
 
     pairs_page = medpic_pairs_page(rows, ctx.out / "medpic_pairs.html")
-    table = _write(table_medpic(rows), ctx.out, "medpic")
+    numbers = medpic_summary(rows)
+    table = _write(table_medpic(rows, summary=numbers), ctx.out, "medpic")
     by_info = _write(dimension_accuracy(rows, "patient_info_type", kind="cf"), ctx.out, "medpic_cf_by_patient_info")
-    headline = _headline(table, ["overall", "GF", "CF", "pair"])
-    return Section(warnings=warnings, summary=suite_summary(samples, headline), blocks=[
+    # Rates in the summary are fractions, as every other suite's (the MedPIC table itself shows %).
+    headline = _headline(numbers.rename(columns={"accuracy": "overall", "gf_accuracy": "GF", "cf_accuracy": "CF",
+                                                 "pair_accuracy": "pair"}), ["overall", "GF", "CF", "pair"])
+    leads = {str(r["model"]): Lead("MedPIC", "overall accuracy", r["accuracy"], r["accuracy_lo"], r["accuracy_hi"])
+             for r in numbers.to_dict("records")}
+    return Section(warnings=warnings, summary=suite_summary(samples, headline, leads), blocks=[
         ("h2", "MedPIC suite"),
         ("p", "Exact-set accuracy in %, 95% CIs from a rule-clustered bootstrap (2,000 resamples, seed 0); "
               "pair accuracy counts complete pairs with both members correct."),
@@ -714,10 +828,17 @@ def workflow_section(ctx: SectionContext) -> Section:
     tested = select_split(rows, "test")
     summary = _write(with_outcomes(summary_table(tested), samples), ctx.out, "workflow_summary")
     variants = _write(accuracy_by(tested, "variant"), ctx.out, "workflow_by_variant")
+    calibration = _write(calibration_by_class(tested), ctx.out, "workflow_calibration_by_class")
     paired = _write(paired_tests(tested), ctx.out, "workflow_paired")
     headline = _headline(summary[summary["condition"] == summary["condition"].iloc[0]] if not summary.empty else summary,
-                         ["accuracy", "utility_5"])
-    return Section(warnings=warnings, summary=suite_summary(samples, headline), blocks=[
+                         ["accuracy", "utility_5"], suffix="(test split)")
+    # The summary's counts are of the split its headline is on.
+    split = samples["metadata_split"] if "metadata_split" in samples.columns else pd.Series(None, index=samples.index)
+    on_test = samples[(split == "test") | split.isna()] if (split == "test").any() else samples
+    first = summary[summary["condition"] == summary["condition"].iloc[0]] if not summary.empty else summary
+    leads = {str(r["model"]): Lead("Workflow (test split)", "utility at 5:1", r.get("utility_5"), r.get("utility_5_low"),
+                                   r.get("utility_5_high")) for r in first.to_dict("records")}
+    return Section(warnings=warnings, summary=suite_summary(on_test, headline, leads), blocks=[
         ("h2", "Workflow escalation suite (test split)"),
         ("p", "Per model and condition: episodes (sample epochs of the test split), how many were scored, errored "
               "(provider error, timeout) or stopped by a limit (neither is an invalid reply), then over the scored ones "
@@ -726,6 +847,8 @@ def workflow_section(ctx: SectionContext) -> Section:
         ("table", summary),
         ("h3", "Accuracy by variant"),
         ("table", variants),
+        ("h3", "Calibration by task class (ECE, 10 bins, over the episodes whose confidence was read)"),
+        ("table", calibration),
         ("h3", "Clean vs perturbed, paired by seed (exact sign test, Holm-corrected)"),
         ("table", paired),
         *([("link", ("Workflow episodes side by side", episodes_page.name))] if episodes_page else []),

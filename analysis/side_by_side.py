@@ -12,12 +12,10 @@ also drawn server-side, so the table is there before any script runs.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import html
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,8 +40,9 @@ from clinical_cf.analysis.logs import (
     sample_views,
     worker_count,
 )
-from clinical_cf.analysis.report import JUDGE_SCORES
+from clinical_cf.analysis.report import JUDGE_SCORES, reduce_epochs
 from clinical_cf.catalog.css.schema import render_sections
+from clinical_cf.scorers.edit_record import edit_from, edit_segments
 from clinical_cf.solvers.css import CSSArms
 
 PAGE_SIZE = 50
@@ -51,63 +50,20 @@ PAGE_SIZE = 50
 
 
 def word_diff(before: str, after: str) -> str:
-    """HTML of what changed between two texts: changed lines, word-diffed within, "…" for the rest.
-
-    Lines are matched first (cheap on 10k-character packets), then only the changed lines are
-    compared word by word.
-    """
-    lines_a, lines_b = before.splitlines(), after.splitlines()
-    # Unchanged lines before the first edit and after the last are set aside in linear time.
-    head, tail = _common_ends(lines_a, lines_b)
-    a, b = lines_a[head:len(lines_a) - tail], lines_b[head:len(lines_b) - tail]
-    out: list[str] = [" … "] if head else []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            if out and out[-1] != " … ":
-                out.append(" … ")
-            continue
-        old, new = "\n".join(a[i1:i2]), "\n".join(b[j1:j2])
-        if tag == "replace":
-            out.append(_words(old, new))
-        elif tag == "delete":
-            out.append(f"<del>{html.escape(old)}</del>")
-        else:
-            out.append(f"<ins>{html.escape(new)}</ins>")
-    if tail and (not out or out[-1] != " … "):
-        out.append(" … ")
-    text = "".join(out).strip(" …")
-    return text if "<del>" in text or "<ins>" in text else "(no textual change)"
+    """HTML of what changed between two texts (`scorers.edit_record.edit_segments`): removed words in <del>, inserted
+    in <ins>, a few words of unchanged context around each change and "…" for the rest."""
+    return segments_html(edit_segments(before, after))
 
 
-def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
-    """Lengths of the common prefix and (non-overlapping) common suffix of two token lists."""
-    limit = min(len(a), len(b))
-    head = 0
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    return head, tail
-
-
-def _words(old: str, new: str) -> str:
-    a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
-    # An edit touches a span: the unchanged words around it are matched in linear time, and only the
-    # span between goes to SequenceMatcher (quadratic in what it is given).
-    head, tail = _common_ends(a, b)
-    parts: list[str] = [html.escape("".join(a[:head]))]
-    a_mid, b_mid = a[head:len(a) - tail], b[head:len(b) - tail]
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes():
-        if tag == "equal":
-            parts.append(html.escape("".join(a_mid[i1:i2])))
-            continue
-        if i2 > i1:
-            parts.append(f"<del>{html.escape(''.join(a_mid[i1:i2]))}</del>")
-        if j2 > j1:
-            parts.append(f"<ins>{html.escape(''.join(b_mid[j1:j2]))}</ins>")
-    parts.append(html.escape("".join(a[len(a) - tail:])))
-    return "".join(parts)
+def segments_html(segments: list | None) -> str:
+    """An edit record's segments as escaped HTML (the page draws the same with DOM nodes)."""
+    out = []
+    for segment in segments or []:
+        kind, text = segment[0], segment[1] if len(segment) > 1 else ""
+        out.append(" … " if kind == "…" else f"<del>{html.escape(text)}</del>" if kind == "-" else
+                   f"<ins>{html.escape(text)}</ins>" if kind == "+" else html.escape(text))
+    shown = "".join(out).strip(" …")
+    return shown if "<del>" in shown or "<ins>" in shown else "(no textual change)"
 
 
 def _items(arm: dict | None) -> list[str]:
@@ -143,19 +99,22 @@ def _shown(score: object) -> str:
 
 
 def _add(models: list[tuple], tuples: dict[str, dict], column: tuple[str, str, str], log: str, sample_id, epoch: int,
-         sample_input, meta: dict, score, arms, diff_keys: set[str] | None = None, answer: bool = True) -> None:
-    """One scored sample into the page's data: its tuple's edit (diffed once, by the log `diff_keys` assigns
-    it to) and its column's answer."""
+         sample_input, meta: dict, score, arms, diff_keys: set[str] | None = None, answer: bool = True,
+         reducer: str = "mean", edit: list | None = None) -> None:
+    """One scored sample epoch into the page's data: its tuple's edit (diffed once, by the log `diff_keys` assigns
+    it to) and this epoch of its column's answer (every epoch is kept; `finish_answer` reduces them)."""
     if column not in models:
         models.append(column)
     key = f"{meta['case_id']}:{meta['intervention_id']}"
     entry = tuples.setdefault(key, {"family": str(meta["family"]), "intervention": str(meta["intervention_id"]), "answers": {}})
+    if "diff" not in entry and edit is not None:  # the scorer's own record of the edit (`scorers.edit_record`)
+        entry["diff"], entry["expected"] = edit, str(meta.get("expected_change", ""))
     if "diff" not in entry and (diff_keys is None or key in diff_keys):
         if "baseline_sections" in meta:
             before, after = render_sections(meta["baseline_sections"]), render_sections(meta["counterfactual_sections"])
         else:
             before, after = meta.get("baseline_packet", ""), sample_input if isinstance(sample_input, str) else ""
-        entry["diff"] = word_diff(before, after)
+        entry["diff"] = edit_segments(before, after)
         entry["expected"] = str(meta.get("expected_change", ""))
     if not answer:
         return
@@ -167,14 +126,32 @@ def _add(models: list[tuple], tuples: dict[str, dict], column: tuple[str, str, s
             [[t, False] for t in _items(arms[1])]
     else:
         baseline, counterfactual = _marked(_items(arms[0]), _items(arms[1]))
-    entry["answers"].setdefault(column, {
+    answer = entry["answers"].setdefault(column, {"judge": column[1], "reducer": reducer, "epochs": []})
+    if any(e["epoch"] == int(epoch) for e in answer["epochs"]):
+        return  # this epoch already came from a newer run of the column
+    value = score.value if isinstance(score.value, (int, float)) and not isinstance(score.value, bool) else None
+    answer["epochs"].append({
+        "epoch": int(epoch),
+        "value": value,
         "score": _shown(score.value),
         "why": (score.explanation or "").split("\n\nBASELINE:")[0],
         "before": baseline,
         "after": counterfactual,
         "src": f"{log}#{sample_id} (epoch {epoch})",
-        "judge": column[1],
     })
+
+
+def finish_answer(answer: dict) -> dict:
+    """An answer with every epoch (in epoch order) and, on top, the score the log's reducer gives the tuple (the one the
+    tables use) and the first epoch's lists, rationale and source (what the page shows before an epoch is opened)."""
+    epochs = sorted(answer.get("epochs", []), key=lambda e: e["epoch"])
+    values = pd.Series([e.pop("value", None) for e in epochs], dtype=float)
+    reduced = reduce_epochs(values, str(answer.get("reducer") or "mean"))
+    first = epochs[0] if epochs else {"epoch": 1, "score": "unscored", "why": "", "before": [], "after": [], "src": ""}
+    # The first epoch's lists are carried once, on the answer itself (the page reads them there for epoch 1).
+    shown = [{"epoch": first["epoch"], "score": first["score"]}, *epochs[1:]]
+    return {**answer, "epochs": shown, "score": _shown(reduced), "why": first["why"], "before": first["before"],
+            "after": first["after"], "src": first["src"]}
 
 
 def _arms(sample) -> tuple[dict | None, dict | None]:
@@ -209,7 +186,8 @@ def _collect_log_cached(path: str, run: str, diff_keys: set[str] | None = None, 
             columns, tuples = _decode(json.loads(cached.read_text(encoding="utf-8")))
             for entry in tuples.values():  # the cache is by content: the page names the path it was given now
                 for answer in entry["answers"].values():
-                    answer["src"] = f"{path}#{answer['src'].rsplit('#', 1)[-1]}"
+                    for epoch in answer["epochs"]:
+                        epoch["src"] = f"{path}#{epoch['src'].rsplit('#', 1)[-1]}"
             return columns, tuples
         except Exception as ex:  # noqa: BLE001 - a damaged entry costs a re-read, never the page
             print(f"report: warning: {path}: side-by-side cache entry {cached.name} is damaged ({type(ex).__name__}: {ex}); "
@@ -238,8 +216,9 @@ def _decode(data: dict) -> tuple[list[tuple], dict[str, dict]]:
     tuples = {k: {**e, "answers": {tuple(c): a for c, a in e["answers"]}} for k, e in data["tuples"].items()}
     for entry in tuples.values():
         for answer in entry["answers"].values():
-            for arm in ("before", "after"):
-                answer[arm] = [list(item) for item in answer[arm]]
+            for epoch in answer["epochs"]:
+                for arm in ("before", "after"):
+                    epoch[arm] = [list(item) for item in epoch[arm]]
     return columns, tuples
 
 
@@ -252,6 +231,7 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
     log = read_eval_log(path, exclude_fields=set(EXCLUDED_FIELDS) | (set() if answers else {"store"}))
     roles = log.eval.model_roles or {}
     default_judge = roles["judge"].model if "judge" in roles else ""
+    reducer = str((log.eval.config.epochs_reducer or ["mean"])[0])
     models: list[tuple] = []
     tuples: dict[str, dict] = {}
     for sample in log.samples or []:
@@ -263,7 +243,7 @@ def _collect_log(path: str, run: str, diff_keys: set[str] | None = None, answers
         if not answers and f"{meta['case_id']}:{meta['intervention_id']}" not in (diff_keys or set()):
             continue
         _add(models, tuples, (log.eval.model, judge, run), path, sample.id, sample.epoch, sample.input, meta, scores[name],
-             _arms(sample) if answers else (None, None), diff_keys, answer=answers)
+             _arms(sample) if answers else (None, None), diff_keys, answer=answers, reducer=reducer)
     return models, tuples
 
 
@@ -278,7 +258,9 @@ def _listed(text: object) -> list[dict] | None:
     Inspect's summaries collapse a string's whitespace, so the list may arrive on one line
     (`1. FOLFOX — why 2. Radiation — why`): items are found by their consecutive numbers, not by lines.
     """
-    if not isinstance(text, str) or len(text) >= SUMMARY_TEXT_LIMIT - 5:
+    # Inspect thins a long string with `textwrap.shorten`, which ends it with "..." (a first item of 1,100 characters
+    # without a space leaves "1. ...": read as a list, it would lose every item): such a list is read in full.
+    if not isinstance(text, str) or len(text) >= SUMMARY_TEXT_LIMIT - 5 or text.endswith("..."):
         return None
     flat = " ".join(text.split())
     if not flat.startswith("1. "):
@@ -303,6 +285,7 @@ def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict
     tuples: dict[str, dict] = {}
     full: set[str] = set()
     runs = dict(zip(frame["log"], frame["run"].fillna("").astype(str), strict=False)) if "run" in frame.columns else {}
+    reducers = dict(zip(frame["log"], frame["reducer"].fillna("mean").astype(str), strict=False)) if "reducer" in frame.columns else {}
     # Newest log first, so a rerun's answer is the one a column keeps (`_add` keeps the first it is given).
     order = [c for c in ("created", "epoch") if c in frame.columns]
     for sample in sample_views(frame.sort_values(order, ascending=[False, True][: len(order)], kind="stable")):
@@ -312,14 +295,30 @@ def _collect_summaries(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict
             continue
         score = sample.scores[name]
         smeta = score.metadata or {}
-        lists = _listed(smeta.get("baseline_recommendations")), _listed(smeta.get("counterfactual_recommendations"))
+        lists = summary_lists(smeta)
         if None in lists:
             full.add(sample.log)
             continue
         judge = smeta.get("judge_model") or ""
+        edit = edit_from(smeta)
         _add(models, tuples, (sample.model, judge, runs.get(sample.log, "")), sample.log, sample.id, sample.epoch,
-             None, meta, score, ({"recommendations": lists[0]}, {"recommendations": lists[1]}), diff_keys=set())
+             None, meta, score, ({"recommendations": lists[0]}, {"recommendations": lists[1]}), diff_keys=set(),
+             reducer=reducers.get(sample.log, "mean"), edit=edit)
     return models, tuples, full
+
+
+def summary_lists(smeta: dict) -> tuple[list[dict] | None, list[dict] | None]:
+    """Both arms' recommendations from a judge score's summary metadata: the scorer's own item lists
+    (`baseline_items`, `counterfactual_items`, issue 45), else (older logs) the numbered lists read back from the
+    explanation text; None for an arm the summary does not carry whole (Inspect dropped or cut the field)."""
+    out = []
+    for arm in ("baseline", "counterfactual"):
+        items = smeta.get(f"{arm}_items")
+        if isinstance(items, list) and all(isinstance(t, str) for t in items):
+            out.append([{"treatment": t} for t in items])
+        else:
+            out.append(_listed(smeta.get(f"{arm}_recommendations")))
+    return out[0], out[1]
 
 
 def _collect_rows(frame: pd.DataFrame) -> tuple[list[tuple], dict[str, dict]]:
@@ -364,13 +363,14 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
         frame = frame.assign(run=frame["run"].fillna("").astype(str) if "run" in frame.columns else "",
                              created=frame["created"].fillna("").astype(str) if "created" in frame.columns else "")
         frame = frame.sort_values(["created", "log"], kind="stable")
-        keys = frame["metadata_case_id"].astype(str) + ":" + frame["metadata_intervention_id"].astype(str)
-        # Each tuple's edit is diffed once, by the first log (oldest) that holds it.
-        first = keys.groupby(keys.to_numpy()).head(1).index
-        diff_keys = {log: set(keys.loc[first][frame.loc[first, "log"] == log]) for log in frame["log"].unique()}
-        # Answers come from the summaries; full samples are read only for the edits (one log per tuple,
-        # usually the first log alone) and for logs whose lists the summaries do not carry whole.
+        # Answers and edits come from the summaries (the scorer records both); full samples are read only for the
+        # edits no summary carried (logs written before issue 45, or an edit too large for a summary: one log per
+        # tuple, the oldest holding it) and for logs whose lists the summaries do not carry whole.
         summary_columns, summary_tuples, full = _collect_summaries(frame)
+        keys = frame["metadata_case_id"].astype(str) + ":" + frame["metadata_intervention_id"].astype(str)
+        lacking = keys[~keys.isin({k for k, e in summary_tuples.items() if "diff" in e})]
+        first = lacking.groupby(lacking.to_numpy()).head(1).index
+        diff_keys = {log: set(lacking.loc[first][frame.loc[first, "log"] == log]) for log in frame["log"].unique()}
         jobs = [(path, run, diff_keys.get(path, set()), path in full)
                 for path, run in frame.drop_duplicates("log")[["log", "run"]].itertuples(index=False, name=None)
                 if path in full or diff_keys.get(path)]
@@ -392,7 +392,7 @@ def collect(paths: Sequence[str] | LogRows | pd.DataFrame, workers: int | None =
     single = len({(judge, run) for _, judge, run in columns}) <= 1
     names = {c: c[0] if single else f"{c[0]} · judge {c[1] or '?'}" + (f" · run {c[2]}" if c[2] else "") for c in columns}
     for entry in tuples.values():
-        entry["answers"] = {names[c]: a for c, a in entry["answers"].items()}
+        entry["answers"] = {names[c]: finish_answer(a) for c, a in entry["answers"].items()}
     return sorted(names.values()), tuples
 
 
@@ -413,17 +413,18 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     for key, entry in sorted(tuples.items()):
         answers = [entry["answers"].get(m) for m in models]
         rows.append({"key": key, "family": entry["family"], "intervention": entry["intervention"],
-                     "diff": entry.get("diff", "(edit not available: no scored sample carried it)"),
+                     "diff": entry.get("diff", [["=", "(edit not available: no scored sample carried it)"]]),
                      "expected": entry.get("expected", ""), "answers": answers,
                      "scores": sorted({a["score"] for a in answers if a is not None})})
+    options = sorted({score for row in rows for score in row["scores"]}, key=lambda v: (v == "unscored", v))
     judges = sorted({a["judge"] for entry in tuples.values() for a in entry["answers"].values() if a.get("judge")})
     path = Path(file)
-    page = _page(rows, models, judges, None)
+    page = _page(rows, models, judges, None, options)
     if len(page.encode()) <= limit:
         _atomic_write(path, page)
         return path
     # Split: a row is carried twice (JSON, and HTML on a part's first page), so budget each part by twice its JSON.
-    budget = max(1, limit - len(_page([], models, judges, None).encode()) - 4096)
+    budget = max(1, limit - len(_page([], models, judges, None, options).encode()) - 4096)
     chunks: list[list[dict]] = [[]]
     used = 0
     for row in rows:
@@ -437,7 +438,7 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     for i, (chunk, name) in enumerate(zip(chunks, names, strict=True)):
         part = {"number": i + 1, "of": len(chunks), "first": chunk[0]["key"], "last": chunk[-1]["key"], "all": len(rows),
                 "index": path.name, "previous": names[i - 1] if i else None, "next": names[i + 1] if i + 1 < len(names) else None}
-        _atomic_write(path.with_name(name), _page(chunk, models, judges, part))
+        _atomic_write(path.with_name(name), _page(chunk, models, judges, part, options))
     index = render("side_by_side_index.html.j2", total=len(rows), models=models, judges=judges, limit_mb=round(limit / 2**20, 1),
                    parts=[{"file": n, "count": len(c), "first": c[0]["key"], "last": c[-1]["key"],
                            "families": ", ".join(sorted({r["family"] for r in c}))} for n, c in zip(names, chunks, strict=True)])
@@ -445,12 +446,13 @@ def write_side_by_side(paths: Sequence[str] | LogRows | pd.DataFrame, file: str 
     return path
 
 
-def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | None) -> str:
+def _page(rows: list[dict], models: list[str], judges: list[str], part: dict | None, options: list[str] = ()) -> str:
     return render(
         "side_by_side.html.j2",
+        score_options=list(options),
         judges=judges,
         models=models,
-        first_page=[{**row, "diff": Markup(row["diff"])} for row in rows[:PAGE_SIZE]],
+        first_page=[{**row, "diff": Markup(segments_html(row["diff"]))} for row in rows[:PAGE_SIZE]],
         data={"models": models, "tuples": rows, "page_size": PAGE_SIZE},
         families=sorted({r["family"] for r in rows}),
         interventions=sorted({r["intervention"] for r in rows}),

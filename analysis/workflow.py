@@ -297,3 +297,16 @@ def write_tables(paths: Sequence[str | Path], out_dir: str | Path, split: str | 
         md += [f"## {name.replace('_', ' ')}", "", markdown_table(tables[name]), ""]
     (out / "workflow.md").write_text("\n".join(md), encoding="utf-8")
     return out / "workflow.md"
+
+
+def calibration_by_class(rows: pd.DataFrame, bins: int = ECE_BINS) -> pd.DataFrame:
+    """Calibration per model, condition and task class (ECE, 10 equal-width bins, over the episodes whose confidence
+    was read): a model calibrated on one class and not on another shows it, where one overall ECE would hide it."""
+    columns = ["model", "condition", "task_class", "episodes", "mean_confidence", "accuracy", "ece"]
+    known = rows.dropna(subset=["confidence"]) if not rows.empty else rows
+    out = []
+    for (model, condition, task_class), g in (known.groupby([*GROUP, "task_class"]) if not known.empty else []):
+        out.append({"model": model, "condition": condition, "task_class": task_class, "episodes": len(g),
+                    "mean_confidence": float(g["confidence"].mean()), "accuracy": float(g["correct"].mean()),
+                    "ece": expected_calibration_error(g["confidence"].to_numpy(float), g["correct"].to_numpy(float), bins)})
+    return pd.DataFrame(out, columns=columns)

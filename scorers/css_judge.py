@@ -30,6 +30,7 @@ from inspect_ai.util import JSONSchema
 
 from clinical_cf.judging import ask_judge, note_self_judging, resolve_judge
 from clinical_cf.replies import DATA_NOTICE, boundary, read_by, read_score
+from clinical_cf.scorers.edit_record import summary_fields
 from clinical_cf.scorers.metrics import agent_trace, control_stability, css, css_stderr, family_css, parse_quality, verdict_shares
 from clinical_cf.solvers.css import CSSArms, format_recommendations, judge_block
 
@@ -183,6 +184,7 @@ def judge_direction(
             "parse": arm_provenance(arms),
             "read_by": read_by(*arm_provenance(arms).values()),
             **arm_reading_metadata(arms),
+            **summary_fields(arms, meta, state.input_text, state.epoch),  # the report's page fields, summary-sized
         }
         invalid = invalid_arms(arms)
         if invalid:

@@ -3,7 +3,7 @@ nothing drawn over anything else, and the controls' panel says what its axis is.
 
 import pandas as pd
 
-from clinical_cf.analysis.figures import CONTROL_AXIS, family_figure
+from clinical_cf.analysis.figures import CONTROL_AXIS, family_figure, rank_figure
 
 
 def _table(models: int) -> pd.DataFrame:
@@ -36,3 +36,10 @@ def test_many_models_two_judges_one_label_each_no_collisions_and_the_control_axi
     for ax in axes:
         assert len({tuple(p.get_facecolor()) for p in ax.patches}) == 2 and len(ax.patches) == 28
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["judge lenient", "judge strict"]
+
+
+def test_rank_ticks_are_whole_ranks_even_for_one_model():
+    fig = rank_figure(pd.DataFrame([{"model": "mockllm/only", "judge": "mockllm/strict", "run": "", "cms_rank": 1, "css_rank": 1}]))
+    for ax in fig.axes:
+        ticks = [t for t in ax.get_yticks() if ax.get_ylim()[1] <= t <= ax.get_ylim()[0]]
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks

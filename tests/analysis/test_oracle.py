@@ -296,7 +296,7 @@ def test_coverage_counts_the_replaced_rerun_and_the_header_counts_every_log(swee
                 for b, j in ENTRIES]
     check_table(sweep, rendered, "single_shot_coverage.csv", "Coverage", expected, ["model", "judge", "run"])
     text = (sweep["out"] / "report.md").read_text(encoding="utf-8")
-    assert "Logs: 9 read, 8 used (1 replaced by a later run of the same entry)" in text
+    assert "Logs: 9 read, 8 used (1 replaced by a newer complete run of the same entry)" in text
 
 
 def test_parse_quality_is_keyed_by_model_judge_and_run_without_replaced_runs(sweep, truth, rendered):

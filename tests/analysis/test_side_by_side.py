@@ -6,6 +6,7 @@ import shutil
 import pandas as pd
 import pytest
 from inspect_ai import eval
+from inspect_ai.log._util import thin_metadata
 from playwright.sync_api import sync_playwright
 
 from clinical_cf.analysis.side_by_side import _listed, word_diff, write_side_by_side
@@ -130,3 +131,11 @@ def test_numbered_lists_are_read_whether_inspect_kept_their_lines_or_collapsed_t
     for text in (lines, flat):
         assert [i["treatment"] for i in _listed(text)] == ["FOLFOX", "Radiation", "Trial 2. arm B"]
     assert _listed("(no recommendations)") == [] and _listed(None) is None and _listed("x" * 2000) is None
+
+
+def test_a_long_first_item_with_no_spaces_keeps_the_second_item():
+    first = "pembrolizumab+" * 80  # 1,120 characters, no space: Inspect's summary cuts it to "1. ..."
+    text = f"1. {first} — per guideline\n2. Radiation — per guideline"
+    shown = thin_metadata({"baseline_recommendations": text})["baseline_recommendations"]
+    listed = _listed(shown)
+    assert listed is None or [i["treatment"] for i in listed][1:] == ["Radiation"], listed
