@@ -554,7 +554,8 @@ def table_invariance(rows: pd.DataFrame, floor: pd.DataFrame | None = None, marg
         movement = 1 - group["css"]
         low, high, passed = equivalence_upper(movement, group["case_id"], used)
         moved = sorted(group.loc[group["css"] < 1, "case_id"].unique())
-        shown = ", ".join(moved[:MOVED_CASES_SHOWN]) + (f", ... (+{len(moved) - MOVED_CASES_SHOWN})" if len(moved) > MOVED_CASES_SHOWN else "")
+        more = len(moved) - MOVED_CASES_SHOWN
+        shown = ", ".join(moved[:MOVED_CASES_SHOWN]) + (f", ... (+{more})" if more > 0 else "")
         out.append({**fields, "attribute": entry[-1], "movement": movement.mean(), "ci90_low": low, "ci90_high": high,
                     "margin": used, "margin_from": source, "equivalent": passed,
                     "verdict": "invariant" if passed else "FAILS: the answer moves with this attribute",

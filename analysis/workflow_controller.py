@@ -49,10 +49,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_cf.analysis.tables import markdown_table, write_table
 from clinical_cf.analysis.workflow_structure import PARAPHRASE_AUDIT_PATH, PARAPHRASE_SETS, detect_missing, paraphrase_episodes
-from clinical_cf.catalog.workflow import EPISODES_PATH
-from clinical_cf.catalog.workflow.episodes import load_episodes
-from clinical_cf.catalog.workflow import LEXICAL_AUDIT_PATH
+from clinical_cf.catalog.workflow import EPISODES_PATH, LEXICAL_AUDIT_PATH
 from clinical_cf.catalog.workflow.assemble import STRUCTURAL_HEADERS
+from clinical_cf.catalog.workflow.episodes import load_episodes
 from clinical_cf.core.errors import CatalogError
 from clinical_cf.core.loading import load_entries
 from clinical_cf.core.locking import read_lock
@@ -331,7 +330,8 @@ def _precision_recall(flags: pd.Series, actual: pd.Series) -> dict[str, float]:
 def structure_audit(paraphrases: str | Path = PARAPHRASE_AUDIT_PATH, episodes: str | Path = EPISODES_PATH) -> pd.DataFrame:
     """Recall and precision of the lexical and the structural missing-information detectors (issue 47), on the bundled
     episodes (all, and the test split) and on both paraphrase sets; the target is `variant == missing`."""
-    bundled = pd.DataFrame([{"episode_id": e.id, "variant": e.variant, "split": e.split, "text": e.text()} for e in load_episodes(episodes)])
+    bundled = pd.DataFrame([{"episode_id": e.id, "variant": e.variant, "split": e.split, "text": e.text()}
+                            for e in load_episodes(episodes)])
     sets = {"bundled (400)": bundled, "bundled test split": bundled[bundled["split"] == "test"],
             **{name: paraphrase_episodes(paraphrases, episodes, key) for key, name in PARAPHRASE_SETS.items()}}
     rows = []

@@ -43,7 +43,8 @@ are the held-out ones (the first set's failures were looked at while tuning, so 
 
 _NUMBER = r"\d+(?:\.\d+)?"
 _DOSE_UNIT = r"(?:mg|mcg|micrograms?|g|units?|IU|mL|ml|tablets?|puffs?)\b"
-_TIME = r"(?:\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|tomorrow|tonight)\b)"
+_TIME = (r"(?:\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|"
+         r"Sunday|tomorrow|tonight)\b)")
 _CONTENT_VERB = (r"\b(?:advis\w*|recommend\w*|plans?|planned|will|agreed|decided|found|finds|shows?|showed|gives?|reads?|"
                  r"states?|says|said|lists?|listed|reports?|reported|describes?|records?|allows?|notes?|qualif\w*|saw|"
                  r"marked|filed|authori[sz]ed|came back|works out|was|were|is|are)\b")
@@ -64,11 +65,13 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 NEEDS: tuple[Need, ...] = (
     Need("weight", _rx(r"\b(?:weight|weight-based|body weight|per kg|mg/kg|child|toddler|infant|baby)\b|"
-                       r"\b(?:paracetamol|ibuprofen)\b[^.?]*\b(?:dose|how much|give)\b|\b(?:how much|dose)\b[^.?]*\b(?:paracetamol|ibuprofen)\b"),
+                       r"\b(?:paracetamol|ibuprofen)\b[^.?]*\b(?:dose|how much|give)\b|\b(?:how much|"
+                       r"dose)\b[^.?]*\b(?:paracetamol|ibuprofen)\b"),
          _rx(rf"\b{_NUMBER}\s?kg\b(?!/)")),
     Need("renal function", _rx(r"\b(?:renal|kidney)\s+(?:function|numbers|results)\b|\bkidneys?\b[^.?]*\b(?:clear|function|work)|"
                                r"\b(?:CrCl|e?GFR|creatinine clearance)\b|"
-                               r"\b(?:DOAC|direct oral anticoagulant|enoxaparin|metformin|nitrofurantoin)\b[^.?]*\b(?:dose|appropriate|withheld|paused|take)\b"),
+                               r"\b(?:DOAC|direct oral anticoagulant|enoxaparin|metformin|"
+                               r"nitrofurantoin)\b[^.?]*\b(?:dose|appropriate|withheld|paused|take)\b"),
          _rx(rf"\b(?:creatinine clearance|CrCl|e?GFR|estimated GFR|glomerular)\b[^.;]*?{_NUMBER}|{_NUMBER}\s?mL/min")),
     Need("allergy", _rx(r"\ballerg\w*|\breaction\b"),
          _rx(r"\b(?:anaphyla\w*|rash|urticaria|hives|angioedema|swelling|wheez\w*)\b")),
@@ -82,20 +85,24 @@ NEEDS: tuple[Need, ...] = (
              rf"respiratory rate|RR)\b[^.;]*?(?:{_NUMBER}|\bnormal\b)|\bnormal (?:observations|obs|vital signs)\b")),
     Need("findings", _rx(r"\b(?:findings?|found|assessment|photos?|pictures|examination|skin|wound|routine|non-urgent|ordinary|"
                          r"physio\w*|falls|referral|review list|district nurs\w*|catheter|glucose tolerance|GP (?:appointment|slot))\b"),
-         _rx(rf"(?:\b(?:findings|examination|found|saw|reviewed the (?:photos|pictures)|describes?|reports?|says)\b[^.]*?(?::|\bno\b|\bnormal\b|"
+         _rx(rf"(?:\b(?:findings|examination|found|saw|reviewed the (?:photos|pictures)|describes?|reports?|"
+             rf"says)\b[^.]*?(?::|\bno\b|\bnormal\b|"
              rf"\bwithout\b|{_NUMBER})|\b(?:no|without) (?:effusion|head strike|fever|weeping|swelling)\b|\bqualif\w+ (?:her|him) for\b|"
              rf"\b(?:lists|flags|notes) (?:the|her|his|two)\b|\b(?:tender\w*|soft|dry|red|bypassing|leaking)\b)")),
     Need("plan or advice", _rx(r"\b(?:plan|recommended|intends?|want done|next steps|going-home antibiotics|"
                                r"what the renal registrar|what the diabetes|insulin advice|team's advice)\b"),
          _rx(rf"\b(?:advis\w*|recommend\w*|plans?|will|agreed|decided|intends?|per the)\b[^.]*?(?:{_NUMBER}|\b(?:stop|hold|start|switch|"
-             rf"continue|no dose change|keep|change|repeat|recheck|dressing|reposition)\w*)|\b(?:plan|to be managed) (?:for|is|to|with)\b")),
+             rf"continue|no dose change|keep|change|repeat|recheck|dressing|reposition)\w*)|\b(?:plan|"
+             rf"to be managed) (?:for|is|to|with)\b")),
     Need("dose", _rx(r"\b(?:dose|amount|how much)\b"),
          _rx(rf"{_NUMBER}\s?{_DOSE_UNIT}")),
     Need("time or appointment", _rx(r"\b(?:offer\w*|another|new|other)\b[^.?]*\b(?:appointment|slot|session|time)\b|"
                                     r"\b(?:scan|ultrasound)\b[^.?]*\b(?:appointment|when)\b|\bwhen\b[^.?]*\b(?:scan|ultrasound)\b"),
          _rx(_TIME)),
-    Need("instructions or policy", _rx(r"\b(?:shower\w*|how she can|how he can|steps for|travel letter|letter for|driv\w*|behind the wheel)\b"),
-         _rx(r"\b(?:instructions|advice|policy|letter|may|allows?|can|fine from|prepared|writes)\b[^.]*\b(?:shower|drive|driving|days?|week|"
+    Need("instructions or policy", _rx(r"\b(?:shower\w*|how she can|how he can|steps for|travel letter|letter for|"
+                                       r"driv\w*|behind the wheel)\b"),
+         _rx(r"\b(?:instructions|advice|policy|letter|may|allows?|can|fine from|prepared|writes)\b[^.]*\b(?:shower|"
+             r"drive|driving|days?|week|"
              r"reception|collected|picked up|baths?)\b")),
     Need("decision", _rx(r"\b(?:extension|extend\w*|sick note|fit note|repeat prescription|reliever|inhaler|more of)\b"),
          _rx(r"\b(?:agreed|authori[sz]ed|on (?:her|his) repeat|on repeat|issues? (?:remaining|are left|left))\b")),

@@ -47,7 +47,8 @@ def parts(args: SimpleNamespace) -> TaskParts:
                 input=p.render(v),
                 target=v.gold,
                 metadata={
-                    "vignette_id": v.vignette_id, "presentation": v.presentation, "perturbation_id": p.id, **({"invariance_attribute": p.attribute} if p.attribute else {}),
+                    "vignette_id": v.vignette_id, "presentation": v.presentation, "perturbation_id": p.id,
+                    **({"invariance_attribute": p.attribute} if p.attribute else {}),
                     "type": p.type, "expected": p.expected_for(v), "expected_target": p.expected_target(v), "gold": v.gold,
                     "gold_index": v.candidates.index(v.gold), "candidates": v.candidates,
                     "baseline_text": v.render(), "tolerance": asdict(tolerance),

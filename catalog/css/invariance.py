@@ -82,8 +82,8 @@ def _other_first_name(first: str) -> str:
 
 
 def change_sex(sections: dict[str, str], case_id: str, value: str | None) -> dict[str, str]:
-    """Sex, the overview's "woman"/"man", the notes' subject pronouns (the only gendered words of these cases' notes) and the first name (the same position in the
-    other sex's list): MedPerturb's and The Medium is the Message's gender swap."""
+    """Sex, the overview's "woman"/"man", the notes' subject pronouns (the only gendered words of these cases'
+    notes) and the first name (the same position in the other sex's list): MedPerturb's and The Medium is the Message's gender swap."""
     out = dict(sections)
     swap = {"Female": "Male", "Male": "Female", "woman": "man", "man": "woman", "She": "He", "He": "She", "she": "he", "he": "she"}
     out["demographics"] = _sub_once(_SEX_LINE, lambda m: m.group(1) + swap[m.group(2)], out.get("demographics", ""))
@@ -193,7 +193,8 @@ def telegraphic(sections: dict[str, str], case_id: str, value: str | None) -> di
 def hedge(sections: dict[str, str], case_id: str, value: str | None) -> dict[str, str]:
     """The first primary-care note's account prefixed with `HEDGE`."""
     out = dict(sections)
-    out["encounters"] = re.sub(r"(?m)^(\[[^\]\n]+\] Primary care[^\n]*\n)", lambda m: m.group(1) + HEDGE, out.get("encounters", ""), count=1)
+    out["encounters"] = re.sub(r"(?m)^(\[[^\]\n]+\] Primary care[^\n]*\n)", lambda m: m.group(1) + HEDGE,
+                               out.get("encounters", ""), count=1)
     return out
 
 

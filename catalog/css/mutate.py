@@ -19,7 +19,6 @@ from clinical_cf.catalog.css import staging
 from clinical_cf.catalog.css.assertions import OTHER_DISEASE_STAGE
 from clinical_cf.catalog.css.dates import Order as DateOrder
 from clinical_cf.catalog.css.dates import entry_dates, numeric_order, reformat_dates
-from clinical_cf.catalog.css.invariance import apply_invariance
 from clinical_cf.catalog.css.interventions import (
     STRUCTURED_OP_NAMES,
     DeleteOp,
@@ -31,6 +30,7 @@ from clinical_cf.catalog.css.interventions import (
     ReorderOp,
     ReplaceOp,
 )
+from clinical_cf.catalog.css.invariance import apply_invariance
 from clinical_cf.catalog.css.invariants import MARKER_ULN, SCAN_AFTER_RESECTION_DAYS
 from clinical_cf.catalog.css.render import REFERENCE_RANGES, clinical_before_sentinel, render_case_sections, seeded_rng
 from clinical_cf.catalog.css.residue import implication_hits
@@ -711,7 +711,8 @@ def render_mutated(mutated: Case, intervention: Intervention, scale: float = 1.0
     """Render a case that `apply_structured_ops` produced, with the intervention's presentation options."""
     opts = render_options(intervention)
     order = tuple(opts.get("order", SECTIONS))
-    return with_invariance(render_case(mutated, scale=scale, date_format=opts.get("date_format", "iso"), order=order), mutated, intervention)
+    rendered = render_case(mutated, scale=scale, date_format=opts.get("date_format", "iso"), order=order)
+    return with_invariance(rendered, mutated, intervention)
 
 
 def apply_structured(case: Case, intervention: Intervention, scale: float = 1.0) -> Packet:

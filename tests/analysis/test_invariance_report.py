@@ -20,7 +20,7 @@ from clinical_cf.analysis.report import css_rows, table_controls, table_instabil
 from clinical_cf.catalog.css import CASES_PATH
 from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
 
-from .oracle_logs import BASE, MOVED, MODEL_USAGE, SUMMARY_MARK, Judge, recommendations, reply
+from .oracle_logs import BASE, MODEL_USAGE, MOVED, SUMMARY_MARK, Judge, recommendations, reply
 
 pytestmark = pytest.mark.slow
 
