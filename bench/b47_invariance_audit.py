@@ -105,11 +105,11 @@ def audit_tuple(r: dict) -> list[str]:
         if bf != cf and re.search(rf"\b{bf}\b", ct):
             v.append(f"old first name left: {bf}")
     elif iv in ("N5_race_black", "N6_ethnicity_east_asian"):
-        for s, sign, line in changed_lines(b, c):
+        for s, _sign, line in changed_lines(b, c):
             if s not in ("demographics", "overview"):
                 v.append(f"change outside demographics/overview: [{s}] {line[:60]}")
     elif iv in ("N7_insurance_uninsured", "N8_language_interpreter"):
-        for s, sign, line in changed_lines(b, c):
+        for s, _sign, line in changed_lines(b, c):
             if not re.match(r"(Insurance|Preferred language):", line):
                 v.append(f"change outside the attribute line: [{s}] {line[:60]}")
     elif iv == "N9_occupation":
@@ -130,7 +130,7 @@ def audit_tuple(r: dict) -> list[str]:
             if len(A) != len(B):
                 v.append(f"typos changed the token count in {s}")
                 continue
-            for i, (x, y) in enumerate(zip(A, B)):
+            for i, (x, y) in enumerate(zip(A, B, strict=False)):
                 if x == y:
                     continue
                 ctx = " ".join(A[max(0, i - 4):i + 2])
@@ -147,13 +147,13 @@ def audit_tuple(r: dict) -> list[str]:
             v.append("a token with a digit changed")
     elif iv == "N13_hedged":
         ch = changed_lines(b, c)
-        plus = [l for _, sgn, l in ch if sgn == "+"]
-        minus = [l for _, sgn, l in ch if sgn == "-"]
+        plus = [line for _, sgn, line in ch if sgn == "+"]
+        minus = [line for _, sgn, line in ch if sgn == "-"]
         if len(plus) != len(minus) or len(plus) > 1:
             v.append("more than one line changed")
     elif iv == "N14_all_caps":
         for s in b:
-            for x, y in zip(words(b[s]), words(c[s])):
+            for x, y in zip(words(b[s]), words(c[s]), strict=False):
                 cx = core(x)
                 if x != y and UNIT.match(cx):
                     if PREFIX_CASE.match(cx):
@@ -178,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     path = Path(a.cf) if a.cf else build(Path(a.cases), Path(tempfile.mkdtemp(prefix="b47_")))
     notes = collections.Counter()
-    n, bad, kinds, ex = collections.Counter(), collections.Counter(), collections.defaultdict(collections.Counter), collections.defaultdict(list)
-    with open(path) as fh:
+    n, bad = collections.Counter(), collections.Counter()
+    kinds, ex = collections.defaultdict(collections.Counter), collections.defaultdict(list)
+    with open(path, encoding="utf-8") as fh:
         for line in fh:
             r = json.loads(line)
             iv = r["intervention_id"]
