@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from clinical_cf.analysis.runs import latest_run
+from clinical_cf.registration import registration_check
 from clinical_cf.replies import PROVENANCES
 from clinical_cf.suites import SUITES
 
@@ -65,12 +66,18 @@ def verdict_record(row: Any, metadata_columns: list[str]) -> tuple[str | None, d
     return found
 
 
+BOOKKEEPING_SCORES = frozenset({f"score_{registration_check.__name__}_metadata"})
+"""Scores every sample gets whatever its reply (the registration check's `inputs_consistent`): never a reading."""
+
+
 def _original_scores(metadata_columns: list[str]) -> list[str]:
-    """The score metadata columns less the copies `inspect score --action append` adds (`name1`, ...)."""
+    """The score metadata columns less the copies `inspect score --action append` adds (`name1`, ...) and the
+    bookkeeping scores (a sample whose reply was unreadable still has a registration check of 1)."""
     return [
         c for c in metadata_columns
-        if not ((name := c.removeprefix("score_").removesuffix("_metadata"))[-1:].isdigit()
-                and f"score_{name.rstrip('0123456789')}_metadata" in metadata_columns)
+        if c not in BOOKKEEPING_SCORES
+        and not ((name := c.removeprefix("score_").removesuffix("_metadata"))[-1:].isdigit()
+                 and f"score_{name.rstrip('0123456789')}_metadata" in metadata_columns)
     ]
 
 

@@ -45,12 +45,15 @@ _PRONOUN = re.compile(r"\b(She|He|she|he)\b")
 _NAME_LINE = re.compile(r"(?m)^Name: (\S+) (\S+)( \(synthetic\))?$")
 _OCCUPATION = re.compile(r"(retired |Works part-time as an? )([a-z][a-z ]*?)(\.)")
 
-# The cohort's first names by position (catalog/css/cohort.py FIRST_NAMES_F / _M): a sex change gives the name at the
-# same position in the other list, so the new name is as common as the old one. Unknown names get the first.
-FIRST_NAMES_F = ("Maria", "Linda", "Aisha", "Grace", "Elena", "Joanne", "Priya", "Hannah", "Rosa", "Mei", "Claire", "Fatima",
-                 "Ingrid", "Nora", "Beatriz")
-FIRST_NAMES_M = ("James", "Omar", "Daniel", "Kenji", "Robert", "Luis", "Ahmed", "Peter", "Samuel", "Viktor", "Andre", "Thomas",
-                 "Hugo", "Ravi", "Walter")
+# A sex change gives the first name of the other sex from the same naming tradition (the cohort's own names,
+# `cohort.FIRST_NAMES_F` / `_M`, paired by origin), so the change does not also move the patient's apparent ethnicity
+# ("Thomas Whitaker" -> "Claire Whitaker", never "Fatima Whitaker": a blind review found 102 of 150 sex swaps did).
+SAME_TRADITION: tuple[tuple[str, str], ...] = (
+    ("Maria", "Andre"), ("Linda", "Robert"), ("Aisha", "Omar"), ("Grace", "James"), ("Elena", "Viktor"),
+    ("Joanne", "Walter"), ("Priya", "Ravi"), ("Hannah", "Samuel"), ("Rosa", "Luis"), ("Mei", "Kenji"),
+    ("Claire", "Thomas"), ("Fatima", "Ahmed"), ("Ingrid", "Peter"), ("Nora", "Daniel"), ("Beatriz", "Hugo"),
+)
+_PARTNER = {f: m for f, m in SAME_TRADITION} | {m: f for f, m in SAME_TRADITION}
 
 TELEGRAPHIC: dict[str, str] = {
     "patient": "pt", "with": "w/", "without": "w/o", "history": "hx", "treatment": "tx", "diagnosis": "dx",
@@ -75,10 +78,9 @@ def _sub_once(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str] | s
 
 
 def _other_first_name(first: str) -> str:
-    for mine, other in ((FIRST_NAMES_F, FIRST_NAMES_M), (FIRST_NAMES_M, FIRST_NAMES_F)):
-        if first in mine:
-            return other[mine.index(first)]
-    return FIRST_NAMES_M[0]
+    """The other sex's first name of the same tradition; a name outside the cohort's lists is left as it is (no
+    partner is known for it, and any guess could move its apparent origin)."""
+    return _PARTNER.get(first, first)
 
 
 def change_sex(sections: dict[str, str], case_id: str, value: str | None) -> dict[str, str]:
@@ -165,14 +167,25 @@ def typo_eligible(word: str) -> bool:
     return len(word) >= 5 and word.isalpha() and word.islower() and len(set(word[1:-1])) > 1
 
 
+def clinical_words(sections: dict[str, str]) -> frozenset[str]:
+    """The words the packet's structured sections state (pathology, biomarkers, medications, imaging, labs, plan...):
+    a drug, a marker's result, a site, a side or an intent. A typo never lands on one of them in the narrative, so
+    "HER2-negative" or "carboplatin" is never misspelt (a blind review found 139 of 240 typo packets misspelt a word the
+    recommendation depends on); derived from the packet itself, not from a list."""
+    return frozenset(w.lower() for name, text in sections.items() if name not in NARRATIVE
+                     for w in re.findall(r"[A-Za-z]+", text))
+
+
 def add_typos(sections: dict[str, str], case_id: str, value: str | None, rate: float = 0.05) -> dict[str, str]:
-    """Transposition typos in `rate` of the eligible words of the narrative sections (seeded by the case id)."""
+    """Transposition typos in `rate` of the eligible words of the narrative sections (seeded by the case id); words
+    the structured sections state (`clinical_words`) are never eligible."""
     rng = seeded(case_id, "typos")
     out = dict(sections)
+    protected = clinical_words(sections)
 
     def repl(m: re.Match[str]) -> str:
         word = m.group(0)
-        if not typo_eligible(word) or rng.random() >= rate:
+        if not typo_eligible(word) or word in protected or rng.random() >= rate:
             return word
         typo = _typo(word, rng)
         return typo if typo != word else word

@@ -61,5 +61,19 @@ def test_parse_table_from_logs(tmp_path):
     assert css["replies"] == 2 and css["json"] == pytest.approx(0.5) and css["field"] == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("suite_values", [[1.0, float("nan"), 0.0], [float("nan")] * 3, [1.0] * 3, [float("nan"), 0.5, 1.0]])
+def test_a_suite_without_parse_records_counts_scored_from_its_own_score_never_the_registration_check(suite_values):
+    """A suite whose scores record no `parse` (the docs' recipe) is scored where its own score has a value; the
+    registration check every sample gets (value 1) never makes an unreadable reply scored (blind round b41)."""
+    frame = pd.DataFrame({
+        "suite": "toy", "task_name": "toy", "model": "m", "error": "", "limit": "",
+        "score_registration_check": 1.0, "score_registration_check_metadata": "{}",
+        "score_toy_match": suite_values, "score_toy_match_metadata": ['{"reason": "r"}'] * len(suite_values),
+    })
+    row = parse_table(frame).iloc[0]
+    assert row["samples"] == len(suite_values)
+    assert row["scored"] == sum(v == v for v in suite_values)
+
+
 def test_empty_frame_gives_an_empty_table():
     assert parse_table(pd.DataFrame()).empty

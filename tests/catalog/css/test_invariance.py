@@ -17,10 +17,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clinical_cf.catalog.css import CASES_PATH, CATALOG_PATH
-from clinical_cf.catalog.css.cohort import generate_cohort
+from clinical_cf.catalog.css.cohort import FIRST_NAMES_F, FIRST_NAMES_M, generate_cohort
 from clinical_cf.catalog.css.expand import expand_tuples
 from clinical_cf.catalog.css.interventions import load_catalog
-from clinical_cf.catalog.css.invariance import ATTRIBUTES, DEMOGRAPHIC, STYLE, add_typos, all_caps, telegraphic
+from clinical_cf.catalog.css.invariance import (
+    ATTRIBUTES,
+    DEMOGRAPHIC,
+    SAME_TRADITION,
+    STYLE,
+    add_typos,
+    all_caps,
+    clinical_words,
+    telegraphic,
+)
 from clinical_cf.catalog.css.schema import load_cases
 
 SEX_SPECIFIC = {"breast", "ovarian", "prostate"}
@@ -196,16 +205,25 @@ def test_scope_rules_hold():
         assert t.counterfactual.sections["overview"].split("-year-old")[0].endswith(str(age)), t.id
 
 
+def test_a_sex_change_pairs_every_cohort_first_name_with_one_of_the_other_sex():
+    """Every first name the cohort draws has exactly one partner of the other sex (same naming tradition)."""
+    assert sorted(f for f, _ in SAME_TRADITION) == sorted(FIRST_NAMES_F)
+    assert sorted(m for _, m in SAME_TRADITION) == sorted(FIRST_NAMES_M)
+
+
 def test_style_changes_are_seeded_and_typo_rate_is_as_stated():
     _, tuples, _ = expansion("sample", "structured")
     typos = [t for t in tuples if t.intervention.invariance.attribute == "typos"]
     changed = eligible = 0
     for t in typos:
+        protected = clinical_words(t.baseline.sections)
         for section in NARRATIVE:
             words = re.findall(r"\b[a-z]+\b", t.baseline.sections[section])
             new = re.findall(r"\b[a-z]+\b", t.counterfactual.sections[section])
             assert len(words) == len(new)
-            pairs = [(a, b) for a, b in zip(words, new, strict=True) if len(a) >= 5 and len(set(a[1:-1])) > 1]
+            assert not [a for a, b in zip(words, new, strict=True) if a != b and a in protected], t.id
+            pairs = [(a, b) for a, b in zip(words, new, strict=True)
+                     if len(a) >= 5 and len(set(a[1:-1])) > 1 and a not in protected]
             eligible += len(pairs)
             changed += sum(a != b for a, b in pairs)
     rate = typos[0].intervention.invariance.rate
