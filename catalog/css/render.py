@@ -904,9 +904,6 @@ def _radiology_impression(ctx: _Ctx, as_of: date) -> str:
     r = rec.resection
     if r is not None and r.date <= as_of:
         primary = f"Post-surgical changes, {resection_phrase(ctx)}; no evidence of local recurrence."
-    elif as_of < rec.diagnosis_date:
-        # A staging scan before the biopsy cannot call the malignancy known (a blind review found it in 240/240).
-        primary = f"Primary lesion, {rec.primary_site}, suspicious for malignancy; tissue sampling recommended."
     else:
         primary = f"Primary lesion, {rec.primary_site}, consistent with known malignancy."
     # The nodes the scan reports are the clinical N known on its date (a sentinel-node biopsy finds nodes a CT did not).
