@@ -20,6 +20,8 @@ NOT_YET_SPLIT = {
     "solvers/sensitivity.py:read_distribution_reading",
     "solvers/workflow.py:parse_decision",
     "tasks/css_task.py:_parts",
+    # The blind round's runner (issue 43's v6 packets), kept as its author wrote it: a measurement, not project code.
+    "tests/catalog/css/blind_v6/run_blind.py:run",
 }
 """Functions over MAX_LINES when the rule came (issue 41), in files other issues were editing at the time."""
 

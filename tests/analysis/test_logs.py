@@ -98,7 +98,8 @@ def test_report_rewards_and_gate_read_each_log_once(folder, tmp_path, monkeypatc
     assert len(summary_reads) == len(set(summary_reads)) == 3 and north in summary_reads
     css_logs = {p for p in summary_reads if "css-family-d" in p}
     # Full samples: the rewards export reads each CSS log once; the page reads the one log holding the edits.
-    assert set(full_reads) == css_logs and len(full_reads) == 3
+    # (Issue 45: the page reads the edits from score metadata, so a new log may need no full read at all.)
+    assert set(full_reads) <= css_logs and len(full_reads) == len(set(full_reads))
     assert (tmp_path / "out" / "side_by_side.html").exists() and (tmp_path / "r.jsonl").read_text().count("\n") > 0
     # Against north alone, the gate names the failing model and family.
     assert "mockllm/south" in (tmp_path / "out" / "gate.csv").read_text()

@@ -67,5 +67,8 @@ def test_export_round_trip(tmp_path, name, monkeypatch):
 
 
 def test_cli_names_an_unknown_suite(capsys, tmp_path):
-    assert main(["export", "dataset", "--suite", "oncology", "--out", str(tmp_path)]) == 2
-    assert "unknown suite 'oncology'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # `--suite` takes the suites as argparse choices (issue 46)
+        main(["export", "dataset", "--suite", "oncology", "--out", str(tmp_path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--suite" in err and "'oncology'" in err and "css" in err
