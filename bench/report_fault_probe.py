@@ -305,7 +305,7 @@ class Probe:
                     Run([str(self.logs), "--out", str(d / "warm")], env=env).wait()
 
                 def lim(n=limit):
-                    import resource
+                    import resource  # deferred: probe-only
 
                     resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
 

@@ -127,7 +127,7 @@ def packet_text() -> str:
 
 def test_01_nul_byte_in_a_path_argument(tmp_path, capsys):
     """Expected: clean error naming the path argument (exit 2), not ValueError: embedded null byte."""
-    from clinical_cf.cli import main
+    from clinical_cf.cli import main  # deferred: probe-only
 
     try:
         rc = main(["validate", "cases\x00.jsonl"])
@@ -140,7 +140,7 @@ def test_01_nul_byte_in_a_path_argument(tmp_path, capsys):
 
 def test_02_nul_byte_in_cases_import_out(tmp_path, capsys):
     """Expected: clean error naming --out, nothing written."""
-    from clinical_cf.cli import main
+    from clinical_cf.cli import main  # deferred: probe-only
 
     packet = tmp_path / "p.txt"
     packet.write_text(packet_text())
@@ -812,7 +812,7 @@ def test_56_two_catalog_locks_at_once(tmp_path):
 def test_57_eof_at_the_interactive_prompt(tmp_path):
     """Expected: `cases answer` on a terminal, Ctrl-D at the first prompt: a clean exit naming what is open, no
     traceback, the questions file intact."""
-    import pty
+    import pty  # deferred: probe-only
 
     packet = tmp_path / "p1.txt"
     packet.write_text(packet_text())
@@ -827,7 +827,7 @@ def test_57_eof_at_the_interactive_prompt(tmp_path):
     deadline = time.time() + 90
     sent = 0
     while time.time() < deadline:
-        import select
+        import select  # deferred: probe-only
 
         r, _, _ = select.select([fd], [], [], 1.0)
         if r:
@@ -935,8 +935,8 @@ def test_61_model_role_unknown_provider(tmp_path):
 
 
 def _faults():
-    from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput, ModelUsage
-    from inspect_ai.tool import ToolCall
+    from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput, ModelUsage  # deferred: probe-only
+    from inspect_ai.tool import ToolCall  # deferred: probe-only
 
     def no_choices(text):
         return ModelOutput(model="mockllm/model", choices=[], usage=ModelUsage(input_tokens=1, output_tokens=0, total_tokens=1))
@@ -973,25 +973,25 @@ JUDGE_REPLY = '{"score": 1, "rationale": "moved as expected"}'
 
 def _task(suite):
     if suite == "css":
-        from clinical_cf.tasks.css_family_d.css_family_d import css_family_d
+        from clinical_cf.tasks.css_family_d.css_family_d import css_family_d  # deferred: probe-only
 
         return css_family_d(cases=str(HANDWRITTEN_CASES), unreviewed="allow")
     if suite == "medpic":
-        from clinical_cf.tasks.medpic.medpic import medpic
+        from clinical_cf.tasks.medpic.medpic import medpic  # deferred: probe-only
 
         return medpic(populations="renal", reader="none")
     if suite == "workflow":
-        from clinical_cf.tasks.workflow.workflow import workflow
+        from clinical_cf.tasks.workflow.workflow import workflow  # deferred: probe-only
 
         return workflow(split="dev")
-    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity
+    from clinical_cf.tasks.sensitivity.sensitivity import sensitivity  # deferred: probe-only
 
     return sensitivity(types="surface", logprobs=False)
 
 
 def _fault_eval(suite, fault, role):
-    from inspect_ai import eval
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai import eval  # deferred: probe-only
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model  # deferred: probe-only
 
     faults = _faults()
 
